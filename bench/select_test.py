@@ -83,6 +83,7 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test76": "npu-audit-test-split-76:",
                  "test71": "npu-audit-test-split-71:",
                  "test77": "npu-audit-test-split-77:",
+                 "test79": "npu-audit-test-split-79:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -217,6 +218,9 @@ SPLIT_TOPUP_WORDS["test71"] = SPLIT_TOPUP_WORDS["test64"]
 # test77 (bench/corpus_test77/SELECTION.md, written before its draw): test75's entry (test64's, the same object); every
 # category of its top-up order has words there or in TOPUP_WORDS, so no word is added
 SPLIT_TOPUP_WORDS["test77"] = SPLIT_TOPUP_WORDS["test75"]
+# test79 (bench/corpus_test79/SELECTION.md, written before its draw): test75's entry (test64's, the same object); every
+# category of its top-up order has words there or in TOPUP_WORDS, so no word is added
+SPLIT_TOPUP_WORDS["test79"] = SPLIT_TOPUP_WORDS["test75"]
 TOPUP_MIN_LINES = 2
 
 
@@ -391,11 +395,49 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                                       "downstream/object_detection/dino/", "ldm/", "metrics.py",
                                       "utils/general_utils.py", "submodules/simple-knn/", "lpipsPyTorch/",
                                       "submodules/tetra-triangulation/", "ops_dcnv3/", "mmdet_custom/",
-                                      "mmseg_custom/", "mmcv_custom/")}
+                                      "mmseg_custom/", "mmcv_custom/"),
+                           # test79 (bench/corpus_test79/SELECTION.md, vendoring check): Ask-Anything's GRiT / CenterNet2 /
+                           # detectron2 copies (grit_src/), its MiniGPT-4 copy (video_miniGPT4/) and its in-tree duplicate
+                           # video_chat_text/, the UMT / VideoChat utility files shared with VideoMamba and PLLaVA, the
+                           # MiniGPT-4 / LAVIS / LLaVA files shared among the video LLMs and with InternLM-XComposer, Emu and
+                           # mPLUG-DocOwl, Video-ChatGPT's evaluation scripts in MiniGPT4-video, VITS' monotonic_align and
+                           # text copies, the LongBench / RULER / math-eval / Quest / HunyuanVideo / VLMEvalKit copies in
+                           # SeerAttention and x-attention, zoology's mamba_ssm / H3 / MRA / Nystromformer / Scatterbrain
+                           # copies, flash-fft-conv's M2 / safari / HyenaDNA / flash-attention example copies, the 3D Gaussian
+                           # splatting upstream files and submodules, smplx / MVDream / lpips / torch-ngp encoders /
+                           # StyleGAN torch_utils / PyMAF-X / PIXIE copies in the avatar trees, Multimodal-GPT's OpenFlamingo copy
+                           "test79": ("grit_src/", "video_chat_text/", "video_miniGPT4/",
+                                      "video_chat/models/modeling_llama.py", "blip2/modeling_llama.py",
+                                      "NExT-GPT-Lagacy/code/model/modeling_llama.py", "utils/basic_utils.py",
+                                      "utils/config.py", "utils/config_utils.py", "utils/easydict.py",
+                                      "utils/logger.py", "utils/optimizer.py", "utils/scheduler.py",
+                                      "video_chat/dataset/dataloader.py", "models/bert/xbert.py", "GPT_evaluation/",
+                                      "vqa_tools/", "minigpt4/common/gradcam.py", "minigpt4/common/logger.py",
+                                      "builders/base_dataset_builder.py", "datasets/dataloader_utils.py",
+                                      "minigpt4/models/Qformer.py", "minigpt4/models/blip2_outputs.py",
+                                      "processors/base_processor.py", "processors/randaugment.py",
+                                      "minigpt4/runners/__init__.py", "llamavid/constants.py",
+                                      "eval/eval_science_qa.py", "eval/m4c_evaluator.py",
+                                      "multimodal_projector/builder.py", "llamavid/model/qformer.py",
+                                      "scripts/convert_gqa_for_eval.py", "gradio_css.py", "gradio_patch.py",
+                                      "pipeline/data_utils/registry.py", "monotonic_align/", "text/english.py",
+                                      "eval/longbench/", "eval/ruler/", "eval/reasoning_tasks/Utils/",
+                                      "quest_modeling/", "eval/HunyuanVideo/", "eval/RULER/", "eval/LongBench/",
+                                      "eval/VLMEvalKit/", "mixers/mamba_ssm/", "mixers/h3/", "mixers/mra/",
+                                      "mixers/nystromformer/", "mixers/scatterbrain/", "smplx/", "mvdream/extern/",
+                                      "diff-gaussian-rasterization/", "diff_gaussian_rasterization-alphadep/",
+                                      "simple-knn/", "sh_utils.py", "utils/ssim.py", "utils/lpips/", "lpipsPyTorch/",
+                                      "freqencoder/", "gridencoder/", "lib/common/optimizer.py", "torch_utils/",
+                                      "pymafx/", "pixielib/", "scene/colmap_loader.py", "utils/general_utils.py",
+                                      "utils/loss_utils.py", "utils/system_utils.py", "utils/graphics_utils.py",
+                                      "open_flamingo/", "convert.py", "full_eval.py", "network_gui.py",
+                                      "utils/image_utils.py", "examples/bert/", "examples/hyena/",
+                                      "examples/hyena-dna/", "benchmarks/benchmark.py", "flash_attn_triton.py",
+                                      "bert_padding.py")}
 # Splits whose SPLIT_EXCLUDED_SUBTREES also apply to their top-up pools (tuned_t14g's applied to its main rounds only).
 TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                      "test60", "test63", "test64", "test66", "test68", "test70", "test73", "test75",
-                                     "test71", "test77", "test76"})
+                                     "test71", "test77", "test76", "test79"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
@@ -404,7 +446,7 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test28": 8, "test33": 8, "test34": 8, "test36": 8, "test37": 8, "test39": 8,
                            "test40": 8, "test42": 8, "test43": 8, "test45": 8, "test47": 8, "test49": 8, "test51": 8,
                            "test53": 8, "test56": 8, "test59": 8, "test60": 8, "test63": 8, "test64": 8, "test66": 8, "test68": 8,
-                           "test70": 8, "test73": 8, "test75": 8, "test71": 8, "test77": 8, "test76": 8,
+                           "test70": 8, "test73": 8, "test75": 8, "test71": 8, "test77": 8, "test76": 8, "test79": 8,
                            "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
@@ -549,6 +591,11 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # 20, but 35 for kernel, third_party, attention and precision; SPLIT_TOPUP_WORDS' test76 entry (test75's)
                "test76": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                          "cap": 16},
+               # test79 (bench/corpus_test79/SELECTION.md): third_party, kernel, attention, precision first; target
+               # 20, but 35 for third_party, kernel, attention and precision; SPLIT_TOPUP_WORDS' test79 entry (test75's)
+               "test79": {"order": ("third_party", "kernel", "attention", "precision", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"third_party": 35, "kernel": 35, "attention": 35, "precision": 35},
                           "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
@@ -557,7 +604,7 @@ AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23
                                  "test28", "test33", "test34", "test36", "test37", "test39", "test40", "test42", "test43",
                                  "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                  "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73", "test75", "test77",
-                                 "test76",
+                                 "test76", "test79",
                                  "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 

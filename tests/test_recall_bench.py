@@ -207,7 +207,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test27", "test28", "test34", "test36", "test37", "test39", "test40", "test42", "test43",
                                    "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                    "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73",
-                                   "test75", "test77", "test76", "tuned_t14d",
+                                   "test75", "test77", "test76", "test79", "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c",
                                    "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -956,7 +956,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test51", "test53", "test56", "test59", "test60", "test63", "test64",
                                                "test66", "test68", "test70", "test73", "test75", "test71",
                                                "test77",
-                                               "test76", "tuned_t17c",
+                                               "test76", "test79", "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
                                                "tuned_t22a",
@@ -1060,7 +1060,7 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test59", 22), ("test60", 19), ("test63", 22), ("test64", 22),
                                                ("test66", 24), ("test68", 23), ("test70", 17),
                                                ("test73", 22), ("test75", 24), ("test71", 24),
-                                               ("test77", 19), ("test76", 20)])
+                                               ("test77", 19), ("test76", 20), ("test79", 24)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -1338,6 +1338,42 @@ def test_test77_files_are_exactly_what_its_rule_draws():
     assert pairs(labelled) < 350
     assert len(labelled) == 58
 
+
+def test_test79_files_are_exactly_what_its_rule_draws():
+    """test79 (bench/corpus_test79/SELECTION.md): test75's rule with the top-up order third_party, kernel, attention,
+    precision first (targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 24 code bases. The
+    draw ran to its end before the deadline: third_party's pool ran dry under 35, kernel and attention reached 35 in
+    their top-ups, precision was over 35 by its turn, apex's and distributed's pools ran dry under 20, device was over
+    20 after the main rounds, and the pairs were over 350 before any further round."""
+    draw = _LimitedDraw("test79", 24)
+    select_test, labelled, main = draw.select_test, draw.labelled, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test79"]
+    assert rule["order"] == ("third_party", "kernel", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"third_party": 35, "kernel": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test79"] is select_test.SPLIT_TOPUP_WORDS["test75"]
+    assert select_test.SEED_PREFIXES["test79"] == "npu-audit-test-split-79:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test79"] == 8 and "test79" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 24 code bases, three of them (VITS fast fine-tuning, FuxiCTR, ECON) with
+    # one eligible file.
+    assert len(main) == 45 and labelled[:45] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: third_party 9 files (its pool ran
+    # dry under 35); kernel 2 files and attention 4 files, each last one reaching 35; precision was over 35 by its
+    # turn; apex drew the one open file of its pool, distributed three (both pools ran dry under 20); device was over 20
+    # after the main rounds.
+    assert labelled[45:54] == open_(pool("third_party"), labelled[:45]) and pairs(labelled[:54], "third_party") < 35
+    assert labelled[54:56] == open_(pool("kernel"), labelled[:54])[:2]
+    assert pairs(labelled[:55], "kernel") < 35 <= pairs(labelled[:56], "kernel")
+    assert labelled[56:60] == open_(pool("attention"), labelled[:56])[:4]
+    assert pairs(labelled[:59], "attention") < 35 <= pairs(labelled[:60], "attention")
+    assert pairs(labelled[:60], "precision") >= 35
+    assert labelled[60:61] == open_(pool("apex"), labelled[:60]) and pairs(labelled[:61], "apex") < 20
+    assert labelled[61:64] == open_(pool("distributed"), labelled[:61]) and pairs(labelled[:64], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # The pairs were over 350 after the top-up, so no further round was drawn.
+    assert pairs(labelled) >= 350
+    assert len(labelled) == 64
 
 def test_test22_files_are_exactly_what_its_rule_draws():
     draw = _LimitedDraw("test22", 21)         # test21's rule on pool A20 and its recorded extension (pinned commits)
