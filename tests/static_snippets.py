@@ -172,3 +172,15 @@ def run_values_by_line(root: Path, files: dict[str, str], rel: str, field: str) 
             for f in r.findings:
                 out.setdefault(f.line, set()).add(getattr(f, field))
     return out
+
+
+def lines_with_code(root: Path, code: str) -> dict[str, set[int]]:
+    """The lines of each file of the tree `root` (audited statically as one project) that get a finding `code`."""
+    from auditor.runner import run_static
+
+    out: dict[str, set[int]] = {}
+    for r in run_static([root], jobs=1).results:
+        for f in r.findings:
+            if f.code == code:
+                out.setdefault(r.path, set()).add(f.line)
+    return out

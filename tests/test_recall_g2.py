@@ -9,10 +9,8 @@ docstrings and messages)."""
 from __future__ import annotations
 
 import ast
-from pathlib import Path
-
 from auditor.project.setup_py import cuda_extension_names
-from auditor.runner import run_static
+from static_snippets import lines_with_code, write_tree
 
 # facebookresearch/maskrcnn-benchmark setup.py (the shape of Deformable-DETR's models/ops/setup.py, DCNv2, PDVC,
 # MaskTextSpotterV3, nnDetection, hand_object_detector, InternImage's DCNv3)
@@ -185,22 +183,6 @@ class QuantLinear(nn.Module):
 '''
 
 
-def _write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-
-
-def _own_extension_lines(root: Path) -> dict[str, set[int]]:
-    out: dict[str, set[int]] = {}
-    for r in run_static([root], jobs=1).results:
-        for f in r.findings:
-            if f.code == "NPU320":
-                out.setdefault(r.path, set()).add(f.line)
-    return out
-
-
 def _line(text: str, needle: str) -> int:
     return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
 
@@ -282,32 +264,32 @@ def test_a_helper_building_the_module_name_from_its_arguments():
 
 def test_imports_and_uses_of_a_get_extensions_build(tmp_path):
     root = tmp_path / "maskrcnn-benchmark"
-    _write(root, {"setup.py": MASKRCNN_SETUP, "maskrcnn_benchmark/__init__.py": "",
+    write_tree(root, {"setup.py": MASKRCNN_SETUP, "maskrcnn_benchmark/__init__.py": "",
                   "maskrcnn_benchmark/layers/__init__.py": "", "maskrcnn_benchmark/layers/nms.py": MASKRCNN_NMS})
-    found = _own_extension_lines(root)
+    found = lines_with_code(root, "NPU320")
     # the import, the alias's binding and the call; not the comment, the docstring or the message
     assert found.get("maskrcnn_benchmark/layers/nms.py") == {
         _line(MASKRCNN_NMS, "from maskrcnn_benchmark import _C"), _line(MASKRCNN_NMS, "nms = _C.nms"),
         _line(MASKRCNN_NMS, "keep = _C.nms(")}
     # a C++-only build of the same name is not CUDA code
     cpp_only = tmp_path / "cpp-only"
-    _write(cpp_only, {"setup.py": MASKRCNN_SETUP.replace("        extension = CUDAExtension\n", "        pass\n"),
+    write_tree(cpp_only, {"setup.py": MASKRCNN_SETUP.replace("        extension = CUDAExtension\n", "        pass\n"),
                       "maskrcnn_benchmark/__init__.py": "", "maskrcnn_benchmark/layers/__init__.py": "",
                       "maskrcnn_benchmark/layers/nms.py": MASKRCNN_NMS})
-    assert "maskrcnn_benchmark/layers/nms.py" not in _own_extension_lines(cpp_only)
+    assert "maskrcnn_benchmark/layers/nms.py" not in lines_with_code(cpp_only, "NPU320")
 
 
 def test_imports_of_dcnv3_and_helper_built_modules(tmp_path):
     intern = tmp_path / "InternImage"
-    _write(intern, {"ops_dcnv3/setup.py": DCNV3_SETUP, "ops_dcnv3/functions/__init__.py": "",
+    write_tree(intern, {"ops_dcnv3/setup.py": DCNV3_SETUP, "ops_dcnv3/functions/__init__.py": "",
                     "ops_dcnv3/functions/dcnv3_func.py": DCNV3_FUNC})
-    assert _own_extension_lines(intern).get("ops_dcnv3/functions/dcnv3_func.py") == {
+    assert lines_with_code(intern, "NPU320").get("ops_dcnv3/functions/dcnv3_func.py") == {
         _line(DCNV3_FUNC, "import DCNv3"), _line(DCNV3_FUNC, "DCNv3.dcnv3_forward")}
     bev = tmp_path / "BEVDepth"
-    _write(bev, {"setup.py": BEVDEPTH_SETUP, "bevdepth/__init__.py": "", "bevdepth/ops/__init__.py": "",
+    write_tree(bev, {"setup.py": BEVDEPTH_SETUP, "bevdepth/__init__.py": "", "bevdepth/ops/__init__.py": "",
                  "bevdepth/ops/voxel_pooling_train/__init__.py": "",
                  "bevdepth/ops/voxel_pooling_train/voxel_pooling_train.py": BEVDEPTH_OP})
-    assert _own_extension_lines(bev).get("bevdepth/ops/voxel_pooling_train/voxel_pooling_train.py") == {
+    assert lines_with_code(bev, "NPU320").get("bevdepth/ops/voxel_pooling_train/voxel_pooling_train.py") == {
         _line(BEVDEPTH_OP, "import voxel_pooling_train_ext"), _line(BEVDEPTH_OP, "voxel_pooling_train_ext.voxel")}
 
 
@@ -315,10 +297,10 @@ def test_a_build_script_beside_setup_py_names_its_extension(tmp_path):
     # `quant_cuda` itself is a name the rules know (NPU379): the fact is shown on the same build under another name
     setup, quant = GPTQ_SETUP.replace("quant_cuda", "vecquant"), GPTQ_QUANT.replace("quant_cuda", "vecquant")
     root = tmp_path / "gptq"
-    _write(root, {"setup_cuda.py": setup, "quant.py": quant})
-    assert _own_extension_lines(root).get("quant.py") == {_line(quant, "import vecquant"),
+    write_tree(root, {"setup_cuda.py": setup, "quant.py": quant})
+    assert lines_with_code(root, "NPU320").get("quant.py") == {_line(quant, "import vecquant"),
                                                           _line(quant, "vecquant.vecquant3matmul")}
     # without the script that builds it the name is a module the tree does not build: quiet
     alone = tmp_path / "alone"
-    _write(alone, {"quant.py": quant})
-    assert "quant.py" not in _own_extension_lines(alone)
+    write_tree(alone, {"quant.py": quant})
+    assert "quant.py" not in lines_with_code(alone, "NPU320")

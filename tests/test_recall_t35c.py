@@ -4,13 +4,10 @@ code), and imports of a CUDA extension a setup.py of the tree builds under a con
 constant (L3C's `torchac_backend_gpu`). Each shape comes from the code it was missed in, with the nearest controls."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from auditor.project.setup_py import built_cuda_extensions, cuda_extension_names
 from auditor.rules import load_rules
-from auditor.runner import run_static
 from auditor.static import StaticEngine
-from static_snippets import code_severities_by_line, line_of
+from static_snippets import code_severities_by_line, line_of, lines_with_code, write_tree
 
 ENGINE = StaticEngine(load_rules())
 
@@ -160,22 +157,6 @@ def _get_gpu_backend():
 """
 
 
-def _cross_lines(root: Path) -> dict[str, set[int]]:
-    out: dict[str, set[int]] = {}
-    for r in run_static([root], jobs=1).results:
-        for f in r.findings:
-            if f.code == "NPU320":
-                out.setdefault(r.path, set()).add(f.line)
-    return out
-
-
-def _write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-
-
 def test_an_extension_built_under_a_condition_is_named_for_imports_not_installs():
     import ast
 
@@ -186,13 +167,13 @@ def test_an_extension_built_under_a_condition_is_named_for_imports_not_installs(
 
 def test_imports_of_an_extension_the_tree_builds_under_a_condition(tmp_path):
     root = tmp_path / "l3c"
-    _write(root, {"src/torchac/setup.py": TORCHAC_SETUP, "src/torchac/torchac.py": TORCHAC})
-    found = _cross_lines(root)
+    write_tree(root, {"src/torchac/setup.py": TORCHAC_SETUP, "src/torchac/torchac.py": TORCHAC})
+    found = lines_with_code(root, "NPU320")
     # the CUDA build's import; not the CPU build's, not the comment or the message naming it
     assert found.get("src/torchac/torchac.py") == {TORCHAC.splitlines().index("    import torchac_backend_gpu") + 1}
     control = tmp_path / "nobuild"       # without the setup.py that builds it the name is unknown: quiet
-    _write(control, {"src/torchac/torchac.py": TORCHAC})
-    assert "src/torchac/torchac.py" not in _cross_lines(control)
+    write_tree(control, {"src/torchac/torchac.py": TORCHAC})
+    assert "src/torchac/torchac.py" not in lines_with_code(control, "NPU320")
 
 
 def test_an_extension_name_folds_only_string_constants_bound_once():

@@ -66,7 +66,7 @@ _NOT_VALUES = frozenset({"isinstance", "issubclass", "type", "getattr", "hasattr
 # a caller whose own code is not what a port runs: tests, examples, demos and docs
 _SIDE = re.compile(r"(?:^|/)(?:tests?|testing|examples?|demos?|docs?|benchmarks?)/|(?:^|/)test_[^/]*\.py$"
                    r"|_test\.py$|(?:^|/)conftest\.py$")
-_FACT_DEFAULTS, _FACT_CALLS, _FACT_REFS = "defaults", "calls", "refs"
+_FACT_DEFAULTS, _FACT_CALLS, FACT_REFS = "defaults", "calls", "refs"
 # pd17: calls inside `if __name__ == "__main__":` blocks; `if flag:` branches of parameters defaulting to a false
 # constant; keyword -> whether some call of the file passes it a value other than a false constant
 _FACT_MAIN_CALLS, _FACT_FLAGS, _FACT_SWITCHES = "main_calls", "flags", "switches"
@@ -74,8 +74,8 @@ _FACT_OPTIONAL = "optional_attrs"      # `if hasattr(self, "X") and self.X is no
 _FACT_AUTOCASTS = "autocasts"           # pd27: autocasts whose `enabled` is always off (`_autocasts`)
 # pd29: the names the file may set to something other than a false constant, those it sets only to one
 # (`_setting_names`), and what it takes from other modules by name (`_imported_names`), read per run without the file
-_FACT_SETS, _FACT_SETS_OFF, _FACT_IMPORTS = "sets", "sets_off", "imports"
-_FACT_UNPARSED = "unparsed"             # the file did not parse: the passes above read it as before
+_FACT_SETS, _FACT_SETS_OFF, FACT_IMPORTS = "sets", "sets_off", "imports"
+FACT_UNPARSED = "unparsed"             # the file did not parse: the passes above read it as before
 # pd31: attributes the file may set on an object from outside its class (`pipe.isHalf = True`, `setattr(o, "isHalf",
 # v)`: ".X") or in a subclass (`self.isHalf = x` in `class B(Pipeline)`: "Pipeline>X"), to other than a false constant
 _FACT_OBJECT_SETS = "object_sets"
@@ -607,7 +607,7 @@ def default_facts(data: bytes, tree: ast.AST | None = None) -> dict[str, Any]:
         try:
             tree = ast.parse(data)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return {_FACT_UNPARSED: True}
+            return {FACT_UNPARSED: True}
     try:
         defaults = _defaults(tree)
         calls, main_calls, refs, switches, sites = _calls_and_refs(tree)
@@ -623,12 +623,12 @@ def default_facts(data: bytes, tree: ast.AST | None = None) -> dict[str, Any]:
         object_sets = _object_sets(tree)
         self_off = _self_flag_branches(tree)
     except RecursionError:
-        return {_FACT_UNPARSED: True}
+        return {FACT_UNPARSED: True}
     out: dict[str, Any] = {}
     for fact, value in ((_FACT_DEFAULTS, defaults), (_FACT_CALLS, calls), (_FACT_MAIN_CALLS, main_calls),
-                        (_FACT_REFS, refs), (_FACT_FLAGS, flags), (_FACT_SWITCHES, switches),
+                        (FACT_REFS, refs), (_FACT_FLAGS, flags), (_FACT_SWITCHES, switches),
                         (_FACT_OPTIONAL, optional), (_FACT_AUTOCASTS, autocasts), (_FACT_SETS, settings[0]),
-                        (_FACT_SETS_OFF, settings[1]), (_FACT_IMPORTS, imports),
+                        (_FACT_SETS_OFF, settings[1]), (FACT_IMPORTS, imports),
                         (_FACT_OBJECT_SETS, object_sets), (_FACT_SELF_OFF, self_off), (FACT_CALLERS, callers),
                         (FACT_DEFINITIONS, definitions)):
         if value:
@@ -664,7 +664,7 @@ def _call_sites(results: list, facts: dict[str, Any], wanted: Any) -> tuple[dict
             for name, found in (f.get(fact) or {}).items():
                 if name in wanted:
                     shapes.setdefault(name, []).extend((rel, s) for s in found)
-        refs.update(n for n in f.get(_FACT_REFS) or () if n in wanted)
+        refs.update(n for n in f.get(FACT_REFS) or () if n in wanted)
     return shapes, refs
 
 
@@ -907,7 +907,7 @@ def _class_attributes_set(project: Any, wanted: list[str]) -> set[str]:
         if not rel.endswith(".py"):
             continue
         facts = project.calls(rel)
-        if facts is None or facts.get(_FACT_UNPARSED):
+        if facts is None or facts.get(FACT_UNPARSED):
             try:
                 data = read_counted(project, path)
             except (OSError, SourceError):
@@ -1015,7 +1015,7 @@ def _attributes_set_on(project: Any, names: set[str]) -> set[str]:
         if not (python or rel.lower().endswith(_CONFIG_SUFFIXES)):
             continue
         facts = project.calls(rel) if python else None
-        if facts is not None and not facts.get(_FACT_UNPARSED):
+        if facts is not None and not facts.get(FACT_UNPARSED):
             on.update(names & set(facts.get(_FACT_SETS) or ()))
             set_off.update(names & set(facts.get(_FACT_SETS_OFF) or ()))
             continue
@@ -1045,12 +1045,12 @@ def _imported_elsewhere(project: Any, rel: str, name: str) -> bool:
     for other in project.paths:
         if other.endswith(".py") and other != rel:
             facts = project.calls(other)
-            if facts is None or facts.get(_FACT_UNPARSED):
+            if facts is None or facts.get(FACT_UNPARSED):
                 source = project.source(other)
                 if source is None:
                     return True
-                facts = {_FACT_IMPORTS: _imported_names(source[1])}
-            if wanted & set(facts.get(_FACT_IMPORTS) or ()):
+                facts = {FACT_IMPORTS: _imported_names(source[1])}
+            if wanted & set(facts.get(FACT_IMPORTS) or ()):
                 return True
     return False
 
@@ -1065,7 +1065,7 @@ def _parameters_turned_on(results: list, project: Any, params: list[str]) -> set
     if any(f is None for f in facts.values()):
         return set(params)
     switched = {kw for f in facts.values() for kw, turned in (f.get(_FACT_SWITCHES) or {}).items() if turned}
-    strings = {ref[1:] for f in facts.values() for ref in f.get(_FACT_REFS) or () if ref.startswith(".")}
+    strings = {ref[1:] for f in facts.values() for ref in f.get(FACT_REFS) or () if ref.startswith(".")}
     keys = {how.split(":")[3]: ".forward" if how.split(":")[3] == "()" else how.split(":")[3] for how in params}
     shapes, _ = _call_sites(results, facts, set(keys.values()))
     out: set[str] = set()

@@ -35,8 +35,8 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from auditor.static.call_defaults import FACT_CALLERS, FACT_DEFINITIONS, MODULE_CALL, UNKNOWN_CALLER, _FACT_IMPORTS, _FACT_REFS, \
-    _FACT_UNPARSED
+from auditor.static.call_defaults import FACT_CALLERS, FACT_DEFINITIONS, FACT_IMPORTS, FACT_REFS, FACT_UNPARSED, \
+    MODULE_CALL, UNKNOWN_CALLER
 
 _CONTEXT = "cuda-available-branch"      # what gates.apply_gate_regions gives an error behind a gate
 _NOTE = ("every caller in this tree reaches it only behind a CUDA gate ({where}: `{how}`), so it does not run on "
@@ -119,13 +119,13 @@ class _Tree:
         self.sites: dict[str, list[tuple[str, str, int, str]]] = {}
         self.refs: set[str] = set()
         self.reexported: set[str] = set()
-        self.unparsed = [rel for rel, f in facts.items() if f.get(_FACT_UNPARSED)]
+        self.unparsed = [rel for rel, f in facts.items() if f.get(FACT_UNPARSED)]
         for rel, f in facts.items():
             for name, found in (f.get(FACT_CALLERS) or {}).items():
                 self.sites.setdefault(name, []).extend((rel, c, line, how) for c, line, how in found)
-            self.refs.update(f.get(_FACT_REFS) or ())
+            self.refs.update(f.get(FACT_REFS) or ())
             if rel == "__init__.py" or rel.endswith("/__init__.py"):
-                self.reexported.update(i for i in f.get(_FACT_IMPORTS) or () if ":" in i)
+                self.reexported.update(i for i in f.get(FACT_IMPORTS) or () if ":" in i)
         self.facts = facts
         self._defs: dict[str, tuple[dict[str, _Def], set[str]] | None] = {}
         self._memo: dict[tuple[str, str], tuple[str, int, str] | None] = {}
@@ -135,7 +135,7 @@ class _Tree:
         if rel not in self._defs:
             f = self.facts.get(rel)
             held = (f or {}).get(FACT_DEFINITIONS)
-            self._defs[rel] = None if f is None or f.get(_FACT_UNPARSED) else \
+            self._defs[rel] = None if f is None or f.get(FACT_UNPARSED) else \
                 ({d.key: d for d in map(_Def, (held or {}).get("defs") or ())}, set((held or {}).get("all") or ()))
         return self._defs[rel]
 
