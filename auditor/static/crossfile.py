@@ -352,6 +352,9 @@ class _Target:
         self.reexported: dict[str, tuple[str, int, str, str]] = {}
         self.origins: dict[str, str] = {}
         self.aliases: dict[str, list[list[Any]]] = {}     # api_aliases of the module's summary
+        # a compiled extension a setup.py of the tree builds (_built_extensions): its submodules are its own
+        # (pybind11's `def_submodule`: k2's `from _k2.version import with_cuda`)
+        self.compiled = False
 
 
 def _alias_targets(results: list, modules: dict[str, str]) -> dict[str, _Target]:
@@ -484,6 +487,7 @@ def _built_extensions(result) -> dict[str, _Target]:
         own = [f for f in result.findings if f.category == "kernel" and f.line == line and f.severity != "info"]
         target = _Target(result.path)
         target.whole = ("kernel", line, own[0].code, own[0].symbol) if own else ("kernel", line, "", "CUDAExtension")
+        target.compiled = True
         out[built] = target
     return out
 
@@ -782,11 +786,15 @@ def _folder(rel: str) -> str:
 def _lookup(name: str, targets: dict[str, _Target], package: str | None) -> _Target | None:
     if name in targets:
         return targets[name]
+    parts = name.split(".")
+    for i in range(len(parts) - 1, 0, -1):    # a submodule of a compiled extension (`_k2.version`, r2a)
+        hit = targets.get(".".join(parts[:i]))
+        if hit is not None and hit.compiled:
+            return hit
     if package is None:
         return None
     if package and f"{package}.{name}" in targets:   # a script's sibling import (`from cuda_kernel import X` beside it)
         return targets[f"{package}.{name}"]
-    parts = name.split(".")
     for i in range(1, len(parts) - 1):    # a folder inside the package was audited: `sat.ops.x.y` is `x.y` here
         hit = targets.get(".".join(parts[i:]))
         if hit is not None:
