@@ -733,7 +733,7 @@ def _wanted(imports: list, me: str, is_package: bool, targets: dict[str, _Target
     for line, level, module, names in imports:
         if level == -1:                    # `import a.b.c [as x]`
             for full, alias in names:
-                t = _lookup(full, targets, package)
+                t = _lookup(full, targets, package, module=True)
                 if t is not None and t.rel != rel:
                     out.append((line, alias or full, "module", t.whole, t.rel, t.names))
             continue
@@ -743,7 +743,7 @@ def _wanted(imports: list, me: str, is_package: bool, targets: dict[str, _Target
         if sibling and level > 1:
             continue
         resolved = module if sibling else _resolve(module, level, me, is_package)
-        t = _lookup(resolved, targets, package if level == 0 else None) if resolved else None
+        t = _lookup(resolved, targets, package if level == 0 else None, module=True) if resolved else None
         if sibling and t is not None and _folder(t.rel) != folder:
             t = None
         for name, alias in names:
@@ -783,11 +783,14 @@ def _folder(rel: str) -> str:
     return rel.rsplit("/", 1)[0] if "/" in rel else ""
 
 
-def _lookup(name: str, targets: dict[str, _Target], package: str | None) -> _Target | None:
+def _lookup(name: str, targets: dict[str, _Target], package: str | None, module: bool = False) -> _Target | None:
+    """The target a dotted name imports; `module`: the name is a module's (`import a.b`, `from a.b import x`), which
+    may be a submodule of a compiled extension (`from _k2.version import with_cuda`, r2a), not a name imported from
+    one."""
     if name in targets:
         return targets[name]
     parts = name.split(".")
-    for i in range(len(parts) - 1, 0, -1):    # a submodule of a compiled extension (`_k2.version`, r2a)
+    for i in range(len(parts) - 1, 0, -1) if module else ():
         hit = targets.get(".".join(parts[:i]))
         if hit is not None and hit.compiled:
             return hit
