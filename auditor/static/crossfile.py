@@ -758,6 +758,8 @@ def _wanted(imports: list, me: str, is_package: bool, targets: dict[str, _Target
             if t is None or t.rel == rel:
                 continue
             if name == "*":
+                if t.compiled:      # `from .warp_rnnt import *`: every name the compiled extension defines (r2a)
+                    out.append((line, "*", "name", t.whole, t.rel, None))
                 for defined, offered in t.names.items():
                     # `import *` binds the module's `__all__`, else its public names: `from .train_loop import *`
                     # does not bind the `DataParallel` train_loop imports from torch (t11u)
