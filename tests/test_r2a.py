@@ -190,6 +190,18 @@ def test_a_cmake_build_without_a_cuda_switch_names_nothing():
     assert cuda_extension_names(ast.parse(message)) == {}
 
 
+def test_a_multi_backend_cmake_build_names_nothing():
+    # Tencent/KsanaLLM's setup.py: WITH_ACL for Ascend when `is_run_on_npu_device()`, WITH_CUDA otherwise
+    ksana = CMAKE_CUDA_SETUP.replace(
+        '        if ext.build_with_cuda:\n            cmake_args += ["-DFASTGEO_CUDA=1"]',
+        '        if is_run_on_npu_device():\n            cmake_args += ["-DWITH_CUDA=OFF", "-DWITH_ACL=ON"]\n'
+        '        else:\n            cmake_args += ["-DWITH_CUDA=ON"]')
+    assert "WITH_ACL" in ksana
+    assert cuda_extension_names(ast.parse(ksana)) == {}
+    rocm = WARP_TRANSDUCER_SETUP.replace("if enable_gpu:", "if torch.version.hip:\n    extra_compile_args += ['-DUSE_ROCM']\nif enable_gpu:")
+    assert cuda_extension_names(ast.parse(rocm)) == {}
+
+
 def test_imports_and_uses_of_the_cmake_extension_are_kernel_findings(tmp_path):
     found = _findings(_write(tmp_path, {"setup.py": K2_SETUP, "k2/python/k2/__init__.py": K2_INIT,
                                         "k2/python/k2/dense_fsa_vec.py": K2_DENSE}))

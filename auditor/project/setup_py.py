@@ -361,6 +361,8 @@ def host_extensions_with_cuda_macro(tree: ast.Module) -> list[ast.Call]:
                 return True
         return False
 
+    if _builds_other_backends(tree):
+        return []
     return [n for n in walk_list(tree) if isinstance(n, ast.Call) and _called_name(n.func) in ("CppExtension", "Extension")
             and any(k.arg in ("extra_compile_args", "define_macros") and defines_cuda(k.value) for k in n.keywords)]
 
@@ -372,16 +374,36 @@ _CMAKE_CUDA_SWITCH = re.compile(r"(?:-D[A-Z0-9_]*|\b[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_
 _CMAKE_RUN = re.compile(r"(?:^|[\s/])cmake(?:\s|$)|CMAKE_[A-Z_]+")
 
 
+# a switch or helper of another accelerator's build beside the CUDA one (KsanaLLM's setup.py: `"WITH_ACL": "ON"` when
+# `is_run_on_npu_device()`, else `"WITH_CUDA": "ON"`): the native build is multi-backend, not the tree's CUDA build
+_OTHER_BACKEND_SWITCH = re.compile(r"\b(?:[A-Z][A-Z0-9]*_)*(?:ACL|NPU|ASCEND|CANN|HIP|ROCM|MUSA|MLU|XPU)(?:_[A-Z0-9_]+)?\b")
+_OTHER_BACKEND_NAME = re.compile(r"(?i)(?:^|_)(?:npu|ascend|rocm|hip|musa|mlu|xpu)(?:_|$)")
+
+
+def _builds_other_backends(tree: ast.Module) -> bool:
+    """Whether a setup.py names another accelerator's build switch in its strings or a helper for it by name."""
+    for n in walk_list(tree):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and "\n" not in n.value \
+                and _OTHER_BACKEND_SWITCH.search(n.value):
+            return True
+        name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else \
+            n.name if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) else ""
+        if name and _OTHER_BACKEND_NAME.search(name):
+            return True
+    return False
+
+
 def cmake_cuda_extension_calls(tree: ast.Module) -> list[ast.Call]:
     """The extensions a setup.py hands to a CMake build that has a CUDA switch: a setuptools `Extension(name,
     sources=[])` with no sources (the build_ext subclass runs cmake for it), or a call of the file's own subclass of
     `Extension` (`class CMakeExtension(Extension)` ... `CMakeExtension("redner")`), in a setup.py whose strings run
     cmake and name a CUDA switch of it (k2: `cmake_extension("_k2")` returning `setuptools.Extension(name, [])`,
     `cmake_args += " -DK2_WITH_CUDA=OFF"` only on macOS: every other build compiles `_k2` with CUDA). A setup.py
-    whose strings name no CUDA switch builds a host-only library as far as the file shows: no call."""
+    whose strings name no CUDA switch builds a host-only library as far as the file shows, and one that also names
+    another accelerator's switch (KsanaLLM's `WITH_ACL`) a multi-backend one: no call."""
     strings = [n.value for n in walk_list(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
     if not any(_CMAKE_RUN.search(s) for s in strings) or not any(
-            _CMAKE_CUDA_SWITCH.search(s) for s in strings if "\n" not in s):
+            _CMAKE_CUDA_SWITCH.search(s) for s in strings if "\n" not in s) or _builds_other_backends(tree):
         return []
     subclasses = {n.name for n in walk_list(tree) if isinstance(n, ast.ClassDef)
                   and any(_called_name(b) == "Extension" for b in n.bases)}
