@@ -321,8 +321,108 @@ def cuda_extension_names(tree: ast.Module) -> dict[str, int]:
         name = extension_module_name(call, constants)
         if name:
             found.setdefault(name, call.lineno)
-    for name, line in _helper_built_names(tree, calls, parents, constants):
+    cmake_builds = cmake_cuda_extension_calls(tree) + host_extensions_with_cuda_macro(tree)
+    for call in cmake_builds:
+        name = extension_module_name(call, constants)
+        if name:
+            found.setdefault(name, call.lineno)
+    for name, line in _helper_built_names(tree, calls + cmake_builds, parents, constants):
         found.setdefault(name, line)
+    return found
+
+
+# a compiler define that turns on a build's CUDA (GPU) branch: `-DWITH_CUDA`, `-DUSE_CUDA=1`, warp-transducer's
+# `-DWARPRNNT_ENABLE_GPU`, `-DHAVE_CUDA` (NPU316's spellings)
+_CUDA_DEFINE = re.compile(r"-D(?:[A-Z0-9]+_)*?(?:WITH_|USE_|ENABLE_|HAVE_)?(?:CUDA|GPU)(?:=(?:1|ON|On|on|TRUE|true|YES))?")
+
+
+def host_extensions_with_cuda_macro(tree: ast.Module) -> list[ast.Call]:
+    """`CppExtension(...)` / setuptools `Extension(...)` calls whose compile flags carry a CUDA define: given in the
+    call (`extra_compile_args=["-DWITH_CUDA"]`, `{"cxx": [...]}`) or through a name the file fills
+    (`extra_compile_args += ['-DWARPRNNT_ENABLE_GPU']` under `if enable_gpu:`, `flags.append("-DUSE_CUDA")`): the C++
+    binding compiles its CUDA branch and links the CUDA build (warp-transducer's `warprnnt_pytorch.warp_rnnt`,
+    whose `gpu_rnnt` calls libwarprnnt's CUDA kernels)."""
+    filled: dict[str, list[ast.expr]] = {}
+    for n in walk_list(tree):
+        if isinstance(n, (ast.Assign, ast.AugAssign)):
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                if isinstance(t, ast.Name):
+                    filled.setdefault(t.id, []).append(n.value)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "extend") \
+                and isinstance(n.func.value, ast.Name):
+            filled.setdefault(n.func.value.id, []).extend(n.args)
+
+    def defines_cuda(value: ast.expr, seen: frozenset[str] = frozenset()) -> bool:
+        for node in ast.walk(value):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and _CUDA_DEFINE.fullmatch(node.value):
+                return True
+            if isinstance(node, ast.Name) and node.id not in seen and \
+                    any(defines_cuda(v, seen | {node.id}) for v in filled.get(node.id, ())):
+                return True
+        return False
+
+    if _builds_other_backends(tree):
+        return []
+    return [n for n in walk_list(tree) if isinstance(n, ast.Call) and _called_name(n.func) in ("CppExtension", "Extension")
+            and any(k.arg in ("extra_compile_args", "define_macros") and defines_cuda(k.value) for k in n.keywords)]
+
+
+# a CUDA switch of a native (CMake) build written in a setup.py's strings: k2's `-DK2_WITH_CUDA=OFF` /
+# `"K2_WITH_CUDA=OFF" in cmake_args`, redner's `-DREDNER_CUDA=1`, `-DCMAKE_CUDA_ARCHITECTURES=80`,
+# `-DCUDA_TOOLKIT_ROOT_DIR=...`, `-DUSE_CUDA=ON`
+_CMAKE_CUDA_SWITCH = re.compile(r"(?:-D[A-Z0-9_]*|\b[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_)*)CUDA(?:_[A-Z0-9_]+)?\b")
+_CMAKE_RUN = re.compile(r"(?:^|[\s/])cmake(?:\s|$)|CMAKE_[A-Z_]+")
+
+
+# a switch or helper of another accelerator's build beside the CUDA one (KsanaLLM's setup.py: `"WITH_ACL": "ON"` when
+# `is_run_on_npu_device()`, else `"WITH_CUDA": "ON"`): the native build is multi-backend, not the tree's CUDA build
+_OTHER_BACKEND_SWITCH = re.compile(r"\b(?:[A-Z][A-Z0-9]*_)*(?:ACL|NPU|ASCEND|CANN|HIP|ROCM|MUSA|MLU|XPU)(?:_[A-Z0-9_]+)?\b")
+_OTHER_BACKEND_NAME = re.compile(r"(?i)(?:^|_)(?:npu|ascend|rocm|hip|musa|mlu|xpu)(?:_|$)")
+
+
+def _builds_other_backends(tree: ast.Module) -> bool:
+    """Whether a setup.py names another accelerator's build switch in its strings or a helper for it by name."""
+    for n in walk_list(tree):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and "\n" not in n.value \
+                and _OTHER_BACKEND_SWITCH.search(n.value):
+            return True
+        name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else \
+            n.name if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) else ""
+        if name and _OTHER_BACKEND_NAME.search(name):
+            return True
+    return False
+
+
+def cmake_cuda_extension_calls(tree: ast.Module) -> list[ast.Call]:
+    """The extensions a setup.py hands to a CMake build that has a CUDA switch: a setuptools `Extension(name,
+    sources=[])` with no sources (the build_ext subclass runs cmake for it), or a call of the file's own subclass of
+    `Extension` (`class CMakeExtension(Extension)` ... `CMakeExtension("redner")`), in a setup.py whose strings run
+    cmake and name a CUDA switch of it (k2: `cmake_extension("_k2")` returning `setuptools.Extension(name, [])`,
+    `cmake_args += " -DK2_WITH_CUDA=OFF"` only on macOS: every other build compiles `_k2` with CUDA). A setup.py
+    whose strings name no CUDA switch builds a host-only library as far as the file shows, and one that also names
+    another accelerator's switch (KsanaLLM's `WITH_ACL`) a multi-backend one: no call."""
+    strings = [n.value for n in walk_list(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    if not any(_CMAKE_RUN.search(s) for s in strings) or not any(
+            _CMAKE_CUDA_SWITCH.search(s) for s in strings if "\n" not in s) or _builds_other_backends(tree):
+        return []
+    subclasses = {n.name for n in walk_list(tree) if isinstance(n, ast.ClassDef)
+                  and any(_called_name(b) == "Extension" for b in n.bases)}
+    bound = {t.id: n.value for n in walk_list(tree) if isinstance(n, ast.Assign) for t in n.targets
+             if isinstance(t, ast.Name)}
+    found = []
+    for node in walk_list(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        called = _called_name(node.func)
+        if called in subclasses:
+            found.append(node)
+        elif called == "Extension":
+            sources = next((k.value for k in node.keywords if k.arg == "sources"),
+                           node.args[1] if len(node.args) > 1 else None)
+            if isinstance(sources, ast.Name):
+                sources = bound.get(sources.id, sources)
+            if isinstance(sources, (ast.List, ast.Tuple)) and not sources.elts:
+                found.append(node)
     return found
 
 

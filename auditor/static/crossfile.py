@@ -352,6 +352,9 @@ class _Target:
         self.reexported: dict[str, tuple[str, int, str, str]] = {}
         self.origins: dict[str, str] = {}
         self.aliases: dict[str, list[list[Any]]] = {}     # api_aliases of the module's summary
+        # a compiled extension a setup.py of the tree builds (_built_extensions): its submodules are its own
+        # (pybind11's `def_submodule`: k2's `from _k2.version import with_cuda`)
+        self.compiled = False
 
 
 def _alias_targets(results: list, modules: dict[str, str]) -> dict[str, _Target]:
@@ -484,6 +487,7 @@ def _built_extensions(result) -> dict[str, _Target]:
         own = [f for f in result.findings if f.category == "kernel" and f.line == line and f.severity != "info"]
         target = _Target(result.path)
         target.whole = ("kernel", line, own[0].code, own[0].symbol) if own else ("kernel", line, "", "CUDAExtension")
+        target.compiled = True
         out[built] = target
     return out
 
@@ -729,7 +733,7 @@ def _wanted(imports: list, me: str, is_package: bool, targets: dict[str, _Target
     for line, level, module, names in imports:
         if level == -1:                    # `import a.b.c [as x]`
             for full, alias in names:
-                t = _lookup(full, targets, package)
+                t = _lookup(full, targets, package, module=True)
                 if t is not None and t.rel != rel:
                     out.append((line, alias or full, "module", t.whole, t.rel, t.names))
             continue
@@ -739,7 +743,7 @@ def _wanted(imports: list, me: str, is_package: bool, targets: dict[str, _Target
         if sibling and level > 1:
             continue
         resolved = module if sibling else _resolve(module, level, me, is_package)
-        t = _lookup(resolved, targets, package if level == 0 else None) if resolved else None
+        t = _lookup(resolved, targets, package if level == 0 else None, module=True) if resolved else None
         if sibling and t is not None and _folder(t.rel) != folder:
             t = None
         for name, alias in names:
@@ -754,6 +758,8 @@ def _wanted(imports: list, me: str, is_package: bool, targets: dict[str, _Target
             if t is None or t.rel == rel:
                 continue
             if name == "*":
+                if t.compiled:      # `from .warp_rnnt import *`: every name the compiled extension defines (r2a)
+                    out.append((line, "*", "name", t.whole, t.rel, None))
                 for defined, offered in t.names.items():
                     # `import *` binds the module's `__all__`, else its public names: `from .train_loop import *`
                     # does not bind the `DataParallel` train_loop imports from torch (t11u)
@@ -779,14 +785,21 @@ def _folder(rel: str) -> str:
     return rel.rsplit("/", 1)[0] if "/" in rel else ""
 
 
-def _lookup(name: str, targets: dict[str, _Target], package: str | None) -> _Target | None:
+def _lookup(name: str, targets: dict[str, _Target], package: str | None, module: bool = False) -> _Target | None:
+    """The target a dotted name imports; `module`: the name is a module's (`import a.b`, `from a.b import x`), which
+    may be a submodule of a compiled extension (`from _k2.version import with_cuda`, r2a), not a name imported from
+    one."""
     if name in targets:
         return targets[name]
+    parts = name.split(".")
+    for i in range(len(parts) - 1, 0, -1) if module else ():
+        hit = targets.get(".".join(parts[:i]))
+        if hit is not None and hit.compiled:
+            return hit
     if package is None:
         return None
     if package and f"{package}.{name}" in targets:   # a script's sibling import (`from cuda_kernel import X` beside it)
         return targets[f"{package}.{name}"]
-    parts = name.split(".")
     for i in range(1, len(parts) - 1):    # a folder inside the package was audited: `sat.ops.x.y` is `x.y` here
         hit = targets.get(".".join(parts[i:]))
         if hit is not None:
