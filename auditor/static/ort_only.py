@@ -57,6 +57,8 @@ def provider_arm_spans(tree: ast.AST) -> list[tuple[tuple[int, int], tuple[int, 
     """Spans of the bodies of `if <provider> == "<GPU>ExecutionProvider":` (and of such an IfExp's body arm)."""
     out = []
     for n in module_nodes(tree):
+        first: ast.stmt | ast.expr
+        last: ast.stmt | ast.expr
         if isinstance(n, ast.If) and _provider_equality(n.test):
             first, last = n.body[0], n.body[-1]
         elif isinstance(n, ast.IfExp) and _provider_equality(n.test):
