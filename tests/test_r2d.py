@@ -285,3 +285,32 @@ def test_classmethod_default_every_call_through_its_class_overrides_is_info(tmp_
     bare = {**files, "src/backend/upscale/aura_sr_upscale.py": AURA_CALLER.replace(', device="cpu"', "")}
     sev = _severities(tmp_path / "b", bare, "src/backend/upscale/aura_sr.py")
     assert "error" in sev[line_of(AURA_CLASS, 'device: str = "cuda"')]
+
+
+# -- a cast whose result is only written to disk (imaginAIry's vendored refiners ModelConverter) ----------------------
+MODEL_CONVERTER = """\
+import torch
+from safetensors.torch import save_file
+
+
+class ModelConverter:
+    def save_to_safetensors(self, path, metadata=None, half=False):
+        state_dict = self.get_state_dict()
+        if half:
+            state_dict = {key: value.half() for key, value in state_dict.items()}
+        save_file(state_dict, path, metadata=metadata)
+
+    def half_model(self, model, x):
+        weights = {key: value.half() for key, value in model.state_dict().items()}
+        model.load_state_dict(weights)
+        save_file(weights, "model.safetensors")
+        return model(x)
+"""
+
+
+def test_a_cast_only_saved_to_disk_has_no_dtype_hint(tmp_path):
+    codes = _codes(tmp_path, {"refiners/fluxion/model_converter.py": MODEL_CONVERTER},
+                   "refiners/fluxion/model_converter.py")
+    assert "NPU202" not in codes.get(line_of(MODEL_CONVERTER, "state_dict = {key: value.half()"), set())
+    # nearest: the cast weights are also loaded into the model that then runs: the hint stays
+    assert "NPU202" in codes[line_of(MODEL_CONVERTER, "weights = {key: value.half()")]

@@ -39,6 +39,7 @@ from auditor.static.unreached_defs import mark_unnamed_guarded_uses
 from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host, runs_once
 from auditor.static.ort_only import drop_provider_arm_devices, lower_ort_only
 from auditor.static.neutral_uses import drop_dtype_restores, drop_existence_probes, drop_host_conversion_hints, \
+    drop_storage_casts, \
     drop_math_backend_lists, \
     drop_host_model_optimizers, drop_namespace_calls, drop_overridden_bases, drop_replaced_autocasts, \
     drop_single_tensor_optimizers, \
@@ -1013,6 +1014,7 @@ class StaticEngine:
             result.findings = lower_host_only_extensions(result.findings, tree)   # load(sources=['x.cpp'])
             result.findings = mark_disabled_autocast_devices(result.findings, tree)   # autocast("cuda", enabled=False)
             result.findings = drop_host_conversion_hints(result.findings, rel, text)   # convert_*.py, no device
+            result.findings = drop_storage_casts(result.findings, tree, text)   # `sd = {k: v.half()}` -> save_file(sd)
             result.findings = drop_provider_arm_devices(result.findings, tree, text)   # ORT's provider named
             result.findings = lower_ort_only(result.findings, text)   # "cuda" picks an ORT provider (falls back)
             result.findings = drop_llama_cpp_flash_options(result.findings, text)   # llama.cpp's own flash_attn
