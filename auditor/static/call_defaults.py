@@ -111,6 +111,10 @@ def _is_classmethod(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "classmethod" for d in fn.decorator_list)
 
 
+def _is_class_level(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id in ("classmethod", "staticmethod") for d in fn.decorator_list)
+
+
 def _is_none_test(test: ast.expr, param: str, negated: bool) -> bool:
     """`param is None` (or `param is not None` when `negated`)."""
     return isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == param \
@@ -166,9 +170,13 @@ def _defaults(tree: ast.Module) -> list[list[Any]]:
                     # `@staticmethod` / `@classmethod` / `@torch.no_grad()` one (CRM's
                     # `ImageDreamDiffusion.get_ip_conditions(..., device="cuda")`, passed positionally by its caller;
                     # a static method's index counts from its first parameter, as its calls do)
+                    # r2d: a `@classmethod` / `@staticmethod` is mostly called through its class
+                    # (`AuraSR.from_pretrained(..., device="cpu")`, fastsdcpu): keyed `Class.method` too, whose
+                    # sites are those calls and every `obj.method(...)` (drop_overridden_defaults)
+                    key = f"{node.name}.{item.name}" if _is_class_level(item) else "." + item.name
                     for arg, default, index in _params(item, True):
                         if default is not None and _PARAM.match(arg.arg):
-                            out.append([*node_span(default), "." + item.name, arg.arg, index, True])
+                            out.append([*node_span(default), key, arg.arg, index, True])
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.decorator_list:
             add(node, node.name, False)     # a module function's defaults too (t11s; a decorated one may be wrapped)
     return out
@@ -420,6 +428,11 @@ def _forwarded(node: ast.expr, params: frozenset[str]) -> bool:
     so is an attribute of a local (`cfg = Config(); Sampler(device=cfg.device)`, whose class default decides)."""
     if isinstance(node, ast.Name):
         return True
+    if isinstance(node, ast.Call) and not any(isinstance(n, ast.Constant) for n in ast.walk(node)):
+        # r2d: the value of a call with no literal in it (imaginAIry's `CLIPEmbedder(device=get_device())`): the
+        # project's own device choice, whose CUDA arm, if any, is reported in the helper's body (as pd17's names);
+        # `torch.device("cuda")` has its literal and stays a choice made at the call
+        return True
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
         and (node.value.id == "self" or node.value.id in params)
 
@@ -452,6 +465,8 @@ def _shape(call: ast.Call, params: frozenset[str]) -> _Shape:
     return tuple(positions), kws, star, passed, given, values
 
 
+# the calls key prefix of `obj.method(...)` on a receiver that is neither a class name nor `super()` (r2d)
+_ANY_RECEIVER = "~"
 # a site whose caller is unknown (a subclass constructed elsewhere): no definition of this file holds it
 UNKNOWN_CALLER = "?"
 MODULE_CALL = "@"       # the sites' prefix of a call through an imported module, `module.f(...)`
@@ -541,6 +556,10 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
                         value(k.value)
             elif isinstance(func, ast.Attribute):
                 base = func.value
+                if isinstance(base, ast.Name) and base.id[:1].isupper():
+                    # r2d: `AuraSR.from_pretrained(...)`: a class-level method called through its class (imported
+                    # or the file's own), also keyed `Class.method`
+                    into.setdefault(f"{base.id}.{func.attr}", set()).add(shape)
                 if isinstance(base, ast.Name) and base.id in modules:
                     record(func.attr, shape, node, MODULE_CALL)     # (never the calling file's own definition)
                 elif func.attr == "__init__" and isinstance(base, ast.Call) and isinstance(base.func, ast.Name) \
@@ -550,6 +569,14 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
                             record(b.id, _UNKNOWN_CALL)
                 else:
                     record("." + func.attr, shape, node)     # `obj.method(...)`: a call of every method of that name
+                    if isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "super":
+                        # r2d: `super().from_pretrained(...)` reaches the owner's bases' method
+                        for b in owner.bases if owner is not None else ():
+                            base_name = (ast_dotted(b) or "").rsplit(".", 1)[-1]
+                            key = f"{base_name}.{func.attr}" if base_name else _ANY_RECEIVER + func.attr
+                            into.setdefault(key, set()).add(shape)
+                    elif not (isinstance(base, ast.Name) and base.id[:1].isupper()):
+                        into.setdefault(_ANY_RECEIVER + func.attr, set()).add(shape)   # an unknown receiver
                 for a in node.args:
                     value(a.value if isinstance(a, ast.Starred) else a)
                 for k in node.keywords:
@@ -694,10 +721,19 @@ def drop_overridden_defaults(results: list, project: Any) -> int:
             wanted.setdefault(d[4], []).append((r, d))
     if not wanted:
         return 0
-    shapes, refs = _call_sites(results, facts, wanted)
+    class_level = {n: n.split(".", 1)[1] for n in wanted if not n.startswith(".") and "." in n}
+    wanted_sites = {**wanted, **{"." + m: [] for m in class_level.values()},
+                    **{_ANY_RECEIVER + m: [] for m in class_level.values()}}
+    shapes, refs = _call_sites(results, facts, wanted_sites)
     dropped = 0
     for name, entries in wanted.items():
         sites = shapes.get(name, [])
+        if name in class_level:
+            # a class-level method: the calls through its class (or `super()` in a subclass) and every
+            # `obj.method(...)` on a receiver that is not a class name (unknown: it may be an instance of this one)
+            sites = sites + shapes.get(_ANY_RECEIVER + class_level[name], [])
+            if "." + class_level[name] in refs:
+                continue
         if name in refs or not any(not _SIDE.search(rel) for rel, _ in sites):
             continue
         for r, (line, col, end_line, end_col, _, param, index, *kind) in entries:

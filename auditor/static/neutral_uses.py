@@ -687,3 +687,57 @@ def drop_single_tensor_optimizers(findings: list, tree: ast.AST) -> list:
                     isinstance(params.elts[0], (ast.Name, ast.Attribute)) and ast_dotted(params.elts[0]) not in groups:
                 spots.add((n.lineno, n.col_offset + 1))     # (`[group]` of `group = {"params": ...}` is a group)
     return [f for f in findings if f.name != "npu-fused-optimizer" or (f.line, f.col) not in spots]
+
+
+# r2d (session 36; TUNED on heldout39's imaginAIry vendored refiners): a cast whose result is only written to disk.
+# `if half: state_dict = {key: value.half() for key, value in state_dict.items()}` followed by
+# `save_to_safetensors(path=path, tensors=state_dict)` (ModelConverter.save_to_safetensors): the dtype is the storage
+# type of the file written, nothing computes in it (policy (e), decision 24); the device that loads the file has its
+# own findings. Read per function: the assigned name's every later read is an argument of a call named for saving
+# (`save_file`, `torch.save`, `save_to_safetensors`, `save_pretrained(state_dict=...)`); any other read (a forward,
+# a `.to(device)`, a return) keeps the hint.
+_SAVE_CALL = re.compile(r"^(?:save|save_file|save_to_safetensors|save_torch_file|save_state_dict|save_model|"
+                        r"save_checkpoint|save_pretrained)$")
+_STORAGE_CASTS = frozenset({"half", "bfloat16", "float", "double", "to", "type"})
+
+
+def _save_argument(node: ast.Name, parents: dict[int, ast.AST]) -> bool:
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.keyword):
+        parent = parents.get(id(parent))
+    if not isinstance(parent, ast.Call) or parent.func is node:
+        return False
+    return bool(_SAVE_CALL.match((ast_dotted(parent.func) or "").rsplit(".", 1)[-1]))
+
+
+def storage_cast_spans(tree: ast.AST) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Spans of assigned values whose name is read afterwards only as a save call's argument (see above)."""
+    out = []
+    for fn in module_nodes(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        nodes = walk_list(fn)
+        parents = {id(c): p for p in nodes for c in ast.iter_child_nodes(p)}
+        for stmt in nodes:
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+                continue
+            if not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _STORAGE_CASTS
+                       for n in ast.walk(stmt.value)):
+                continue        # (the value must be a tensor cast: `v.half()`, `v.to(torch.bfloat16)`)
+            name, end = stmt.targets[0].id, (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
+            later = [n for n in nodes if isinstance(n, ast.Name) and n.id == name and (n.lineno, n.col_offset) >= end]
+            if any(isinstance(n.ctx, (ast.Store, ast.Del)) for n in later):
+                continue
+            if later and all(_save_argument(n, parents) for n in later):
+                out.append(((stmt.value.lineno, stmt.value.col_offset), (stmt.value.end_lineno or stmt.value.lineno,
+                                                                          stmt.value.end_col_offset or 0)))
+    return out
+
+
+def drop_storage_casts(findings: list, tree: ast.AST, text: str) -> list:
+    """Precision hints (info) in a value that is only saved to disk, dropped (policy e; see above)."""
+    if "save" not in text or not any(f.category == "precision" and f.severity == "info" for f in findings):
+        return findings
+    spans = storage_cast_spans(tree)
+    return [f for f in findings if not (f.category == "precision" and f.severity == "info" and any(
+        start <= (f.line, (f.col or 1) - 1) < stop for start, stop in spans))]

@@ -1,0 +1,87 @@
+"""Constructs that run but select nothing (r2d, session 36; TUNED on heldout39).
+
+- A context manager called as a bare statement: `torch.backends.cuda.sdp_kernel("flash")` on a line of its own
+  (Style-Bert-VITS2's train_ms.py). `torch.backends.cuda.sdp_kernel` and `torch.nn.attention.sdpa_kernel` are
+  `@contextlib.contextmanager` generators (torch/backends/cuda/__init__.py, torch/nn/attention/__init__.py): the call
+  only builds the context-manager object, the generator body that sets the SDPA flags runs at `__enter__`, so
+  without `with` (or use as a decorator) no flag is set on any backend. NPU349's "sets torch's CUDA SDPA backend
+  flags" is not true of the line: dropped. The `enable_*_sdp(...)` setters are plain functions and keep theirs.
+- A ctypes structure's field list: `_fields_ = [("flash_attn", c_bool), ...]` in a `ctypes.Structure` / `Union`
+  subclass, or `Params._fields_ = [...]` after the class (fastsdcpu's stable-diffusion.cpp binding mirrors
+  `sd_ctx_params_t`). The string names a member of a C struct layout (ctypes docs, "Structures and unions": each
+  entry is a (field name, field type) pair); it selects no attention implementation, whatever the C library does
+  with the member. String findings (NPU386 and the like) on such a field name are dropped.
+"""
+from __future__ import annotations
+
+import ast
+
+from auditor.static.astutil import ast_dotted, module_nodes
+
+# torch's context-manager-only SDPA backend choosers (a bare call of one is a no-op)
+_CONTEXT_ONLY_CALLS = frozenset({"sdp_kernel", "sdpa_kernel"})
+_CTYPES_BASES = frozenset({"Structure", "Union", "BigEndianStructure", "LittleEndianStructure",
+                           "BigEndianUnion", "LittleEndianUnion"})
+
+
+def _last_name(node: ast.AST) -> str:
+    name = ast_dotted(node) or ""
+    return name.rsplit(".", 1)[-1]
+
+
+def bare_context_manager_calls(tree: ast.AST) -> list[ast.Call]:
+    """`sdp_kernel(...)` / `sdpa_kernel(...)` calls that are whole expression statements (never entered)."""
+    return [n.value for n in module_nodes(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
+            and _last_name(n.value.func) in _CONTEXT_ONLY_CALLS]
+
+
+def _ctypes_classes(nodes: list[ast.AST]) -> set[str]:
+    return {n.name for n in nodes if isinstance(n, ast.ClassDef)
+            and any(_last_name(b) in _CTYPES_BASES for b in n.bases)}
+
+
+def ctypes_field_names(tree: ast.AST) -> set[tuple[int, int]]:
+    """(line, 0-based column) of the name strings of `_fields_` entries of ctypes structures / unions: in the class
+    body, or assigned as `Struct._fields_` to a class of the file derived from a ctypes structure."""
+    nodes = module_nodes(tree)
+    structs = _ctypes_classes(nodes)
+    values: list[ast.expr] = []
+    for n in nodes:
+        if isinstance(n, ast.ClassDef) and n.name in structs:
+            values += [s.value for s in n.body if isinstance(s, ast.Assign)
+                       and any(isinstance(t, ast.Name) and t.id == "_fields_" for t in s.targets)]
+        elif isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "_fields_"
+                                               and isinstance(t.value, ast.Name) and t.value.id in structs
+                                               for t in n.targets):
+            values.append(n.value)
+    out: set[tuple[int, int]] = set()
+    for v in values:
+        if not isinstance(v, (ast.List, ast.Tuple)):
+            continue
+        for entry in v.elts:
+            if isinstance(entry, ast.Tuple) and entry.elts and isinstance(entry.elts[0], ast.Constant) \
+                    and isinstance(entry.elts[0].value, str):
+                out.add((entry.elts[0].lineno, entry.elts[0].col_offset))
+    return out
+
+
+def drop_inert_constructs(findings: list, tree: ast.AST, text: str) -> list:
+    """Findings on a never-entered SDPA context manager or on a ctypes field name, dropped (module doc)."""
+    if not findings:
+        return findings
+    drop: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    if "_kernel" in text:
+        for call in bare_context_manager_calls(tree):
+            end = (call.end_lineno or call.lineno, call.end_col_offset or 0)
+            drop.append(((call.lineno, call.col_offset), end))
+    fields = ctypes_field_names(tree) if "_fields_" in text else set()
+    if not drop and not fields:
+        return findings
+
+    def inert(f) -> bool:
+        at = (f.line, (f.col or 1) - 1)
+        if at in fields:
+            return True
+        return any(start <= at < end and f.symbol.rsplit(".", 1)[-1] in _CONTEXT_ONLY_CALLS for start, end in drop)
+
+    return [f for f in findings if not inert(f)]
