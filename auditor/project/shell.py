@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 
 import re
+from collections import defaultdict
 from functools import lru_cache
 from urllib.parse import unquote
 from typing import TYPE_CHECKING, Iterator
@@ -570,6 +571,7 @@ def scan_shell(col: Collector, text: str, script: bool = False) -> None:
     evaluated = _evaluated_vars(text) if "$" in text else set()
     environment_names = _environment_names(tree, raw, text, evaluated)
     appenders = _appender_functions(tree) if "$@" in text or "$*" in text else {}
+    container_vars = _container_variables(tree.root_node) if "$" in text else {}
     for node in _walk(tree.root_node):
         if node.type == "variable_assignment":
             name_node = node.child_by_field_name("name")
@@ -586,6 +588,8 @@ def scan_shell(col: Collector, text: str, script: bool = False) -> None:
                 col.env(name, line, c, twin=_twin(col, node, value, line, c),
                         value=_word(value) if value is not None else None)
             _assignment_setting(col, m, name, value, line, c)
+            if value is not None and name in container_vars:
+                _container_options_variable(col, m, pos, name, value, container_vars[name])
             if value is not None and value.type == "word":
                 _program_variable(col, m, pos, tree, name, value)
             if value is not None and value.type in ("string", "raw_string"):
@@ -763,6 +767,69 @@ _RUN_FLAGS = {"--rm", "--privileged", "--init", "--read-only", "--interactive", 
               "--no-healthcheck", "--oom-kill-disable", "--quiet", "--sig-proxy", "--disable-content-trust"}
 _RUN_SHORT_FLAGS_RE = re.compile(r"-[itdPq]+")
 _RUN_GPUS_RE = re.compile(r"--gpus(?:=|$)|--runtime(?:=|$)nvidia|--device(?:=|$)nvidia\.com/gpu")
+
+
+# Singularity / Apptainer image files (`.sif`, SquashFS `.sqsh`, the older `.simg` / `.img`): the file's own name
+# says which build it is (NIH HPC's wrappers: `deepvariant-gpu.sif` beside `deepvariant-cpu.sif`, `guppy-gpu.sif`)
+_IMAGE_FILE_RE = re.compile(r"(?:\S*/)?([\w.+-]+)\.(?:sif|sqsh|squashfs|simg|img)")
+_CONTAINER_COMMANDS = _CONTAINER_RUNNERS | set(_CONTAINER_GPU_FLAGS)
+
+
+def _container_variables(root) -> dict[str, set[str]]:
+    """The variables a script expands among a container command's arguments (`singularity exec ${singularity_opts}
+    ${image}`, `docker run ${DOCKER_OPTIONS} python x.py`), each with the programs that read them; a variable
+    copied whole into one of them (`image=${gpu_image}`) is read by the same programs."""
+    read: dict[str, set[str]] = defaultdict(set)
+    copies: list[tuple[str, str]] = []
+    for node in _walk(root):
+        if node.type == "command":
+            name_node = node.child_by_field_name("name")
+            program = _word(name_node).rsplit("/", 1)[-1] if name_node is not None else ""
+            if program not in _CONTAINER_COMMANDS:
+                continue
+            for arg in node.children:
+                ref = _VARIABLE_REF_RE.fullmatch(_word(arg)) if arg is not name_node and arg.type in (
+                    "simple_expansion", "expansion", "string") else None
+                if ref is not None:
+                    read[ref.group(1)].add(program)
+        elif node.type == "variable_assignment":
+            name_node, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            ref = _VARIABLE_REF_RE.fullmatch(_word(value)) if value is not None else None
+            if name_node is not None and ref is not None:
+                copies.append((ref.group(1), name_node.text.decode()))
+    for _ in range(3):          # `gpu_image=...`, `image=${gpu_image}`, `singularity exec ... ${image}`
+        for source, target in copies:
+            read[source] |= read.get(target, set())
+    return {k: v for k, v in read.items() if v}
+
+
+def _container_options_variable(col: Collector, m, pos: _Positions, name: str, value, programs: set[str]) -> None:
+    """`singularity_opts+="--nv"`, `gpu="--nv"`, `DOCKER_OPTIONS="--rm -it --gpus=all ..."`: options a container
+    command reads from a variable are read as written on its line (NPU017); an image file named for the GPU build
+    (`image="${libexecd}/libexec/deepvariant-gpu.sif"`) is the image rules' (NPU016). Only literal parts count: a
+    command substitution's output is unknown."""
+    text = value.text.decode("utf-8", errors="replace")
+    quoted = value.type in ("string", "raw_string")
+    vline, vc = pos.at(value.start_point)
+    if "\n" in text:
+        return
+    body = text[1:-1] if quoted and len(text) >= 2 else text
+    start = vc + (1 if quoted else 0)
+    words = [(w.group(0), start + w.start()) for w in re.finditer(r"[^\s]+", body)]
+    for i, (w, wc) in enumerate(words):
+        for program in sorted(programs):
+            if w.startswith("-") and "$" not in w.split("=", 1)[0]:
+                flags = _CONTAINER_GPU_FLAGS.get(program, ())
+                option = w if "=" in w or w in flags or i + 1 >= len(words) or words[i + 1][0].startswith("-") \
+                    else f"{w}={words[i + 1][0]}"
+                symbol = f"{program} {option}"
+                col.add(m.match_command(symbol), symbol, vline, wc, wc + len(w))
+            elif program in _CONTAINER_GPU_FLAGS and not ("IMAGE" in name.upper() and m.match_image(body)):
+                # (a variable named for an image whose whole value an image rule knows is reported as such below)
+                image = _IMAGE_FILE_RE.fullmatch(w.strip("\"'"))
+                if image is not None:
+                    stem = image.group(1)
+                    col.add(m.match_image(stem), stem, vline, wc, wc + len(w))
 
 
 def _expansion_between(command, before, after) -> bool:

@@ -1,0 +1,160 @@
+"""r2c (session 36, project test72): container options and GPU image files held in variables that a Singularity /
+Docker command expands, L4T / Colab runtime images chosen in variables, an HPC centre's PyTorch module, NVIDIA's
+GitHub Pages package index and Tripy. Shaped on NIH HPC's singularity-def-files wrappers, argus-freesound's
+ensemble_pipeline.sh, jetson-inference's docker/build.sh, Kaggle's docker-python Dockerfile.tmpl, NERSC's
+pytorch-examples Slurm script and tensorrtx's yolo11_tripy requirements, each with controls."""
+from __future__ import annotations
+
+from tests.static_snippets import write_tree
+from tests.test_project_t24b import _found
+
+WRAPPER_SH = """\
+    #! /bin/bash
+
+    cmd=$(basename ${BASH_SOURCE[0]})
+    libexecd=$(readlink -f $(dirname ${BASH_SOURCE[0]})/..)
+    image=${libexecd}/libexec/deepvariant-cpu.sif
+    gpu_image=${libexecd}/libexec/DEXTR-PyTorch_gpu.sqsh
+
+    singularity_opts=""
+    if [[ "${CUDA_VISIBLE_DEVICES:-none}" == "none" ]]; then
+        echo "No GPU available, add --nv yourself"
+    else
+        echo "Using available GPU"
+        image=${gpu_image}
+        singularity_opts+="--nv"
+    fi
+    # singularity_opts="--nv" on GPU nodes
+    singularity exec ${singularity_opts} \\
+      -B /data,/lscratch \\
+        ${image} ${cmd} "$@"
+    """
+
+
+def test_singularity_options_and_gpu_image_in_variables(tmp_path):
+    root = write_tree(tmp_path, {"wrapper.sh": WRAPPER_SH})
+    found = _found(root, "wrapper.sh")
+    assert (6, "NPU016", "error") in found          # the `_gpu.sqsh` image, copied into `image`
+    assert (14, "NPU017", "error") in found         # `--nv` appended to the options the command expands
+    # the CPU image, the messages and the comment carry nothing
+    assert not [f for f in found if f[0] in (5, 10, 12, 16)]
+
+
+MEDAKA_SH = """\
+    #! /bin/bash
+    image=${appdir}/libexec/medaka.sif
+    gpu=""
+    if [[ -n "${CUDA_VISIBLE_DEVICES:-}" ]]; then
+        gpu="--nv"
+    fi
+    singularity exec $gpu -B /data ${image} ${cmd} "$@"
+    report="--nv"
+    echo "$report"
+    """
+
+
+def test_options_variable_only_where_a_container_command_reads_it(tmp_path):
+    root = write_tree(tmp_path, {"wrapper.sh": MEDAKA_SH})
+    found = _found(root, "wrapper.sh")
+    assert (5, "NPU017", "error") in found
+    # `medaka.sif` names no GPU build; `report` is read by echo only
+    assert not [f for f in found if f[0] in (2, 8)]
+
+
+DOCKER_PIPELINE_SH = """\
+    #!/usr/bin/env bash
+    set -e
+    NAME="argus-freesound"
+    DOCKER_OPTIONS="--rm -it --gpus=all --ipc=host -v $(pwd):/workdir --name=${NAME} ${NAME}"
+    CPU_OPTIONS="--rm -it --ipc=host -v $(pwd):/workdir"
+    docker build -t ${NAME} .
+    docker run ${DOCKER_OPTIONS} python build_kernel.py
+    docker run ${CPU_OPTIONS} ${NAME} python make_folds.py
+    """
+
+
+def test_docker_gpus_held_in_a_variable(tmp_path):
+    root = write_tree(tmp_path, {"pipeline.sh": DOCKER_PIPELINE_SH})
+    found = _found(root, "pipeline.sh")
+    assert (4, "NPU017", "error") in found
+    assert not [f for f in found if f[0] == 5]
+
+
+BUILD_SH = """\
+    #!/usr/bin/env bash
+    # set your docker default-runtime to nvidia
+    BASE_IMAGE=$1
+    if [ -z $BASE_IMAGE ]; then
+        if [ $L4T_VERSION = "35.4.1" ]; then
+            BASE_IMAGE="dustynv/l4t-pytorch:r35.4.1"
+        elif [ $L4T_VERSION = "35.2.1" ]; then
+            BASE_IMAGE="nvcr.io/nvidia/l4t-pytorch:r35.2.1-pth2.0-py3"
+        else
+            BASE_IMAGE="ubuntu:22.04"
+        fi
+    fi
+    echo "BASE_IMAGE=dustynv/l4t-pytorch:r35.4.1"
+    sudo docker build -t $CONTAINER_IMAGE --build-arg BASE_IMAGE=$BASE_IMAGE -f Dockerfile .
+    """
+
+
+def test_l4t_images_chosen_in_variables(tmp_path):
+    root = write_tree(tmp_path, {"build.sh": BUILD_SH})
+    found = _found(root, "build.sh")
+    assert (6, "NPU016", "error") in found
+    assert (8, "NPU016", "error") in found
+    assert not [f for f in found if f[0] in (2, 10, 13)]
+
+
+KAGGLE_DOCKERFILE = """\
+    {{ if eq .Accelerator "gpu" }}
+    FROM us-docker.pkg.dev/colab-images/public/runtime:release-colab-external-images_20260514-060047_RC00
+    {{ else }}
+    FROM us-docker.pkg.dev/colab-images/public/cpu-runtime:release-colab-external-images_20260514-060047_RC00
+    {{ end}}
+    # the GPU image is Colab's runtime image
+    RUN pip freeze | grep -E 'tensorflow|keras|torch|jax' > /colab_requirements.txt
+    """
+
+
+def test_colab_gpu_runtime_image(tmp_path):
+    root = write_tree(tmp_path, {"Dockerfile": KAGGLE_DOCKERFILE})
+    found = _found(root, "Dockerfile")
+    assert (2, "NPU016", "error") in found
+    assert not [f for f in found if f[0] in (1, 4, 6)]
+
+
+PERLMUTTER_SH = """\
+    #!/bin/bash
+    #SBATCH -C gpu
+    #SBATCH --gpus-per-node=4
+    # Setup software: module load pytorch/1.11.0
+    module load pytorch/1.11.0
+    module load python/3.9
+    echo "module load pytorch"
+    srun -l -u python train.py -d nccl
+    """
+
+
+def test_centre_pytorch_module(tmp_path):
+    root = write_tree(tmp_path, {"train.sh": PERLMUTTER_SH})
+    found = _found(root, "train.sh")
+    assert (5, "NPU011", "info") in found
+    assert not [f for f in found if f[0] in (4, 6, 7)]
+
+
+TRIPY_REQUIREMENTS = """\
+    -f https://nvidia.github.io/TensorRT-Incubator/packages.html
+    nvtripy>=0.1.1
+    opencv-python-headless
+    numpy
+    # nvtripy comes from https://nvidia.github.io/TensorRT-Incubator
+    """
+
+
+def test_nvidia_github_pages_index_and_tripy(tmp_path):
+    root = write_tree(tmp_path, {"requirements.txt": TRIPY_REQUIREMENTS})
+    found = _found(root, "requirements.txt")
+    assert (1, "NPU026", "info") in found
+    assert (2, "NPU440", "error") in found
+    assert not [f for f in found if f[0] in (3, 4, 5)]
