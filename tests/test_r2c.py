@@ -158,3 +158,132 @@ def test_nvidia_github_pages_index_and_tripy(tmp_path):
     assert (1, "NPU026", "info") in found
     assert (2, "NPU440", "error") in found
     assert not [f for f in found if f[0] in (3, 4, 5)]
+
+
+def _notebook(cells: list[str]) -> str:
+    import json
+
+    return json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                                  "source": c.splitlines(keepends=True)} for c in cells],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+COLAB_CELL = "\n".join([
+    "%cd /content",
+    "!git clone -b v2.4 https://github.com/AUTOMATIC1111/stable-diffusion-webui",
+    r"!sed -i -e '''/from modules import launch_utils/a\import os''' /content/stable-diffusion-webui/launch.py",
+    r"!sed -i -e '''/        prepare_environment()/a\        os.system\(f\"\"\"sed -i -e ''\"s/dict()))/dict())).cuda()"
+    r"/g\"'' /content/stable-diffusion-webui/repositories/stable-diffusion-stability-ai/ldm/util.py\"\"\")''' "
+    r"/content/stable-diffusion-webui/launch.py",
+    r"!sed -i -e 's/\.cuda()/.npu()/g' /content/stable-diffusion-webui/modules/sd_models.py",
+    r"!sed -i -e 's/\[\"sd_model_checkpoint\"\]/\[\"sd_model_checkpoint\",\"sd_vae\"\]/g' modules/shared.py",
+    r"# !sed -i -e 's/dict()))/dict())).cuda()/g' ldm/util.py",
+]) + "\n"
+
+
+def test_sed_that_writes_cuda_calls_into_python(tmp_path):
+    root = write_tree(tmp_path, {"webui_colab.ipynb": _notebook([COLAB_CELL])})
+    found = _found(root, "webui_colab.ipynb")
+    assert (4, "NPU001", "error") in found
+    # the import edit, the port to .npu(), the settings edit and the comment carry nothing
+    assert not [f for f in found if f[0] in (3, 5, 6, 7)]
+
+
+PYTORCH3D_CELL = """\
+import os
+import sys
+import torch
+need_pytorch3d=False
+if need_pytorch3d:
+    version_str="".join([
+        f"py3{sys.version_info.minor}_cu",
+        torch.version.cuda.replace(".",""),
+        f"_pyt{torch.__version__}"
+    ])
+    !pip install iopath
+    if sys.platform.startswith("linux"):
+        print("Trying to install wheel for PyTorch3D")
+        !pip install --no-index --no-cache-dir pytorch3d -f https://dl.fbaipublicfiles.com/pytorch3d/packaging/wheels/{version_str}/download.html
+        pip_list = !pip freeze
+        need_pytorch3d = not any(i.startswith("pytorch3d==") for  i in pip_list)
+if need_pytorch3d:
+    !pip install 'git+https://github.com/facebookresearch/pytorch3d.git@stable'
+"""
+
+
+def test_shell_lines_inside_python_blocks_keep_the_cell_readable(tmp_path):
+    root = write_tree(tmp_path, {"tutorial.ipynb": _notebook([PYTORCH3D_CELL])})
+    found = _found(root, "tutorial.ipynb")
+    assert (8, "NPU008", "error") in found          # torch.version.cuda, read once the cell parses
+    assert (14, "NPU440", "error") in found         # pytorch3d's CUDA wheel pages
+    assert (18, "NPU360", "warning") in found       # a source build of pytorch3d's CUDA extension
+    assert not [f for f in found if f[0] in (11, 13, 15, 16)]
+
+
+FAISS_RECIPE = """\
+{% set version = environ.get('GIT_DESCRIBE_TAG').lstrip('v') %}
+{% set number = GIT_DESCRIBE_NUMBER %}
+{% set cuda_major = (cudatoolkit | default("12.0")).split('.')[0] | int %}
+{% set libcublas_constraints=">=13.3,<13.4" %}  # libcublas 13.3 is actually for cuda 13.2
+{% set mkl_constraints=">=2023" %}
+
+package:
+  name: faiss-pkg
+  version: {{ version }}
+
+requirements:
+  host:
+    - mkl {{ mkl_constraints }}
+    - cuda-toolkit {{ cudatoolkit }}
+  run:
+    - libcublas {{ libcublas_constraints }}
+"""
+
+
+def test_conda_recipe_cuda_parameters(tmp_path):
+    root = write_tree(tmp_path, {"conda/faiss-gpu/meta.yaml": FAISS_RECIPE})
+    found = _found(root, "conda/faiss-gpu/meta.yaml")
+    assert (3, "NPU018", "info") in found
+    assert (4, "NPU018", "info") in found
+    assert not [f for f in found if f[0] in (1, 2, 5)]
+
+
+CUDA_INSTALL_SH = """\
+#!/bin/bash
+export CUDA_SHORT=10.1
+export CUDA_ARCH=12.0
+export CUDA_VISIBLE_DEVICES=0
+echo "CUDA_SHORT=10.1"
+export CUDA_URL=https://developer.download.nvidia.com/compute/cuda/${CUDA_SHORT}/Prod/local_installers/
+"""
+
+
+def test_cuda_release_in_a_cuda_named_variable(tmp_path):
+    root = write_tree(tmp_path, {"cuda/cu101-Linux.sh": CUDA_INSTALL_SH})
+    found = _found(root, "cuda/cu101-Linux.sh")
+    assert (2, "NPU018", "info") in found
+    assert not [f for f in found if f[0] in (3, 5) and f[1] == "NPU018"]
+
+
+MAC_WORKFLOW = """\
+name: Test pip install
+on: [push]
+jobs:
+  test:
+    runs-on: ${{ matrix.os }}
+    steps:
+      - name: Install xformers (mac)
+        if: runner.os == 'macOS'
+        run: |
+          python -m pip install https://github.com/rsxdalv/xformers/releases/download/v0.0.30/xformers-0.0.30+cbc9beb.d20250514-cp311-cp311-macosx_11_0_universal2.whl
+      - name: Install xformers (linux)
+        run: |
+          python -m pip install https://github.com/rsxdalv/xformers/releases/download/v0.0.30/xformers-0.0.30-cp311-cp311-manylinux_2_28_x86_64.whl
+"""
+
+
+def test_macos_wheel_is_no_cuda_build(tmp_path):
+    root = write_tree(tmp_path, {".github/workflows/test.yml": MAC_WORKFLOW})
+    found = _found(root, ".github/workflows/test.yml")
+    assert not [f for f in found if f[0] == 10]
+    assert [f for f in found if f[0] == 13 and f[1] == "NPU361"]

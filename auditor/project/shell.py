@@ -1117,6 +1117,15 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
     if value is not None and name.upper().endswith("_VERSION"):
         _cuda_version_parameter(col, m, name, _word(value) if value.type != "expansion" else value.text.decode(
             "utf-8", errors="replace"), line, c)
+    if value is not None and _cuda_version_name(name) and _CUDA_RELEASE_RE.fullmatch(_word(value)) \
+            and not _NOT_A_RELEASE_RE.search(name.upper()) and m.match_setting(name.lower(), _word(value)) is None:
+        # `export CUDA_SHORT=10.1` (the CUDA install scripts of pytorch_scatter and its sibling libraries, r2c): a
+        # variable named for CUDA that holds a CUDA release is the same build parameter as `CUDA_VERSION=10.1`
+        rule = m.match_setting("cuda_version", _word(value))
+        if rule is not None and rule.code == "NPU018":
+            col.add(rule, f"{name}={_word(value)}", line, c, c + len(name), severity="info",
+                    note=" (a build parameter: the CUDA version a build step installs)")
+        return
     if value is None or name.upper().endswith("_VERSION"):
         return       # other versions: the build steps that install them have their own findings
     quoted_default = value.type == "string" and re.fullmatch(r'"\$\{\w+:?[-=][^${}"]*\}"', value.text.decode(
@@ -1160,6 +1169,10 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
         col.add(rule, f"{name}={shown}", line, c, c + len(name), value=literal)
 
 
+# a CUDA release (`10.1`, `12.4.1`), and the CUDA-named variables whose numbers are no release: GPU architectures
+# (`CUDA_ARCH=8.6`, compute capabilities), device lists
+_CUDA_RELEASE_RE = re.compile(r"1[0-9]\.[0-9]+(?:\.[0-9]+)?")
+_NOT_A_RELEASE_RE = re.compile(r"ARCH|CAPAB|COMPUTE|SM_|_SM|DEVICE|VISIBLE")
 # a CUDA version as a build parameter: `12.6`, `12.8.1`, `cu126`, a variable or CI expression passing one on
 _CUDA_VERSION_VALUE_RE = re.compile(r"(?:cu(?:da)?-?)?1[0-9](?:\.[0-9]+){0,2}|cu1[0-9]{2}|\$\{?\w+\}?|\$\{\{[^}]*\}\}",
                                     re.IGNORECASE)
@@ -1718,6 +1731,9 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             at = words.index("easy_install", 2)
             _pip(col, m, pos, ["install", *words[at + 1:]], [nodes[at], *nodes[at + 1:]], source_tree)
         return
+    if name == "sed" and "cuda" in node.text.decode("utf-8", errors="replace"):
+        _sed_cuda_edits(col, pos, node)
+        return
     if name == "dpkg" and ("-i" in words or "--install" in words):
         for i, w in enumerate(words[1:], 1):
             if w.endswith(".deb"):       # `dpkg -i cuda-keyring_1.1-1_all.deb`: the package is the name before `_`
@@ -2104,6 +2120,37 @@ def _inline_python(col: Collector, pos: _Positions, code: str, node, output_read
         col.add_finding(replace(f, path=col.rel, line=line, end_line=row + f.end_line, col=f.col + shift,
                                 end_col=f.end_col + (start if f.end_line == 1 else 0), fix="none",
                                 data={k: v for k, v in f.data.items() if k != "replace"}))
+
+
+# a sed substitution `s/PATTERN/REPLACEMENT/`, with `/`, `#`, `|` or `@` as the delimiter
+_SED_SUBSTITUTION_RE = re.compile(r"(?<![\w.])s([/#|@])((?:\\.|(?!\1).)*)\1((?:\\.|(?!\1).)*)\1")
+# Python CUDA calls a substitution can write into a source file: `.cuda()`, `torch.cuda.<name>`, `.to("cuda")`
+_CUDA_CALL_RE = re.compile(r"\.cuda\(\s*[\w:'\"]*\s*\)|\btorch\.cuda\.\w+(?:\(\))?|\.to\(\s*['\"]cuda(?::\d+)?['\"]\s*\)")
+
+
+def _sed_cuda_edits(col: Collector, pos: _Positions, node) -> None:
+    """`sed -i -e 's/dict()))/dict())).cuda()/g' ldm/util.py` (camenduru's Colab launchers patch the webui's
+    sources, also from a line that `sed` itself appends to launch.py): a substitution whose replacement writes a CUDA
+    call the pattern did not have puts CUDA code into the project's Python; the call goes through the Python pass.
+    A substitution that takes the call out (`s/.cuda()/.npu()/`) is a port, and carries nothing."""
+    from dataclasses import replace
+
+    text = node.text.decode("utf-8", errors="replace").replace("\\(", "(").replace("\\)", ")")
+    row, byte_col = node.start_point
+    start = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace"))
+    for sub in _SED_SUBSTITUTION_RE.finditer(text):
+        pattern, replacement = sub.group(2), sub.group(3)
+        added = [c.group(0) for c in _CUDA_CALL_RE.finditer(replacement)]
+        if not added or len(added) <= len(_CUDA_CALL_RE.findall(pattern)):
+            continue
+        line = row + 1 + text.count("\n", 0, sub.start(3))
+        for call in added:
+            code = ("import torch\n_ = " + call) if call.startswith("torch.") else "_ = model" + call
+            result = col.engine.analyze_bytes((code + "\n").encode("utf-8"), col.rel + ".py")
+            c = start + 1 + sub.start(3) if line == row + 1 else 1
+            for f in result.findings:
+                col.add_finding(replace(f, path=col.rel, line=line, end_line=line, col=c, end_col=c + len(call),
+                                        fix="none", data={k: v for k, v in f.data.items() if k != "replace"}))
 
 
 def _tree_part(m, tree: tuple[str, Rule], folder: str) -> tuple[str, Rule]:
