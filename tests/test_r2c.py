@@ -287,3 +287,34 @@ def test_macos_wheel_is_no_cuda_build(tmp_path):
     found = _found(root, ".github/workflows/test.yml")
     assert not [f for f in found if f[0] == 10]
     assert [f for f in found if f[0] == 13 and f[1] == "NPU361"]
+
+
+WHEEL_WORKFLOW = """\
+name: Building Wheels
+on: [workflow_dispatch]
+jobs:
+  wheel:
+    runs-on: ${{ matrix.os }}
+    strategy:
+      matrix:
+        os: [ubuntu-22.04]
+        task: [lint]
+    steps:
+      - name: Install CUDA ${{ matrix.cuda-version }}
+        if: ${{ matrix.cuda-version != 'cpu' }}
+        run: |
+          bash .github/workflows/cuda/${{ matrix.cuda-version }}-${{ runner.os }}.sh
+      - name: Build wheel for GPU
+        run: |
+          source .github/workflows/cuda/${{ matrix.cuda-version }}-${{ runner.os }}-env.sh
+          bash scripts/${{ matrix.task }}.sh
+          echo "bash .github/workflows/cuda/${{ matrix.cuda-version }}-Linux.sh"
+"""
+
+
+def test_script_chosen_by_the_cuda_version(tmp_path):
+    root = write_tree(tmp_path, {".github/workflows/building.yml": WHEEL_WORKFLOW})
+    found = _found(root, ".github/workflows/building.yml")
+    assert (14, "NPU018", "info") in found
+    assert (17, "NPU018", "info") in found
+    assert not [f for f in found if f[0] in (18, 19)]

@@ -1569,6 +1569,14 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         if rule is not None:
             sl, sc = pos.at(nodes[1].start_point)
             col.add(rule, script, sl, sc, sc + len(words[1]))
+        elif any(_cuda_version_name(v) for v in _VARIABLE_REF_RE.findall(words[1])):
+            # `bash .github/workflows/cuda/${{ matrix.cuda-version }}-${{ runner.os }}.sh`, `source
+            # .../cuda/${{ matrix.cuda-version }}-Linux-env.sh` (pytorch_scatter's wheel workflow, r2c): a script
+            # picked by the CUDA version installs that CUDA or sets up its environment (a build parameter: the
+            # script's own lines are the errors)
+            sl, sc = pos.at(nodes[1].start_point)
+            col.add(m.match_requirement("cuda-version"), f"{name} {words[1]}", sl, sc, sc + len(words[1]),
+                    severity="info", note=" (a script chosen by the CUDA version: that CUDA's install or environment)")
     if name in ("accelerate", "torchrun", "deepspeed") and "-m" in words[1:-1]:
         # `accelerate launch --num_processes=8 -m lmms_eval --model vllm`: the module's options are read as its own
         at = words.index("-m", 1)
