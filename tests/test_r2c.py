@@ -318,3 +318,17 @@ def test_script_chosen_by_the_cuda_version(tmp_path):
     assert (14, "NPU018", "info") in found
     assert (17, "NPU018", "info") in found
     assert not [f for f in found if f[0] in (18, 19)]
+
+
+OCI_SH = """\
+#!/bin/bash
+GPU_IMAGE=$(get_gpu_image)
+TRAIN_IMAGE="registry.example.com/team/trainer_gpu:1.2"
+"""
+
+
+def test_image_variable_from_a_command_is_no_image_name(tmp_path):
+    root = write_tree(tmp_path, {"entry_point.sh": OCI_SH})
+    found = _found(root, "entry_point.sh")
+    assert not [f for f in found if f[0] == 2]
+    assert (3, "NPU016", "error") in found

@@ -596,7 +596,8 @@ def scan_shell(col: Collector, text: str, script: bool = False) -> None:
                 _env_list(col, pos, value)
                 if name in evaluated:
                     _nested_script(col, pos, value)     # the command line `eval $name` runs, read in its place
-            if value is not None and "IMAGE" in name.upper():         # IMAGE_NAME="nvcr.io/nvidia/pytorch:..."
+            if value is not None and "IMAGE" in name.upper() and not _DERIVED_RE.match(_word(value).strip('"')):
+                # IMAGE_NAME="nvcr.io/nvidia/pytorch:..." (not `GPU_IMAGE=$(get_gpu_image)`: a command's output)
                 ref = _word(value) if value.type != "string" else value.text.decode()[1:-1]
                 vline, vc = pos.at(value.start_point)
                 col.add(m.match_image(ref), ref, vline, vc + (value.type in ("string", "raw_string")))
