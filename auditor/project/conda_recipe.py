@@ -90,8 +90,33 @@ def _requirement_lists(root: yaml.Node | None) -> list[yaml.SequenceNode]:
     return found
 
 
+# `{% set cuda_major = (cudatoolkit | default("12.0")).split('.')[0] | int %}`, `{% set cudart_constraints=">=13.2" %}`
+_JINJA_SET_RE = re.compile(r"\{%-?\s*set\s+([A-Za-z_]\w*)\s*=")
+
+
+def _cuda_parameters(col: Collector, m, pinned_by: dict[str, str]) -> None:
+    """`{% set NAME = ... %}` lines that fix the CUDA build of the recipe: a variable named for CUDA
+    (`cuda_major`, `cuda_constraints`) or one that pins the version of a CUDA package a requirement line installs
+    (`libcublas {{ libcublas_constraints }}`). A build parameter, as a Dockerfile's `ARG CUDA_VERSION=12.6` is
+    (information: the requirement lines it feeds are the errors); r2c, faiss's faiss-gpu-cuvs recipe."""
+    rule = m.match_requirement("cuda-version")
+    for number, text in enumerate(col.lines, 1):
+        statement = _JINJA_SET_RE.match(text.lstrip())
+        if statement is None:
+            continue
+        name = statement.group(1)
+        package = pinned_by.get(name)
+        if package is None and "cuda" not in name.lower():
+            continue
+        at = text.find(name) + 1
+        why = f"pins {package}" if package else "is named for the CUDA build"
+        col.add(rule, f"{{% set {name} %}}", number, at, at + len(name), severity="info",
+                note=f" (a build parameter of the recipe: the variable {why})")
+
+
 def _read_recipe(col: Collector, root: yaml.Node | None) -> None:
     m = matchers(col.engine)
+    pinned_by: dict[str, str] = {}
     for items in _requirement_lists(root):
         for item in items.value:
             if not isinstance(item, yaml.ScalarNode):
@@ -102,7 +127,12 @@ def _read_recipe(col: Collector, root: yaml.Node | None) -> None:
             if not name:
                 continue
             symbol = normalize_dist(name)
-            col.add(m.match_requirement(symbol), symbol, line, start + 1, start + 1 + len(written))
+            rule = m.match_requirement(symbol)
+            col.add(rule, symbol, line, start + 1, start + 1 + len(written))
+            if rule is not None and rule.category == "device":
+                for variable in re.findall(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}", written):
+                    pinned_by.setdefault(variable, symbol)
+    _cuda_parameters(col, m, pinned_by)
 
 
 def _read_variants(col: Collector, root: yaml.Node | None) -> None:

@@ -36,6 +36,8 @@ _ENV_MAGIC_RE = re.compile(r"(%(?:set_)?env)\s+([A-Za-z_]\w*)(=|\s+)(\S.*)")
 # IPython expands `{expr}` in a `!` line before the shell runs it (`!{sys.executable} -m pip install ...`): the
 # kernel's Python for `sys.executable`, a same-length placeholder for anything else, so columns stay true
 _PY_INTERPOLATION_RE = re.compile(r"(?<!\$)\{[^{}\s]+\}")
+# `pip_list = !pip freeze`: a shell command whose output lines IPython assigns to a name
+_CAPTURE_RE = re.compile(r"(\s*[A-Za-z_][\w.]*\s*=\s*)!(.*)")
 
 
 def _placeholder(expr: re.Match) -> str:
@@ -179,8 +181,16 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
                     shell_lines.append(_PY_INTERPOLATION_RE.sub(_placeholder, ln))
                     continued = ln.rstrip().endswith("\\")
                 elif stripped.startswith("!"):
-                    python_lines.append("")
+                    # inside a block (`if need_pytorch3d:` / `    !pip install ...`) a `pass` keeps the block Python
+                    python_lines.append(ln[:len(ln) - len(stripped)] + "pass" if ln != stripped else "")
                     shell_lines.append(_PY_INTERPOLATION_RE.sub(_placeholder, ln.replace("!", " ", 1)))
+                    continued = ln.rstrip().endswith("\\")
+                elif captured := _CAPTURE_RE.match(ln):
+                    # `pip_list = !pip freeze`: IPython runs the command and binds its output lines to the name
+                    # (IPython's "System shell access"); Python sees a list, the shell line keeps its columns
+                    python_lines.append(captured.group(1) + "[]")
+                    shell_lines.append(_PY_INTERPOLATION_RE.sub(
+                        _placeholder, " " * len(captured.group(1)) + " " + captured.group(2)))
                     continued = ln.rstrip().endswith("\\")
                 elif command := _COMMAND_MAGIC_RE.match(stripped):
                     python_lines.append("")

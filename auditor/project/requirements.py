@@ -241,8 +241,12 @@ def wheel_symbols(path: str) -> list[str]:
     from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
     try:
-        name, version, _build, _tags = parse_wheel_filename(path.rsplit("/", 1)[-1])
+        name, version, _build, tags = parse_wheel_filename(path.rsplit("/", 1)[-1])
     except InvalidWheelFilename:
+        return []
+    if tags and all(t.platform.startswith("macosx") for t in tags):
+        # `xformers-0.0.30+cbc9beb-cp311-cp311-macosx_11_0_universal2.whl` (tts-generation-webui's macOS CI step,
+        # r2c): a wheel built only for macOS, which has neither CUDA nor an Ascend device (as for_macos files)
         return []
     symbols = [str(name)]
     # `+cu121`, and k2-fsa's `+cuda12.1.torch2.4.1` (kaldifeat, k2): the CUDA build a wheel was made for

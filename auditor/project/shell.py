@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 
 import re
+from collections import defaultdict
 from functools import lru_cache
 from urllib.parse import unquote
 from typing import TYPE_CHECKING, Iterator
@@ -570,6 +571,7 @@ def scan_shell(col: Collector, text: str, script: bool = False) -> None:
     evaluated = _evaluated_vars(text) if "$" in text else set()
     environment_names = _environment_names(tree, raw, text, evaluated)
     appenders = _appender_functions(tree) if "$@" in text or "$*" in text else {}
+    container_vars = _container_variables(tree.root_node) if "$" in text else {}
     for node in _walk(tree.root_node):
         if node.type == "variable_assignment":
             name_node = node.child_by_field_name("name")
@@ -586,13 +588,16 @@ def scan_shell(col: Collector, text: str, script: bool = False) -> None:
                 col.env(name, line, c, twin=_twin(col, node, value, line, c),
                         value=_word(value) if value is not None else None)
             _assignment_setting(col, m, name, value, line, c)
+            if value is not None and name in container_vars:
+                _container_options_variable(col, m, pos, name, value, container_vars[name])
             if value is not None and value.type == "word":
                 _program_variable(col, m, pos, tree, name, value)
             if value is not None and value.type in ("string", "raw_string"):
                 _env_list(col, pos, value)
                 if name in evaluated:
                     _nested_script(col, pos, value)     # the command line `eval $name` runs, read in its place
-            if value is not None and "IMAGE" in name.upper():         # IMAGE_NAME="nvcr.io/nvidia/pytorch:..."
+            if value is not None and "IMAGE" in name.upper() and not _DERIVED_RE.match(_word(value).strip('"')):
+                # IMAGE_NAME="nvcr.io/nvidia/pytorch:..." (not `GPU_IMAGE=$(get_gpu_image)`: a command's output)
                 ref = _word(value) if value.type != "string" else value.text.decode()[1:-1]
                 vline, vc = pos.at(value.start_point)
                 col.add(m.match_image(ref), ref, vline, vc + (value.type in ("string", "raw_string")))
@@ -763,6 +768,69 @@ _RUN_FLAGS = {"--rm", "--privileged", "--init", "--read-only", "--interactive", 
               "--no-healthcheck", "--oom-kill-disable", "--quiet", "--sig-proxy", "--disable-content-trust"}
 _RUN_SHORT_FLAGS_RE = re.compile(r"-[itdPq]+")
 _RUN_GPUS_RE = re.compile(r"--gpus(?:=|$)|--runtime(?:=|$)nvidia|--device(?:=|$)nvidia\.com/gpu")
+
+
+# Singularity / Apptainer image files (`.sif`, SquashFS `.sqsh`, the older `.simg` / `.img`): the file's own name
+# says which build it is (NIH HPC's wrappers: `deepvariant-gpu.sif` beside `deepvariant-cpu.sif`, `guppy-gpu.sif`)
+_IMAGE_FILE_RE = re.compile(r"(?:\S*/)?([\w.+-]+)\.(?:sif|sqsh|squashfs|simg|img)")
+_CONTAINER_COMMANDS = _CONTAINER_RUNNERS | set(_CONTAINER_GPU_FLAGS)
+
+
+def _container_variables(root) -> dict[str, set[str]]:
+    """The variables a script expands among a container command's arguments (`singularity exec ${singularity_opts}
+    ${image}`, `docker run ${DOCKER_OPTIONS} python x.py`), each with the programs that read them; a variable
+    copied whole into one of them (`image=${gpu_image}`) is read by the same programs."""
+    read: dict[str, set[str]] = defaultdict(set)
+    copies: list[tuple[str, str]] = []
+    for node in _walk(root):
+        if node.type == "command":
+            name_node = node.child_by_field_name("name")
+            program = _word(name_node).rsplit("/", 1)[-1] if name_node is not None else ""
+            if program not in _CONTAINER_COMMANDS:
+                continue
+            for arg in node.children:
+                ref = _VARIABLE_REF_RE.fullmatch(_word(arg)) if arg is not name_node and arg.type in (
+                    "simple_expansion", "expansion", "string") else None
+                if ref is not None:
+                    read[ref.group(1)].add(program)
+        elif node.type == "variable_assignment":
+            name_node, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            ref = _VARIABLE_REF_RE.fullmatch(_word(value)) if value is not None else None
+            if name_node is not None and ref is not None:
+                copies.append((ref.group(1), name_node.text.decode()))
+    for _ in range(3):          # `gpu_image=...`, `image=${gpu_image}`, `singularity exec ... ${image}`
+        for source, target in copies:
+            read[source] |= read.get(target, set())
+    return {k: v for k, v in read.items() if v}
+
+
+def _container_options_variable(col: Collector, m, pos: _Positions, name: str, value, programs: set[str]) -> None:
+    """`singularity_opts+="--nv"`, `gpu="--nv"`, `DOCKER_OPTIONS="--rm -it --gpus=all ..."`: options a container
+    command reads from a variable are read as written on its line (NPU017); an image file named for the GPU build
+    (`image="${libexecd}/libexec/deepvariant-gpu.sif"`) is the image rules' (NPU016). Only literal parts count: a
+    command substitution's output is unknown."""
+    text = value.text.decode("utf-8", errors="replace")
+    quoted = value.type in ("string", "raw_string")
+    vline, vc = pos.at(value.start_point)
+    if "\n" in text:
+        return
+    body = text[1:-1] if quoted and len(text) >= 2 else text
+    start = vc + (1 if quoted else 0)
+    words = [(w.group(0), start + w.start()) for w in re.finditer(r"[^\s]+", body)]
+    for i, (w, wc) in enumerate(words):
+        for program in sorted(programs):
+            if w.startswith("-") and "$" not in w.split("=", 1)[0]:
+                flags = _CONTAINER_GPU_FLAGS.get(program, ())
+                option = w if "=" in w or w in flags or i + 1 >= len(words) or words[i + 1][0].startswith("-") \
+                    else f"{w}={words[i + 1][0]}"
+                symbol = f"{program} {option}"
+                col.add(m.match_command(symbol), symbol, vline, wc, wc + len(w))
+            elif program in _CONTAINER_GPU_FLAGS and not ("IMAGE" in name.upper() and m.match_image(body)):
+                # (a variable named for an image whose whole value an image rule knows is reported as such below)
+                image = _IMAGE_FILE_RE.fullmatch(w.strip("\"'"))
+                if image is not None:
+                    stem = image.group(1)
+                    col.add(m.match_image(stem), stem, vline, wc, wc + len(w))
 
 
 def _expansion_between(command, before, after) -> bool:
@@ -1050,6 +1118,15 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
     if value is not None and name.upper().endswith("_VERSION"):
         _cuda_version_parameter(col, m, name, _word(value) if value.type != "expansion" else value.text.decode(
             "utf-8", errors="replace"), line, c)
+    if value is not None and _cuda_version_name(name) and _CUDA_RELEASE_RE.fullmatch(_word(value)) \
+            and not _NOT_A_RELEASE_RE.search(name.upper()) and m.match_setting(name.lower(), _word(value)) is None:
+        # `export CUDA_SHORT=10.1` (the CUDA install scripts of pytorch_scatter and its sibling libraries, r2c): a
+        # variable named for CUDA that holds a CUDA release is the same build parameter as `CUDA_VERSION=10.1`
+        rule = m.match_setting("cuda_version", _word(value))
+        if rule is not None and rule.code == "NPU018":
+            col.add(rule, f"{name}={_word(value)}", line, c, c + len(name), severity="info",
+                    note=" (a build parameter: the CUDA version a build step installs)")
+        return
     if value is None or name.upper().endswith("_VERSION"):
         return       # other versions: the build steps that install them have their own findings
     quoted_default = value.type == "string" and re.fullmatch(r'"\$\{\w+:?[-=][^${}"]*\}"', value.text.decode(
@@ -1093,6 +1170,10 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
         col.add(rule, f"{name}={shown}", line, c, c + len(name), value=literal)
 
 
+# a CUDA release (`10.1`, `12.4.1`), and the CUDA-named variables whose numbers are no release: GPU architectures
+# (`CUDA_ARCH=8.6`, compute capabilities), device lists
+_CUDA_RELEASE_RE = re.compile(r"1[0-9]\.[0-9]+(?:\.[0-9]+)?")
+_NOT_A_RELEASE_RE = re.compile(r"ARCH|CAPAB|COMPUTE|SM_|_SM|DEVICE|VISIBLE")
 # a CUDA version as a build parameter: `12.6`, `12.8.1`, `cu126`, a variable or CI expression passing one on
 _CUDA_VERSION_VALUE_RE = re.compile(r"(?:cu(?:da)?-?)?1[0-9](?:\.[0-9]+){0,2}|cu1[0-9]{2}|\$\{?\w+\}?|\$\{\{[^}]*\}\}",
                                     re.IGNORECASE)
@@ -1489,6 +1570,14 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         if rule is not None:
             sl, sc = pos.at(nodes[1].start_point)
             col.add(rule, script, sl, sc, sc + len(words[1]))
+        elif any(_cuda_version_name(v) for v in _VARIABLE_REF_RE.findall(words[1])):
+            # `bash .github/workflows/cuda/${{ matrix.cuda-version }}-${{ runner.os }}.sh`, `source
+            # .../cuda/${{ matrix.cuda-version }}-Linux-env.sh` (pytorch_scatter's wheel workflow, r2c): a script
+            # picked by the CUDA version installs that CUDA or sets up its environment (a build parameter: the
+            # script's own lines are the errors)
+            sl, sc = pos.at(nodes[1].start_point)
+            col.add(m.match_requirement("cuda-version"), f"{name} {words[1]}", sl, sc, sc + len(words[1]),
+                    severity="info", note=" (a script chosen by the CUDA version: that CUDA's install or environment)")
     if name in ("accelerate", "torchrun", "deepspeed") and "-m" in words[1:-1]:
         # `accelerate launch --num_processes=8 -m lmms_eval --model vllm`: the module's options are read as its own
         at = words.index("-m", 1)
@@ -1650,6 +1739,9 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             # installs the requirements after it, as pip would (t15v, StreamDiffusion's Dockerfile)
             at = words.index("easy_install", 2)
             _pip(col, m, pos, ["install", *words[at + 1:]], [nodes[at], *nodes[at + 1:]], source_tree)
+        return
+    if name == "sed" and "cuda" in node.text.decode("utf-8", errors="replace"):
+        _sed_cuda_edits(col, pos, node)
         return
     if name == "dpkg" and ("-i" in words or "--install" in words):
         for i, w in enumerate(words[1:], 1):
@@ -2037,6 +2129,37 @@ def _inline_python(col: Collector, pos: _Positions, code: str, node, output_read
         col.add_finding(replace(f, path=col.rel, line=line, end_line=row + f.end_line, col=f.col + shift,
                                 end_col=f.end_col + (start if f.end_line == 1 else 0), fix="none",
                                 data={k: v for k, v in f.data.items() if k != "replace"}))
+
+
+# a sed substitution `s/PATTERN/REPLACEMENT/`, with `/`, `#`, `|` or `@` as the delimiter
+_SED_SUBSTITUTION_RE = re.compile(r"(?<![\w.])s([/#|@])((?:\\.|(?!\1).)*)\1((?:\\.|(?!\1).)*)\1")
+# Python CUDA calls a substitution can write into a source file: `.cuda()`, `torch.cuda.<name>`, `.to("cuda")`
+_CUDA_CALL_RE = re.compile(r"\.cuda\(\s*[\w:'\"]*\s*\)|\btorch\.cuda\.\w+(?:\(\))?|\.to\(\s*['\"]cuda(?::\d+)?['\"]\s*\)")
+
+
+def _sed_cuda_edits(col: Collector, pos: _Positions, node) -> None:
+    """`sed -i -e 's/dict()))/dict())).cuda()/g' ldm/util.py` (camenduru's Colab launchers patch the webui's
+    sources, also from a line that `sed` itself appends to launch.py): a substitution whose replacement writes a CUDA
+    call the pattern did not have puts CUDA code into the project's Python; the call goes through the Python pass.
+    A substitution that takes the call out (`s/.cuda()/.npu()/`) is a port, and carries nothing."""
+    from dataclasses import replace
+
+    text = node.text.decode("utf-8", errors="replace").replace("\\(", "(").replace("\\)", ")")
+    row, byte_col = node.start_point
+    start = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace"))
+    for sub in _SED_SUBSTITUTION_RE.finditer(text):
+        pattern, replacement = sub.group(2), sub.group(3)
+        added = [c.group(0) for c in _CUDA_CALL_RE.finditer(replacement)]
+        if not added or len(added) <= len(_CUDA_CALL_RE.findall(pattern)):
+            continue
+        line = row + 1 + text.count("\n", 0, sub.start(3))
+        for call in added:
+            code = ("import torch\n_ = " + call) if call.startswith("torch.") else "_ = model" + call
+            result = col.engine.analyze_bytes((code + "\n").encode("utf-8"), col.rel + ".py")
+            c = start + 1 + sub.start(3) if line == row + 1 else 1
+            for f in result.findings:
+                col.add_finding(replace(f, path=col.rel, line=line, end_line=line, col=c, end_col=c + len(call),
+                                        fix="none", data={k: v for k, v in f.data.items() if k != "replace"}))
 
 
 def _tree_part(m, tree: tuple[str, Rule], folder: str) -> tuple[str, Rule]:
