@@ -162,6 +162,10 @@ RULE_SCHEMA: dict[str, Any] = {
             # qualname rules: an UPPER_CASE constant of the package read but not called (`pynvml.NVML_DEVICE_ARCH_AMPERE`
             # as a table key) queries nothing; the package's calls on the same module are the findings (t11v)
             "calls_not_constants": {"type": "boolean"},
+            # qualname rules with calls_not_constants: a member of the library's enum compared with a value the code holds
+            # (`param.ds_status == ZeroParamStatus.NOT_AVAILABLE`) reads a constant, no finding (r2b; lead decision 40).
+            # Not TensorRT's: test45 labels `engine.get_binding_dtype(...) == trt.DataType.FLOAT` as the engine's use
+            "compared_members_quiet": {"type": "boolean"},
             # keyword rules: not a parameter's default (`def __init__(self, load_in_4bit: bool = True)`: a config
             # class's own field) and not a dict literal's entry (`{"load_in_8bit": True}` weight markers) (t14z)
             "not_parameters": {"type": "boolean"},

@@ -46,6 +46,10 @@ _PLACES = re.compile(
     r"""|torch\.device\(\s*(?!['"]cpu['"])|\btorch\.(?:cuda|npu|xpu)\.|\bdevice_map\b""")
 _CPU_NAME = re.compile(r"(?i)(?:^|_)cpu(?:_|$)")
 _CPU_AUTOCAST = re.compile(r"""autocast\(\s*(?:device_type\s*=\s*)?['"]cpu['"]|\btorch\.cpu\.amp\.autocast\(""")
+# r2b (test71's tapnet `track_frame`: `torch.amp.autocast("cuda", dtype=dtype) if (autocast and ...) else
+# torch.amp.autocast("cpu", enabled=False)`): a function that also opens a CUDA autocast chooses between the two regions;
+# it is no CPU path
+_CUDA_AUTOCAST = re.compile(r"""autocast\(\s*(?:device_type\s*=\s*)?['"]cuda['"]|\btorch\.cuda\.amp\.autocast\(""")
 _CUDA_MOCK = re.compile(r"""\b(?:setattr|patch\.object|object)\(\s*torch\.cuda\s*,""")
 _MIN_ARMS = 4
 # a data-type enum constant built from the name (llama.cpp's converter, copied into many trees: `DT_BF16 =
@@ -74,7 +78,8 @@ def _cpu_functions(tree: ast.AST, lines: list[str]) -> list[tuple[int, int]]:
     out = []
     for fn in _functions(tree):
         text = "\n".join(lines[fn.lineno - 1:fn.end_lineno or fn.lineno])
-        if not (_CPU_NAME.search(fn.name) or _CPU_AUTOCAST.search(text)) or places_on_device(text):
+        if not (_CPU_NAME.search(fn.name) or _CPU_AUTOCAST.search(text) and not _CUDA_AUTOCAST.search(text)) \
+                or places_on_device(text):
             continue
         out.append(line_span(fn))
     return out

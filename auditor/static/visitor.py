@@ -539,6 +539,7 @@ class MatchVisitor(cst.CSTVisitor):
         self._option_text: str | None = None
         # `Device.cuda` / `Backend.CUDA` as an operand of a comparison (or in a tuple compared): an enum member (t14v)
         self._enum_compared: set[int] = set()
+        self._compared_attributes: set[int] = set()   # attribute chains a comparison compares (`x == Enum.MEMBER`)
         self._handled: set[int] = set()   # ids of nodes already matched (or binding names)
         self._saved_locations: set[int] = set()   # keys of map_location dicts (RawHit.saved_location)
         self._launched: set[int] = set()  # calls of a CuPy / PyCUDA kernel loader whose result is launched at once
@@ -908,11 +909,22 @@ class MatchVisitor(cst.CSTVisitor):
         if m is not None and call is None and m.rule.extra.get("calls_not_constants") and not enum_member \
                 and _CONSTANT_NAME.match(qual.rsplit(".", 1)[-1]) and not stacked:
             return True
+        if m is not None and call is None and m.rule.extra.get("compared_members_quiet") and enum_member \
+                and id(node) in self._compared_attributes and id(node) not in self._call_args and not stacked:
+            # `if param.ds_status == ZeroParamStatus.NOT_AVAILABLE:`: a library's enum member compared with a value
+            # the code holds reads a constant; it calls nothing of the library (lead decision 40, r2b)
+            return True
         if m is not None and call is None and m.rule.extra.get("calls_not_constants") and enum_member \
                 and id(node) in self._call_args:
             # `network.add_activation(x,\n trt.ActivationType.SIGMOID)`: the member is an argument of a call of the
             # library's objects; the finding is the call, on its first line (lead decisions 18 / 40, t28a)
             node = self._call_args[id(node)]
+            callee = self._qual(node.func, True)
+            callee_match = self.c.match_qualname(callee) if callee else None
+            if callee_match is not None and callee_match.rule is m.rule and not stacked:
+                # `deepspeed.comm.all_reduce(x, op=deepspeed.comm.ReduceOp.AVG)`: the call is this rule's own
+                # finding already; the member would repeat it at the same place (r2b)
+                return True
         if m is not None:
             # Rules on the same name are tried in code order: a conditional rule (`when`) that does not apply
             # leaves the name to the next one (e.g. a coverage finding for the same API).
@@ -2318,6 +2330,7 @@ class MatchVisitor(cst.CSTVisitor):
             members = [e.value for e in side.elements] if isinstance(side, (cst.Tuple, cst.List, cst.Set)) else [side]
             # (an attribute rule reports the member's name node: `Device.tensorrt` -> `tensorrt`)
             self._operands.update(id(m.attr if isinstance(m, cst.Attribute) else m) for m in members)
+            self._compared_attributes.update(id(m) for m in members if isinstance(m, cst.Attribute))
             self._enum_compared.update(id(m) for m in members if isinstance(m, cst.Attribute) and _enum_member(m)
                                        and not (self._qual(m.value) or "").startswith("torch."))
             # (torch's profiler DeviceType has its own rules)
