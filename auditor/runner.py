@@ -16,7 +16,6 @@ from auditor.findings import Finding
 from auditor.findings import FileError
 from auditor.rules import load_rules
 from auditor.static.engine import MAX_FILE_BYTES, FileResult, StaticEngine
-from auditor.project.unloaded_configs import drop_unloaded_deepspeed_configs
 from auditor.project.tree_calls import apply_tree_calls
 from auditor.static.backend_files import apply_backend_files, drop_test_performance_hints, drop_unread_cudnn_vars
 from auditor.static.format_members import apply_format_members
@@ -299,7 +298,6 @@ def run_static(
     apply_other_frameworks(run.results, found.files, project)    # `bert/paddle/`: PaddlePaddle code, torch_npu does not apply
     apply_imported_gates(run.results, found.files, project)   # `from _harness import CUDA` ... `if not CUDA: raise Skip`
     drop_unread_cudnn_vars(run.results)             # `CUDNN_DETERMINISTIC`: read by nothing
-    drop_unloaded_deepspeed_configs(run.results, found.files)   # a ds_config.json no file of the tree names
     drop_test_performance_hints(run.results)        # `.item()` in a test's loop
     drop_quiet_debug_values(run.results, found.files, project)   # `ASCEND_LAUNCH_BLOCKING=0`: the switch set off
     lower_gated_callees(run.results, project)      # `capture()` whose every caller runs behind `if device == "cuda":`

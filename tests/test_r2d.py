@@ -184,37 +184,6 @@ def test_or_of_cuda_and_other_accelerator_choices_is_a_gate(tmp_path):
     assert "error" in sev[line_of(DEVICE_PY, "torch.cuda.mem_get_info()")]
 
 
-# -- a DeepSpeed config nothing in the tree loads (ChuanhuChatGPT's configs/) -----------------------------------------
-DS_CONFIG = """\
-{
-    "fp16": {
-        "enabled": false
-    },
-    "bf16": {
-        "enabled": true
-    },
-    "train_micro_batch_size_per_gpu": 1
-}
-"""
-
-CHAT_APP = """\
-import gradio as gr
-
-
-def predict(history):
-    return history
-"""
-
-
-def test_deepspeed_config_nothing_loads_is_dropped(tmp_path):
-    files = {"configs/ds_config_chatbot.json": DS_CONFIG, "app.py": CHAT_APP}
-    assert not _codes(tmp_path, files, "configs/ds_config_chatbot.json")
-    # nearest: a launch script that hands a config to DeepSpeed keeps the config's findings
-    launched = {**files, "scripts/train.sh": "deepspeed train.py --deepspeed configs/ds_config_chatbot.json\n"}
-    assert "NPU212" in _codes(tmp_path / "b", launched, "configs/ds_config_chatbot.json")[
-        line_of(DS_CONFIG, '"enabled": true')]
-
-
 # -- defaults every caller overrides: a helper call's value, a classmethod called through its class --------------------
 CLIP_UP = """\
 from functools import lru_cache
