@@ -482,64 +482,21 @@ def test_test26_selection_is_exactly_what_its_rule_draws(tmp_path):
     assert committed["files"][:33] == first_draw
 
 
-def test_test65_selection_is_exactly_what_its_rule_draws(tmp_path):
-    """test65's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1665,
-    7 per repository, 16 repositories), and every drawn file, and no other, has a label file."""
-    mod, sources, committed = _redraw_committed(tmp_path, "test65")
-    assert mod.DRAWS["test65"] == {"seed": 1665, "per_repo": 7}
-    assert mod.LINE_CAP["test65"] == 40
-    assert "test65" not in mod.EXTRA_KINDS
-    assert len(sources) == 16 and len(committed["files"]) == 61
+# test65 on: test58's rule with a new seed (7 files per repository, the 40-line file cap, no extra kinds); the split,
+# its seed, its repositories and its drawn files, as each SELECTION.md records them
+SEVEN_PER_REPOSITORY_DRAWS = [("test65", 1665, 16, 61), ("test67", 1667, 15, 83), ("test69", 1669, 14, 80),
+                              ("test72", 1672, 16, 76), ("test78", 1778, 12, 68), ("test80", 1780, 13, 66)]
 
 
-def test_test67_selection_is_exactly_what_its_rule_draws(tmp_path):
-    """test67's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1667,
-    7 per repository, 15 repositories), and every drawn file, and no other, has a label file."""
-    mod, sources, committed = _redraw_committed(tmp_path, "test67")
-    assert mod.DRAWS["test67"] == {"seed": 1667, "per_repo": 7}
-    assert mod.LINE_CAP["test67"] == 40
-    assert "test67" not in mod.EXTRA_KINDS
-    assert len(sources) == 15 and len(committed["files"]) == 83
-
-
-def test_test69_selection_is_exactly_what_its_rule_draws(tmp_path):
-    """test69's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1669,
-    7 per repository, 14 repositories), and every drawn file, and no other, has a label file."""
-    mod, sources, committed = _redraw_committed(tmp_path, "test69")
-    assert mod.DRAWS["test69"] == {"seed": 1669, "per_repo": 7}
-    assert mod.LINE_CAP["test69"] == 40
-    assert "test69" not in mod.EXTRA_KINDS
-    assert len(sources) == 14 and len(committed["files"]) == 80
-
-
-def test_test72_selection_is_exactly_what_its_rule_draws(tmp_path):
-    """test72's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1672,
-    7 per repository, 16 repositories), and every drawn file, and no other, has a label file."""
-    mod, sources, committed = _redraw_committed(tmp_path, "test72")
-    assert mod.DRAWS["test72"] == {"seed": 1672, "per_repo": 7}
-    assert mod.LINE_CAP["test72"] == 40
-    assert "test72" not in mod.EXTRA_KINDS
-    assert len(sources) == 16 and len(committed["files"]) == 76
-
-
-def test_test78_selection_is_exactly_what_its_rule_draws(tmp_path):
-    """test78's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1778,
-    7 per repository, 12 repositories), and every drawn file, and no other, has a label file."""
-    mod, sources, committed = _redraw_committed(tmp_path, "test78")
-    assert mod.DRAWS["test78"] == {"seed": 1778, "per_repo": 7}
-    assert mod.LINE_CAP["test78"] == 40
-    assert "test78" not in mod.EXTRA_KINDS
-    assert len(sources) == 12 and len(committed["files"]) == 68
-
-
-def test_test80_selection_is_exactly_what_its_rule_draws(tmp_path):
-    """test80's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1780,
-    7 per repository, 13 repositories), and every drawn file, and no other, has a label file."""
-    mod, sources, committed = _redraw_committed(tmp_path, "test80")
-    assert mod.DRAWS["test80"] == {"seed": 1780, "per_repo": 7}
-    assert mod.LINE_CAP["test80"] == 40
-    assert "test80" not in mod.EXTRA_KINDS
-    assert len(sources) == 13 and len(committed["files"]) == 66
+@pytest.mark.parametrize("split, seed, repositories, files", SEVEN_PER_REPOSITORY_DRAWS)
+def test_seven_per_repository_selection_is_exactly_what_its_rule_draws(tmp_path, split, seed, repositories, files):
+    """The split's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (its seed, 7 per
+    repository), and every drawn file, and no other, has a label file."""
+    mod, sources, committed = _redraw_committed(tmp_path, split)
+    assert mod.DRAWS[split] == {"seed": seed, "per_repo": 7}
+    assert mod.LINE_CAP[split] == 40
+    assert split not in mod.EXTRA_KINDS
+    assert len(sources) == repositories and len(committed["files"]) == files
 
 
 def test_tuned_t15d_selection_is_exactly_what_its_rule_draws(tmp_path):
