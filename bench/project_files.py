@@ -3,9 +3,10 @@
 configs, notebooks): real repositories at pinned commits, files picked by a fixed rule, labelled by hand
 line by line before the auditor was run on them.
 
-    python bench/project_files.py fetch [--split dev|test]
-                                            clone each repository (bench/project_files/<split>/sources.json) at
-                                            its pinned commit into bench/_projects/<name>/
+    python bench/project_files.py fetch [--split dev|test] [--mirrors DIR]
+                                            check out each repository (bench/project_files/<split>/sources.json) at
+                                            its pinned commit into bench/_projects/<name>/, from a local git mirror
+                                            DIR/<owner>+<name>/repo when it holds the commit, else from GitHub
     python bench/project_files.py select [--split dev|test]
                                             apply the selection rule; writes <split>/selection.json
     python bench/project_files.py run [--split dev|test] [--json]
@@ -95,14 +96,55 @@ def _sources() -> list[dict]:
     return json.loads((_dir() / "sources.json").read_text())["sources"]
 
 
-def fetch() -> int:
+def _mirror_gitdir(mirrors: Path, url: str) -> Path | None:
+    """The local git mirror of a GitHub source, `<mirrors>/<owner>+<name>/repo` (a bare repository or a checkout)."""
+    repo = mirrors / url.removeprefix("https://github.com/").rstrip("/").replace("/", "+") / "repo"
+    for gitdir in (repo, repo / ".git"):
+        if (gitdir / "objects").is_dir():
+            return gitdir
+    return None
+
+
+def _export_from_mirror(gitdir: Path, dest: Path, commit: str) -> bool:
+    """Check out `commit` from a local mirror into `dest` (its objects borrowed through git's alternates). A partial
+    mirror (a snapshot without its largest blobs) lacks some files: they are left out and listed; `dest` keeps HEAD at
+    the pinned commit. False when the mirror does not hold the commit."""
+    if subprocess.run(["git", "--git-dir", str(gitdir), "cat-file", "-e", f"{commit}^{{commit}}"],
+                      capture_output=True).returncode != 0:
+        return False
+    subprocess.run(["git", "init", "-q", str(dest)], check=True)
+    (dest / ".git" / "objects" / "info" / "alternates").write_text(str(gitdir.resolve() / "objects") + "\n")
+    (dest / ".git" / "HEAD").write_text(commit + "\n")
+    listing = subprocess.run(["git", "-C", str(dest), "ls-tree", "-r", "-z", commit], capture_output=True, text=True,
+                             check=True).stdout
+    blobs = [(meta.split()[2], path) for meta, _, path in (e.partition("\t") for e in listing.split("\0") if e)
+             if meta.split()[1] == "blob"]
+    known = subprocess.run(["git", "-C", str(dest), "cat-file", "--batch-check"], capture_output=True, text=True,
+                           input="".join(sha + "\n" for sha, _ in blobs)).stdout.splitlines()
+    present = [path for (_, path), line in zip(blobs, known) if not line.endswith("missing")]
+    absent = [path for (_, path), line in zip(blobs, known) if line.endswith("missing")]
+    for i in range(0, len(present), 500):
+        subprocess.run(["git", "-C", str(dest), "-c", "core.quotepath=off", "checkout", commit, "--", *present[i:i + 500]],
+                       check=True, capture_output=True)
+    if absent:
+        print(f"note  {dest.name}: {len(absent)} file(s) absent from the mirror, left out: {', '.join(absent[:3])}"
+              + (" ..." if len(absent) > 3 else ""))
+    return True
+
+
+def fetch(mirrors: Path = Path("/work/.mirror")) -> int:
+    """Each source at its pinned commit in bench/_projects/<name>/: from a local mirror that holds the commit (the
+    `fetch` snapshots of a machine without GitHub access), else a shallow fetch from GitHub."""
     TREES.mkdir(exist_ok=True)
     for src in _sources():
         dest = TREES / src["name"]
         if not dest.exists():
-            subprocess.run(["git", "init", "-q", str(dest)], check=True)
-            subprocess.run(["git", "-C", str(dest), "fetch", "-q", "--depth", "1", src["url"], src["commit"]], check=True)
-            subprocess.run(["git", "-C", str(dest), "checkout", "-q", "FETCH_HEAD"], check=True)
+            gitdir = _mirror_gitdir(mirrors, src["url"])
+            if gitdir is None or not _export_from_mirror(gitdir, dest, src["commit"]):
+                subprocess.run(["git", "init", "-q", str(dest)], check=True)
+                subprocess.run(["git", "-C", str(dest), "fetch", "-q", "--depth", "1", src["url"], src["commit"]],
+                               check=True)
+                subprocess.run(["git", "-C", str(dest), "checkout", "-q", "FETCH_HEAD"], check=True)
         head = subprocess.run(["git", "-C", str(dest), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
         if head != src["commit"]:
             print(f"{src['name']}: at {head}, expected {src['commit']}", file=sys.stderr)
@@ -277,6 +319,9 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--split", choices=SPLITS,
                         default="dev")
+    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"),
+                        help="fetch: folder of local git mirrors <owner>+<name>/repo to export pinned commits from "
+                             "(else they are fetched from GitHub)")
     parser.add_argument("--audit-src", type=Path, default=BENCH.parent, metavar="CHECKOUT",
                         help="score the auditor of another checkout (e.g. a worktree of an older commit) on this "
                              "checkout's splits; default: this checkout")
@@ -286,7 +331,7 @@ def main() -> int:
     if not (args.audit_src / "auditor" / "__init__.py").is_file():
         parser.error(f"--audit-src {args.audit_src}: no auditor/ package there")
     AUDITOR_SRC = args.audit_src.resolve()
-    return {"fetch": fetch, "select": select, "run": lambda: run(args.json)}[args.command]()
+    return {"fetch": lambda: fetch(args.mirrors), "select": select, "run": lambda: run(args.json)}[args.command]()
 
 
 if __name__ == "__main__":
