@@ -19,18 +19,32 @@ def setting_nodes(tree: ast.Module, name: str, false_stores: bool = True) -> Ite
     name, `setattr(_, "name", ...)`, or the string anywhere but as hasattr's / getattr's attribute argument.
     `false_stores=False`: a plain `x.name = False` / `name = None` (a false constant) sets nothing that turns a
     branch on."""
+    yield from setting_nodes_by_name(tree, {name}, false_stores).get(name, ())
+
+
+def setting_nodes_by_name(tree: ast.Module, names: set[str], false_stores: bool = True) -> dict[str, list[ast.AST]]:
+    """`setting_nodes` for several names in one walk of the file: {name: its nodes, in walk order} (a pass that asks
+    for many names walks each file once, not once per name)."""
     probed = {id(n.args[1]) for n in module_nodes(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
               and n.func.id in ("hasattr", "getattr") and len(n.args) >= 2}
     off: set[int] = set() if false_stores else {
         id(t) for n in module_nodes(tree) if isinstance(n, (ast.Assign, ast.AnnAssign)) and false_constant(n.value)
         for t in (n.targets if isinstance(n, ast.Assign) else [n.target])}
+    found: dict[str, list[ast.AST]] = {}
     for n in module_nodes(tree):
-        if isinstance(n, ast.Attribute) and n.attr == name and not isinstance(n.ctx, ast.Load) \
-                or isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) \
-                or isinstance(n, ast.arg) and n.arg == name or isinstance(n, ast.keyword) and n.arg == name \
-                or isinstance(n, ast.Constant) and n.value == name and id(n) not in probed:
-            if id(n) not in off:
-                yield n
+        if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load):
+            name = n.attr
+        elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            name = n.id
+        elif isinstance(n, (ast.arg, ast.keyword)):
+            name = n.arg
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in probed:
+            name = n.value
+        else:
+            continue
+        if name in names and id(n) not in off:
+            found.setdefault(name, []).append(n)
+    return found
 
 
 def may_set(tree: ast.Module, name: str) -> bool:

@@ -65,7 +65,7 @@ from typing import Any
 
 from auditor.astnodes import is_main_guard, line_span, module_nodes, walk_list
 from auditor.static.astutil import ast_dotted
-from auditor.static.attribute_sets import false_constant, setting_nodes
+from auditor.static.attribute_sets import false_constant, setting_nodes, setting_nodes_by_name
 from auditor.static.backends import as_info
 from auditor.static.project_imports import put_facts
 
@@ -1425,10 +1425,9 @@ def _parameters_turned_on(keys: Collection[str], sources: dict[str, bytes]) -> s
                 calls += [(callees[id(fn)], n, fn) for n in walk_list(fn) if isinstance(n, ast.Call)]
         inside = {id(n) for _, n, _ in calls}
         calls += [("", n, None) for n in module_nodes(tree) if isinstance(n, ast.Call) and id(n) not in inside]
-        for p in params:
-            for n in setting_nodes(tree, p):
-                if not (n in defined or isinstance(n, ast.keyword)):
-                    everywhere.add(p)
+        for p, nodes in setting_nodes_by_name(tree, params).items():
+            if any(not (n in defined or isinstance(n, ast.keyword)) for n in nodes):
+                everywhere.add(p)
     # the calls of the other files: positional arguments (`chat.load(dev, False, True)`) name no parameter
     names = {key.rpartition(".")[0] for key in positions}
     for data in sources.values():
