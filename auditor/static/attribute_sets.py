@@ -31,6 +31,7 @@ def setting_nodes_by_name(tree: ast.Module, names: set[str], false_stores: bool 
         id(t) for n in module_nodes(tree) if isinstance(n, (ast.Assign, ast.AnnAssign)) and false_constant(n.value)
         for t in (n.targets if isinstance(n, ast.Assign) else [n.target])}
     found: dict[str, list[ast.AST]] = {}
+    name: str | None
     for n in module_nodes(tree):
         if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load):
             name = n.attr
@@ -42,7 +43,7 @@ def setting_nodes_by_name(tree: ast.Module, names: set[str], false_stores: bool 
             name = n.value
         else:
             continue
-        if name in names and id(n) not in off:
+        if name is not None and name in names and id(n) not in off:
             found.setdefault(name, []).append(n)
     return found
 
