@@ -38,10 +38,12 @@ def finding_keys_by_line(engine, src: str, rel: str = "pkg/mod.py") -> dict[int,
     return out
 
 
-def codes_by_line(engine, src: str, rel: str = "train.py") -> dict[int, set[str]]:
-    """The rule codes on each line of the dedented snippet as if it were the file `rel`; the snippet must parse."""
+def codes_by_line(engine, src: str | bytes, rel: str = "train.py") -> dict[int, set[str]]:
+    """The rule codes on each line of the snippet as if it were the file `rel`: a text snippet is dedented and must
+    parse; bytes are used as written (the recall tests paste real files)."""
     out: dict[int, set[str]] = {}
-    for f in snippet_findings(engine, src, rel):
+    found = engine.analyze_bytes(src, rel).findings if isinstance(src, bytes) else snippet_findings(engine, src, rel)
+    for f in found:
         out.setdefault(f.line, set()).add(f.code)
     return out
 

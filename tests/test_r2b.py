@@ -10,15 +10,13 @@ from pathlib import Path
 from auditor.rules import load_rules
 from auditor.runner import run_static
 from auditor.static import StaticEngine
+from static_snippets import codes_by_line
 
 ENGINE = StaticEngine(load_rules())
 
 
 def _codes(src: bytes, path: str = "main.py") -> dict[int, set[str]]:
-    found: dict[int, set[str]] = {}
-    for f in ENGINE.analyze_bytes(src, path).findings:
-        found.setdefault(f.line, set()).add(f.code)
-    return found
+    return codes_by_line(ENGINE, src, path)
 
 
 def _count(src: bytes, code: str, path: str = "main.py") -> dict[int, int]:

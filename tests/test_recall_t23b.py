@@ -5,15 +5,13 @@ from __future__ import annotations
 
 from auditor.rules import load_rules
 from auditor.static import StaticEngine
+from static_snippets import codes_by_line
 
 ENGINE = StaticEngine(load_rules())
 
 
 def _codes(src: bytes, path: str = "main.py") -> dict[int, set[str]]:
-    found: dict[int, set[str]] = {}
-    for f in ENGINE.analyze_bytes(src, path).findings:
-        found.setdefault(f.line, set()).add(f.code)
-    return found
+    return codes_by_line(ENGINE, src, path)
 
 
 # det3d's buildtools (CenterPoint, test23; the second.pytorch helpers copied into point-cloud detectors)
