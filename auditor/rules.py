@@ -198,6 +198,32 @@ def load_rules_from(folder: Path) -> tuple[Rule, ...]:
     return tuple(sorted(rules, key=lambda r: r.code))
 
 
+class _TakenNames:
+    """The qualname / import globs of the hand-written rules, asked whether a package name is one of theirs: the name
+    itself, a glob below it (`name.x`), or a wildcard glob matching the name or something below it. Literal globs
+    are looked up in sets and a wildcard glob is matched only when the name can reach its literal head, so the
+    thousands of table rows do not compile every glob (rule loading runs in every audit)."""
+
+    def __init__(self, globs) -> None:
+        self.literal: set[str] = set()
+        self.dotted_heads: set[str] = set()         # every `a.b` of a glob `a.b.c`: `glob.startswith(name + ".")`
+        self.wildcard: list[tuple[str, str]] = []   # (literal head before the first wildcard, glob)
+        for glob in globs:
+            self.dotted_heads.update(glob[:i] for i, ch in enumerate(glob) if ch == ".")
+            cut = min((glob.find(ch) for ch in "*?[" if ch in glob), default=-1)
+            if cut < 0:
+                self.literal.add(glob)
+            else:
+                self.wildcard.append((glob[:cut], glob))
+
+    def covers(self, name: str) -> bool:
+        below = f"{name}.x"
+        if name in self.literal or below in self.literal or name in self.dotted_heads:
+            return True
+        return any(below.startswith(head) and (fnmatchcase(name, glob) or fnmatchcase(below, glob))
+                   for head, glob in self.wildcard)
+
+
 def _with_table_rows(rule: Rule, rules: list[Rule]) -> Rule:
     """A rule whose packages are rows of a generated table (extra `table`, op_tables/cuda_packages.json): each row
     whose verdict has a severity in `table_severity` adds its import name, or the modules the row names (`modules`:
@@ -206,14 +232,13 @@ def _with_table_rows(rule: Rule, rules: list[Rule]) -> Rule:
     (a qualname or import pattern of it or of one of its modules: NPU408's pynvrtc, Horovod's `horovod.torch.*`)
     stays that rule's: the hand-written rule is the more specific reading."""
     severities = rule.extra.get("table_severity") or {}
-    taken = [glob.lstrip("!") for other in rules if other is not rule
-             for kind in ("qualname", "import") for glob in other.match.get(kind, ())]
+    taken = _TakenNames(glob.lstrip("!") for other in rules if other is not rule
+                        for kind in ("qualname", "import") for glob in other.match.get(kind, ()))
     names: list[str] = []
     symbols = dict(rule.symbols)
     for name, row in load_table(rule.extra["table"])["packages"].items():
         severity = severities.get(row["verdict"])
-        if severity is None or any(g == name or g.startswith(f"{name}.") or fnmatchcase(name, g)
-                                   or fnmatchcase(f"{name}.x", g) for g in taken):
+        if severity is None or taken.covers(name):
             continue
         for module in row.get("modules", [name]):
             names += [module, f"{module}.*"]
