@@ -65,7 +65,7 @@ from typing import Any
 
 from auditor.astnodes import is_main_guard, line_span, module_nodes, walk_list
 from auditor.static.astutil import ast_dotted
-from auditor.static.attribute_sets import false_constant, setting_nodes, setting_nodes_by_name
+from auditor.static.attribute_sets import false_constant, setting_nodes_by_name
 from auditor.static.backends import as_info
 from auditor.static.project_imports import put_facts
 
@@ -1336,13 +1336,18 @@ def _flag_sets(facts: dict[str, dict[str, Any]], sources: dict[str, bytes]) -> N
             tree = ast.parse(sources[rel])
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue        # a file that does not parse sets nothing (it cannot be imported)
+        # one walk of the file for all its flags (not one per flag)
+        on_by_flag = setting_nodes_by_name(tree, set(named), false_stores=False)
+        any_by_flag = setting_nodes_by_name(tree, set(named))
+        # `self.X = use_x` from a parameter `use_x=False`: off while no call in the tree turns `use_x` on
+        all_stores = _off_parameter_stores(tree, [n for flag in named for n in on_by_flag.get(flag, ())])
         for flag in named:
-            on = list(setting_nodes(tree, flag, false_stores=False))
+            on = on_by_flag.get(flag, [])
             # an instance attribute set off (`self.X = False`); a class attribute's false default is left alone, as
             # t19g's control does (a library base class's switch that subclasses override)
-            falsy = any(isinstance(n, ast.Attribute) for n in set(setting_nodes(tree, flag)) - set(on))
-            # `self.X = use_x` from a parameter `use_x=False`: off while no call in the tree turns `use_x` on
-            stores = _off_parameter_stores(tree, on)
+            falsy = any(isinstance(n, ast.Attribute) for n in set(any_by_flag.get(flag, ())) - set(on))
+            on_ids = {id(n) for n in on}
+            stores = {i: key for i, key in all_stores.items() if i in on_ids}
             if on or falsy:
                 f["sets"][flag] = [[getattr(n, "lineno", 0) for n in on if id(n) not in stores], falsy]
                 params.update(stores.values())
@@ -1408,6 +1413,7 @@ def _parameters_turned_on(keys: Collection[str], sources: dict[str, bytes]) -> s
             continue
         callees = _callee_names(tree)
         defined: set[ast.arg] = set()
+        first_call = len(calls)         # this file's calls start here
         for fn in module_nodes(tree):
             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 off = _off_defaults(fn)
@@ -1423,7 +1429,7 @@ def _parameters_turned_on(keys: Collection[str], sources: dict[str, bytes]) -> s
                         if i < len(args):
                             positions[key] = i
                 calls += [(callees[id(fn)], n, fn) for n in walk_list(fn) if isinstance(n, ast.Call)]
-        inside = {id(n) for _, n, _ in calls}
+        inside = {id(n) for _, n, _ in calls[first_call:]}
         calls += [("", n, None) for n in module_nodes(tree) if isinstance(n, ast.Call) and id(n) not in inside]
         for p, nodes in setting_nodes_by_name(tree, params).items():
             if any(not (n in defined or isinstance(n, ast.keyword)) for n in nodes):
@@ -1438,25 +1444,31 @@ def _parameters_turned_on(keys: Collection[str], sources: dict[str, bytes]) -> s
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         calls += [("", n, None) for n in module_nodes(other) if isinstance(n, ast.Call)]
+    places: dict[str, list[tuple[str, int]]] = {}     # callee -> [(parameter, positional index)]
+    for key, i in positions.items():
+        callee_name, _, p = key.rpartition(".")
+        places.setdefault(callee_name, []).append((p, i))
     for caller, call, scope in calls:
         callee = (ast_dotted(call.func) or "").rsplit(".", 1)[-1]
-        for p in params:
-            key = f"{callee}.{p}"
-            # (`**extra` cannot hold a keyword the call also spells: Python raises on the double value)
-            if any(kw.arg is None for kw in call.keywords) and not any(kw.arg == p for kw in call.keywords) \
-                    or any(isinstance(a, ast.Starred) for a in call.args) \
-                    or key in positions and len(call.args) > positions[key]:
-                on.add(key)
+        spelled = {kw.arg for kw in call.keywords}
+        # `*args` may reach every parameter; `**extra` every one the call does not spell (Python raises on a double
+        # value); a positional argument the one at its place
+        if any(isinstance(a, ast.Starred) for a in call.args):
+            on.update(f"{callee}.{p}" for p in params)
+        elif None in spelled:
+            on.update(f"{callee}.{p}" for p in params if p not in spelled)
+        on.update(f"{callee}.{p}" for p, i in places.get(callee, ()) if len(call.args) > i)
+        for kw in call.keywords:
+            word = kw.arg
+            if word is None or word not in params or false_constant(kw.value):
+                continue
             # a callee that no function of that name owns (`pipe(x, track_time=True)` calls `__call__` on an
             # instance): the keyword may reach any function with the parameter
-            target = key if callee in owners.get(p, ()) else f"*.{p}"
-            for kw in call.keywords:
-                if kw.arg != p or false_constant(kw.value):
-                    continue
-                if isinstance(kw.value, ast.Name) and kw.value.id == p and scope is not None:
-                    edges.setdefault(f"{caller}.{p}", set()).add(target)
-                else:
-                    on.add(target)
+            target = f"{callee}.{word}" if callee in owners.get(word, ()) else f"*.{word}"
+            if isinstance(kw.value, ast.Name) and kw.value.id == word and scope is not None:
+                edges.setdefault(f"{caller}.{word}", set()).add(target)
+            else:
+                on.add(target)
     todo = list(on)
     while todo:
         for key in edges.get(todo.pop(), ()):
