@@ -451,3 +451,32 @@ def test_a_warning_only_branch_is_no_sync_per_turn():
     assert 14 not in found                       # only reports the anomaly its test found
     assert 17 in found                           # an info report: may run on every turn
     assert {19, 20} <= found                     # the branch does more than report
+
+
+KOBOLD = b"""import torch
+
+try:
+    from exllamav2.generator import ExLlamaV2StreamingGenerator
+except ImportError:
+    load_failed = True
+
+
+class model_backend:
+
+    def __init__(self):
+        self.generator = None
+
+    def load(self, model, cache, tokenizer):
+        self.generator = ExLlamaV2StreamingGenerator(model, cache, tokenizer)
+
+    def unload(self):
+        self.generator = None
+
+    def generate(self, gen_in):
+        self.generator._gen_begin_reuse(gen_in, None)
+"""
+
+
+def test_self_attribute_set_to_none_besides_one_object_stays_that_object():
+    found = _findings(KOBOLD, "class.py")
+    assert "NPU416" in found[21]                 # `self.generator = None` before load / after unload: no other value

@@ -827,11 +827,18 @@ def _bound_self_attributes(tree: ast.Module) -> dict[str, int]:
     """How many times each `self.<attr>` is bound in the file (assignment, augmented or annotated assignment, loop
     or `with` target), whatever the value: `self.model = model`, `self.model = DDP(self.model)` and `self.model =
     bmt.BMTrainModelWrapper(self.model)` in one branch are three bindings, so `self.model` is no BMTrain object in the
-    other branches (FlagAI's trainers; tq37)."""
+    other branches (FlagAI's trainers; tq37). `self.x = None` is no binding to another value: the object's absent
+    state, before it is made or after it is released (KoboldAI's `self.generator = None` around its ExLlamaV2
+    generator)."""
     count: dict[str, int] = {}
+    unset: set[int] = set()
+    for node in module_nodes(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant) \
+                and node.value.value is None:
+            unset.update(id(t) for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))
     for node in module_nodes(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) \
-                and node.value.id == "self":
+                and node.value.id == "self" and id(node) not in unset:
             count[node.attr] = count.get(node.attr, 0) + 1
     return count
 
