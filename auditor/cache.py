@@ -42,7 +42,8 @@ FACTS: dict[str, int] = {
     "quiet": 1,           # shim_graph.quiet_fact (FORMAT 8)
     "ci": 3,              # ci_jobs.ci_fact (FORMAT 9); 2: NVIDIA instance runner labels (t11w); 3: Lightning,
                           # CircleCI, runners a job of the workflow launches (pd32)
-    "colab": 1,           # ci_jobs.colab_fact: a notebook's Colab tie (lead decision 8, pd24)
+    "colab": 2,           # ci_jobs.colab_fact: a notebook's Colab tie (lead decision 8, pd24); 2: the notebook's
+                          # own Colab GPU-runtime metadata (tq37)
     "launch": 2,          # launched.launch_facts: patches, option defaults (FORMAT 10); 2: setting guards (t18b)
     "calls": 12,          # call_defaults.default_facts (FORMAT 11); 2: main_calls, flags, switches, optional_attrs (pd17);
                           # 3: None fallbacks (pd20); 4: static / class methods (pd22); 5: value branches, the

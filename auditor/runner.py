@@ -29,7 +29,7 @@ from auditor.static.call_defaults import drop_overridden_defaults, lower_off_aut
 from auditor.static.unreached_defs import apply_unreached_defs
 from auditor.static.caller_gates import lower_gated_callees
 from auditor.static.crossfile import drop_ascend_flash_modules, propagate
-from auditor.static.neutral_uses import lower_disabled_autocasts
+from auditor.static.neutral_uses import drop_handled_parallel_type_tests, lower_disabled_autocasts
 from auditor.static.device_shims import apply_device_shims
 from auditor.static.other_npu import apply_other_npu
 from auditor.static.vendor_packages import apply_vendor_packages
@@ -310,6 +310,7 @@ def run_static(
     apply_unreached_defs(run.results, project)     # a ComfyUI node pack's vendored helpers nothing calls (t17e)
     drop_tree_cuda_helpers(run.results)      # `_cuda_device(device)`: the tree's own helper, its body is audited (t11r)
     lower_disabled_autocasts(run.results, project)   # autocast("cuda", enabled=False) in a node pack opening none (pd8)
+    drop_handled_parallel_type_tests(run.results)   # `isinstance(m, DataParallel)` beside a DDP arm, nothing wraps
     # uses in other files of the tree's own CUDA-specific code: recomputed on every run from the per-file summaries
     # (cached or not), so a changed module changes its importers' findings
     drop_ascend_flash_modules(run.results, project)   # Ascend's own `flash_attn/` package: not CUDA by its name

@@ -208,6 +208,9 @@ def per_backend_sibling(path: Path, rel: str, members: ModuleMembers | None = No
             if not names and _cpu_swap(name, other) and \
                     (folder / other).is_file():   # `requirements-cpu.txt` for `requirements-gpu.txt` (t11v)
                 return "/".join(parts[:-1] + [other])
+            if not names and _kind(name) == "requirements" and _cuda_dropped(name, other) and \
+                    (folder / other).is_file():   # `requirements.dev.txt` for `requirements.dev_gpu.txt` (tq37)
+                return "/".join(parts[:-1] + [other])
         if _lead_backends(name) == {"cuda"}:
             for other in _entries(str(folder)):   # `cuda_pytorch_bert.py` among `cpu_ipex_bert.yaml`, `mps_*.yaml`
                 theirs, mine = _tokens(other) - {"cpu"}, _tokens(name)
@@ -228,7 +231,8 @@ def per_backend_sibling(path: Path, rel: str, members: ModuleMembers | None = No
         parent = path.parents[len(parts) - 1 - i]
         for other in _entries(str(parent)):
             if other != parts[i] and (parent / other).is_dir() and (
-                    other.lower() in _FALLBACK_FOLDERS or _name_backends(other) & (OTHER_BACKENDS | {"npu"})):
+                    other.lower() in _FALLBACK_FOLDERS or _name_backends(other) & (OTHER_BACKENDS | {"npu"})
+                    or _fallback_twin(parts[i], other)):
                 return "/".join(parts[:i] + [other]) + "/"
         mapped = _dispatched_npu_member(str(parent), parts[i])
         if mapped is not None:                    # `kernels/cuda/` beside `kernels/dlinfer/`, `'ascend': 'dlinfer'`
@@ -278,6 +282,34 @@ def _cpu_swap(cuda_name: str, cpu_name: str) -> bool:
             return False
         swapped += 1
     return swapped > 0
+
+
+def _cuda_dropped(cuda_name: str, plain_name: str) -> bool:
+    """`plain_name` is `cuda_name` without its CUDA word(s) (`requirements.dev.txt` for `requirements.dev_gpu.txt`,
+    ChatTTS-Forge's pip freeze of its GPU development environment beside the plain one; tq37, tuned on heldout40):
+    the plain file is the install of hosts without CUDA, the named one the CUDA member of the pair."""
+    mine = [w.lower() for w in _WORD.findall(cuda_name)]
+    theirs = [w.lower() for w in _WORD.findall(plain_name)]
+    kept = [w for w in mine if _name_backends(w) != {"cuda"}]
+    return len(kept) < len(mine) and kept == theirs
+
+
+def _fallback_twin(cuda_folder: str, other: str) -> bool:
+    """`other` is the folder `cuda_folder` (named for CUDA) with the CUDA word swapped for a portable
+    implementation's (`alias_free_torch/` beside `alias_free_cuda/`: BigVGAN's anti-aliased activation as a CUDA
+    extension and in plain torch; tq37, tuned on heldout40) or dropped (`alias_free/`)."""
+    if _name_backends(other):
+        return False
+    mine = [w.lower() for w in _WORD.findall(cuda_folder)]
+    theirs = [w.lower() for w in _WORD.findall(other)]
+    kept = [w for w in mine if _name_backends(w) != {"cuda"}]
+    if not kept or len(kept) == len(mine):
+        return False
+    if kept == theirs:
+        return True
+    return len(theirs) == len(mine) and all(
+        a == b or (_name_backends(a) == {"cuda"} and b in _FALLBACK_FOLDERS) for a, b in zip(mine, theirs)) and \
+        any(a != b for a, b in zip(mine, theirs))
 
 
 def cpu_member_sibling(path: Path, rel: str) -> str | None:
@@ -629,6 +661,42 @@ def apply_backend_files(results: list, files: Sequence[tuple[Path, str]], projec
             ("npu-path", _CUDA_IMAGE_NOTE.format(ascend=own)) if own is not None else \
             ("npu-path", _TWIN_NOTE.format(twin=twin))
         lowered += discount_findings(result, kind, note, lower=undiscounted)
+    return lowered + _lower_torch_cuda_wheels(results, files)
+
+
+# torch's CUDA runtime wheels (`nvidia-cuda-runtime-cu12`, `nvidia-cudnn-cu12`, `nvidia-nccl-cu11`): what a pip
+# freeze of a CUDA torch environment lists beside torch (its `Requires-Dist` on Linux x86-64)
+_TORCH_CUDA_WHEEL = re.compile(r"^nvidia-[a-z0-9-]+-cu\d{2}$")
+_NPU_INSTALL_NOTE = "torch's CUDA runtime wheel in a requirements file of a project whose Ascend install is its own " \
+                    "requirements file ({npu}, torch for the NPU with torch_npu): the Ascend hosts do not install " \
+                    "this file; left as is"
+
+
+def _lower_torch_cuda_wheels(results: list, files: Sequence[tuple[Path, str]]) -> int:
+    """NPU440 on torch's CUDA runtime wheels (`_TORCH_CUDA_WHEEL`) in a requirements file of a tree that keeps an
+    NPU requirements file (`requirements_npu.txt`) in the same folder or a folder above it: the project's Ascend
+    install takes that file, and this one is the environment of its CUDA hosts (Helios' `tools/requirements_raw.txt`,
+    a pip freeze of the CUDA environment, under the root's `requirements_npu.txt`; tq37, tuned on heldout40). Info.
+    A wheel the code needs for itself (`nvidia-nvshmem-cu12` installed in an image build, a conda environment with
+    no Ascend install beside it) keeps its reading."""
+    npu_files: dict[str, str] = {}
+    for _path, rel in files:
+        name = rel.rsplit("/", 1)[-1]
+        if _kind(name) == "requirements" and _name_backends(name) == {"npu"}:
+            npu_files.setdefault(rel.rsplit("/", 1)[0] if "/" in rel else "", rel)
+    if not npu_files:
+        return 0
+    lowered = 0
+    for result in results:
+        name = result.path.rsplit("/", 1)[-1]
+        if _kind(name) != "requirements" or _name_backends(name) & {"npu"}:
+            continue
+        folder = result.path.rsplit("/", 1)[0] if "/" in result.path else ""
+        npu = next((npu_files[f] for f in npu_files if f == "" or folder == f or folder.startswith(f + "/")), None)
+        if npu is None:
+            continue
+        lowered += discount_findings(result, "npu-path", _NPU_INSTALL_NOTE.format(npu=npu), lower=lambda f: (
+            undiscounted(f) and f.code == "NPU440" and bool(_TORCH_CUDA_WHEEL.match((f.symbol or "").lower()))))
     return lowered
 
 

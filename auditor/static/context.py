@@ -57,6 +57,17 @@ class FileContext:
                 return True
         return False
 
+    def local_at(self, name: str, line: int) -> bool:
+        """Whether `name` at `line` is a local variable of the enclosing function rather than the module an import
+        binds: a function that assigns the name (`checkpoint = torch.load(path)` in FlagAI's `load_weights`, beside
+        the module's `from deepspeed...checkpointing import checkpoint`) makes it local in its whole body (Python's
+        scoping: the compiler binds a name assigned anywhere in a function to the function, unless declared `global`
+        or `nonlocal`); an import of the name inside that function at or above the line rebinds it (tq37)."""
+        for first, last in self.local_spans.get(name, ()):
+            if first <= line <= last and not any(first <= at <= line for at in self.import_lines.get(name, ())):
+                return True
+        return False
+
     def visible_values(self, name: str, line: int) -> set[str]:
         """Values `name` may hold at `line`: module-level bindings plus those of the enclosing function."""
         out: set[str] = set()
@@ -70,6 +81,8 @@ class FileContext:
     # the value (`def forward(self, batch, device): ... .to(device)` beside a `__main__` block's `device = 'cuda'`;
     # t11y, tuned on heldout16)
     parameter_spans: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    # name -> body spans of the functions that assign the name in their own scope (local_at)
+    local_spans: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     # local name -> lines of the import statements that bind it (any scope)
     import_lines: dict[str, list[int]] = field(default_factory=dict)
     # imported names the file also binds by assignment, loop or `with` target: `import model` then
@@ -153,6 +166,39 @@ class FileContext:
         if target is None:
             return None
         return f"{target}.{rest}" if rest else target
+
+
+_OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp,
+               ast.DictComp, ast.GeneratorExp)
+
+
+def _imported_names(tree: ast.AST) -> set[str]:
+    return {alias.asname or alias.name.split(".", 1)[0] for node in module_nodes(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+
+
+def _own_stores(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names a function binds by assignment, loop, `with` or `except ... as` target in its own scope (not in the
+    functions, classes, lambdas and comprehensions inside it), less those it declares `global` / `nonlocal`."""
+    stored: set[str] = set()
+    declared: set[str] = set()
+    todo: list[ast.AST] = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared.update(node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stored.add(node.id)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            stored.add(node.name)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            todo.extend(node.decorator_list)      # the inner def binds its own name here; its body is its own
+            stored.add(node.name)
+            continue
+        if isinstance(node, _OWN_SCOPES):
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return stored - declared
 
 
 def dataclass_fields(tree: ast.Module) -> frozenset[str]:
@@ -306,6 +352,7 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.decorator_list:
             decorated.append(stmt)
     stored: set[str] = set()
+    imported = _imported_names(tree)
     for node in module_nodes(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body \
                 and node.body[0].lineno > node.lineno:       # defaults are read outside; a one-line def is left
@@ -313,6 +360,8 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
             for a in walk_list(node.args):
                 if isinstance(a, ast.arg):
                     ctx.parameter_spans.setdefault(a.arg, []).append(span)
+            for name in _own_stores(node) & imported:
+                ctx.local_spans.setdefault(name, []).append(span)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:
                 local = alias.asname or alias.name.split(".", 1)[0]
@@ -774,9 +823,30 @@ def _bound_names(tree: ast.Module) -> dict[str, int]:
     return count
 
 
+def _bound_self_attributes(tree: ast.Module) -> dict[str, int]:
+    """How many times each `self.<attr>` is bound in the file (assignment, augmented or annotated assignment, loop
+    or `with` target), whatever the value: `self.model = model`, `self.model = DDP(self.model)` and `self.model =
+    bmt.BMTrainModelWrapper(self.model)` in one branch are three bindings, so `self.model` is no BMTrain object in the
+    other branches (FlagAI's trainers; tq37). `self.x = None` is no binding to another value: the object's absent
+    state, before it is made or after it is released (KoboldAI's `self.generator = None` around its ExLlamaV2
+    generator)."""
+    count: dict[str, int] = {}
+    unset: set[int] = set()
+    for node in module_nodes(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant) \
+                and node.value.value is None:
+            unset.update(id(t) for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))
+    for node in module_nodes(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) \
+                and node.value.id == "self" and id(node) not in unset:
+            count[node.attr] = count.get(node.attr, 0) + 1
+    return count
+
+
 def adopt_local_refs(ctx: FileContext, tree: ast.Module, namespace, cuda_only) -> None:
-    """Keep the local references build_context collected whose target a rule reports, each only when its name is
-    bound once in the file (so the name means the same thing wherever it is read):
+    """Keep the local references build_context collected whose target a rule reports, each only when its name (or
+    `self.` attribute, whatever the other bindings' values) is bound once in the file (so the name means the same
+    thing wherever it is read):
     - `cuda = torch.cuda` inside a function, when `namespace(qual)` (a module a prefix rule covers: `cuda.synchronize()`
       is torch.cuda.synchronize; a local `dtype = torch.bfloat16` is a value and stays one);
     - an object made by a package for which `cuda_only(qual)` holds (pynvml, nvidia_smi: NVML has no Ascend twin),
@@ -787,13 +857,10 @@ def adopt_local_refs(ctx: FileContext, tree: ast.Module, namespace, cuda_only) -
     if not kept:
         return
     bound = _bound_names(tree) if any(not kind.startswith("self_") for _, _, kind in kept) else {}
-    seen_self: dict[str, int] = {}
-    for name, _, kind in kept:
-        if kind.startswith("self_"):
-            seen_self[name] = seen_self.get(name, 0) + 1
+    seen_self = _bound_self_attributes(tree) if any(kind.startswith("self_") for _, _, kind in kept) else {}
     for name, qual, kind in kept:
         if kind.startswith("self_"):
-            if seen_self[name] == 1 and name not in ctx.self_attrs:
+            if seen_self.get(name) == 1 and name not in ctx.self_attrs:
                 if kind == "self_alias":
                     ctx.self_attrs[name] = qual
                 else:

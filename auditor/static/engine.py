@@ -44,8 +44,8 @@ from auditor.static.neutral_uses import drop_dtype_restores, drop_existence_prob
     drop_host_model_optimizers, drop_namespace_calls, drop_overridden_bases, drop_replaced_autocasts, \
     drop_single_tensor_optimizers, \
     drop_type_references, drop_fake_kernel_dtypes, drop_host_extension_twins, drop_module_bindings, \
-    drop_weightless_loader_dtypes, mark_disabled_autocast_devices, lower_parallel_type_tests, drop_ort_buffer_dtypes, \
-    lower_host_only_extensions
+    drop_weightless_loader_dtypes, mark_disabled_autocast_devices, drop_disabled_autocast_imports, \
+    lower_parallel_type_tests, drop_ort_buffer_dtypes, lower_host_only_extensions
 from auditor.static.provider_catalogues import drop_provider_catalogues
 from auditor.static.patch_targets import apply_cuda_twins, apply_flash_tables, apply_npu_rebinds, apply_patch_targets
 from auditor.static.npu_native import apply_npu_file, written_for_npu
@@ -81,10 +81,17 @@ def _names_parameter(ctx: FileContext, node: cst.CSTNode, line: int) -> bool:
     """The hit is a bare name (tested, stored, handed on or called) that is, at its line, a parameter of the enclosing
     function and not the module imported under that name (FileContext.parameter_at). Attribute chains on such a
     parameter are left as they were: warp's `Device.__init__(self, runtime, ...)` calls `runtime.core.wp_cuda_*` like
-    the module-level `runtime` does elsewhere in the file (house rule 6 on test18's warp-lang)."""
+    the module-level `runtime` does elsewhere in the file (house rule 6 on test18's warp-lang). A name the function
+    assigns itself (FileContext.local_at) is its local whole, attribute chains included (tq37: FlagAI's
+    `checkpoint = torch.load(...)` under a module-level DeepSpeed `checkpoint` import)."""
     if isinstance(node, cst.Call):
         node = node.func
-    return isinstance(node, cst.Name) and node.value in ctx.aliases and ctx.parameter_at(node.value, line)
+    if isinstance(node, cst.Name) and node.value in ctx.aliases and ctx.parameter_at(node.value, line):
+        return True
+    head = node
+    while isinstance(head, (cst.Attribute, cst.Call, cst.Subscript)):
+        head = head.func if isinstance(head, cst.Call) else head.value
+    return isinstance(head, cst.Name) and head.value in ctx.aliases and ctx.local_at(head.value, line)
 
 
 def _fmt(template: str | None, **values: str | None) -> str | None:
@@ -1013,6 +1020,7 @@ class StaticEngine:
             result.findings = lower_parallel_type_tests(result.findings, tree)   # isinstance(m, DataParallel)
             result.findings = lower_host_only_extensions(result.findings, tree)   # load(sources=['x.cpp'])
             result.findings = mark_disabled_autocast_devices(result.findings, tree)   # autocast("cuda", enabled=False)
+            result.findings = drop_disabled_autocast_imports(result.findings, tree)   # imported to turn it off only
             result.findings = drop_host_conversion_hints(result.findings, rel, text)   # convert_*.py, no device
             result.findings = drop_storage_casts(result.findings, tree, text)   # `sd = {k: v.half()}` -> save_file(sd)
             result.findings = drop_provider_arm_devices(result.findings, tree, text)   # ORT's provider named

