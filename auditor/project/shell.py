@@ -95,7 +95,7 @@ NVIDIA_LIB_PATH_RE = re.compile(r"site-packages/nvidia/(\w+)(?![\w.-])(?:/lib\b)
                                 r"|(?<![\w-])lib(nvinfer(?:_plugin)?|nvonnxparser|nvparsers|"
                                 # the CUDA toolkit's runtime and libraries (t20b: `ln -s .../libcudart.so`)
                                 r"cudart|cuda|cublas(?:Lt)?|cudnn|nvrtc|cufft|curand|cusparse|cusolver|nccl|nvToolsExt|"
-                                r"nvidia-ml)\.so(?:\.[\d.]*\d)?(?![\w-])")
+                                r"nvidia-ml|nvidia-opencl)\.so(?:\.[\d.]*\d)?(?![\w-])")
 # a repository's signing key (`.../x86_64/3bf863cc.pub`, `cuda-archive-keyring.gpg`): fetching it installs nothing
 _SIGNING_KEY_RE = re.compile(r"\.(?:pub|gpg|asc)$", re.I)
 _URL_RE = re.compile(r"(?:git\+)?https?://([^\s\"'<>|;&)]+)")
@@ -112,6 +112,10 @@ _WRITTEN_TO_RE = re.compile(r"(?:\btee(?:\s+-a)?|>>?)\s*$|^\s*(?:COPY|ADD)\s.*\s
 # /etc/nccl.conf`, `~/.nccl.conf`)
 _SYSTEM_CONFIG_PATH_RE = re.compile(r"(?<![\w/.-])(/etc/(?:apt/sources\.list\.d|yum\.repos\.d)/(?:cuda|nvidia)[\w.*-]*|"
                                     r"/etc/nccl\.conf|"
+                                    # the NVIDIA driver's OpenCL / Vulkan / EGL vendor registrations (`echo
+                                    # "libnvidia-opencl.so.1" > /etc/OpenCL/vendors/nvidia.icd`, tp37)
+                                    r"/etc/OpenCL/vendors/nvidia[\w.-]*|(?:/etc|/usr/share)/vulkan/icd\.d/nvidia[\w.-]*|"
+                                    r"/usr/share/glvnd/egl_vendor\.d/\w*nvidia[\w.-]*|"
                                     r"(?:~|\$HOME|\$\{HOME\})/\.nccl\.conf)(?![\w.-])", re.I)
 
 
@@ -417,6 +421,8 @@ _QUOTED_OPTION_RE = re.compile(r"(?<![\w-])--([A-Za-z][\w.-]*)=([\"'])([^\"'\s]+
 _SLURM_SHORT = {"p": "partition", "G": "gpus", "C": "constraint"}
 _SLURM_SHORT_RE = re.compile(r"(?<!\S)-([pGC])(?:=|[ \t]+)?([^\s\-$][^\s]*)")
 _SLURM = {"srun", "sbatch", "salloc"}
+# a PBS / Cobalt directive's queue (`#PBS -q gpu`, `#COBALT -q training-gpu`, `#COBALT --queue=full-node`)
+_QUEUE_DIRECTIVE_RE = re.compile(r"#(?:PBS|COBALT)\b[^#]*?(?<!\S)(-q|--queue)(?:=|[ \t]+)([^\s#]+)")
 # rules that read a count or a node type from a setting: a script variable holding a count only computes with it
 _SCHEDULER_REQUESTS = {"NPU022", "NPU028"}
 # t11y (tuned on heldout16): programs that run a Python script; their options are the script's own (argparse), so
@@ -683,6 +689,15 @@ def scan_shell(col: Collector, text: str, script: bool = False) -> None:
                 key = _SLURM_SHORT[short.group(1)]
                 col.add(m.match_setting(key, short.group(2)), f"-{short.group(1)} {short.group(2)}", row + 1,
                         start + short.start(1) - 1, start + short.end(2), value=short.group(2))
+        elif node.type == "comment" and (directive := _QUEUE_DIRECTIVE_RE.match(
+                node.text.decode("utf-8", errors="replace"))):
+            # PBS / Cobalt read `#PBS -q gpu` / `#COBALT -q training-gpu` as the job's queue (ALCF's GPU nodes
+            # are a queue): the queue's name is the request (tp37)
+            row, byte_col = node.start_point
+            start = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + 1
+            value = directive.group(2)
+            col.add(m.match_setting("batch_queue", value), f"-q {value}", row + 1, start + directive.start(1),
+                    start + directive.end(2), value=value)
 
 
 def _sets_ascend_variable(expansion) -> bool:
