@@ -115,3 +115,172 @@ def test_opencl_vendor_registration(tmp_path):
     found = _found(root, "Dockerfile")
     assert "NPU092" in _codes(found, 4)
     assert not _codes(found, 6) | _codes(found, 7)
+
+
+def test_jax_mixed_precision_policy_string(tmp_path):
+    root = write_tree(tmp_path, {"config/sft.yaml": """\
+        trainer:
+          mp: p=f32,c=bfloat16
+          train_batch_size: 128
+        # mp: p=f32,c=bfloat16 for the big runs
+        """, "config/fp32.yaml": """\
+        trainer:
+          mp: f32
+        """})
+    found = _found(root, "config/sft.yaml")
+    assert "NPU212" in _codes(found, 2)
+    assert not _codes(found, 4)
+    assert not _found(root, "config/fp32.yaml")
+
+
+def test_gpu_nms_config_choice(tmp_path):
+    root = write_tree(tmp_path, {"tools/cfgs/kitti_models/PartA2.yaml": """\
+        MODEL:
+            ROI_HEAD:
+                NMS_CONFIG:
+                    TRAIN:
+                        NMS_TYPE: nms_gpu
+                        MULTI_CLASSES_NMS: False
+            POST_PROCESSING:
+                NMS_CONFIG:
+                    NMS_TYPE: class_specific_nms
+                    NMS_THRESH: 0.1
+        """})
+    found = _found(root, "tools/cfgs/kitti_models/PartA2.yaml")
+    assert "NPU815" in _codes(found, 5)
+    assert not _codes(found, 9)
+
+
+def test_bentoml_build_args_gpu_type(tmp_path):
+    root = write_tree(tmp_path, {"pyproject.toml": """\
+        [project]
+        name = "llama4-17b-scout-instruct"
+        dependencies = ["bentoml>=1.4.0"]
+
+        [tool.bentoml.build.args]
+        name = "llama4-17b-scout-instruct"
+        gpu_type = "nvidia-h100-80gb"
+        tp = 8
+
+        [tool.other]
+        gpu_type = "nvidia-h100-80gb"
+        """})
+    found = _found(root, "pyproject.toml")
+    assert "NPU022" in _codes(found, 7)
+    assert not _codes(found, 8) | _codes(found, 11)
+
+
+HELM_DAEMONSET = """\
+    {{- $options := (include "nvidia-device-plugin.options" . | fromJson) }}
+    ---
+    apiVersion: apps/v1
+    kind: DaemonSet
+    metadata:
+      name: {{ include "nvidia-device-plugin.fullname" . }}
+    spec:
+      template:
+        spec:
+          {{- /*
+          a comment over
+          several lines
+          */}}
+          containers:
+          - image: {{ include "nvidia-device-plugin.fullImage" . }}
+            name: nvidia-device-plugin-ctr
+            env:
+            {{- if typeIs "string" .Values.deviceListStrategy }}
+              - name: DEVICE_LIST_STRATEGY
+                value: {{ .Values.deviceListStrategy }}
+            {{- end }}
+              - name: NVIDIA_VISIBLE_DEVICES
+                value: all
+              - name: NVIDIA_DRIVER_CAPABILITIES
+                value: compute,utility
+            # - name: NVIDIA_DISABLE_REQUIRE
+    """
+
+
+def test_helm_template_read_with_its_actions_masked(tmp_path):
+    root = write_tree(tmp_path, {"templates/daemonset.yml": HELM_DAEMONSET})
+    found = _found(root, "templates/daemonset.yml")
+    assert "NPU004" in _codes(found, 22) and "NPU004" in _codes(found, 24)
+    assert not [f for f in found if f[0] not in (22, 24)]
+
+
+GRAFANA_CONFIGMAP = r"""
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: {{ .Release.Name }}-grafana-dashboard
+    data:
+      volcano-global-overview-dashboard.json: |-
+        {"panels":[{"title":"GPU","targets":[{"expr":"kube_node_status_capacity{resource=\"nvidia_com_gpu\",job=\"kube-state-metrics\"}"}]}]}
+      volcano-queue-overview-dashboard.json: |-
+        {"panels":[{"title":"nvidia.com/gpu","targets":[{"expr":"volcano_queue_allocated_scalar_resources{resource=\"gpu\"}","legendFormat":"{{`{{queue_name}}`}}"}]}]}
+    """
+
+
+def test_grafana_queries_on_nvidia_gpu_resource(tmp_path):
+    root = write_tree(tmp_path, {"templates/grafana.yaml": GRAFANA_CONFIGMAP})
+    found = _found(root, "templates/grafana.yaml")
+    assert "NPU095" in _codes(found, 8)
+    assert not _codes(found, 10)
+
+
+def test_triton_kind_gpu_instance_group(tmp_path):
+    root = write_tree(tmp_path, {"config.yaml": """\
+        profile_models:
+          add_sub:
+            model_config_parameters:
+              instance_group:
+                -
+                  kind: KIND_GPU
+                  count: [1]
+          sub_cpu:
+            model_config_parameters:
+              instance_group:
+                - kind: KIND_CPU
+        """})
+    found = _found(root, "config.yaml")
+    assert "NPU096" in _codes(found, 6)
+    assert not _codes(found, 11)
+
+
+def test_installer_cuda_option_from_a_variable_and_unread_stage_args(tmp_path):
+    root = write_tree(tmp_path, {"docker/Dockerfile.dev": """\
+        ARG BASE_IMAGE=ubuntu:rolling
+        FROM ${BASE_IMAGE} AS compile-image
+        ARG MACHINE_TYPE=cpu
+        ARG CUDA_VERSION
+        RUN apt-get update && apt-get install -y git
+
+        FROM compile-image AS dev-image
+        ARG CUDA_VERSION
+        RUN if [ -z "$CUDA_VERSION" ]; then python ts_scripts/install_dependencies.py --environment=dev; \\
+            else python ts_scripts/install_dependencies.py --environment=dev --cuda $CUDA_VERSION; fi
+        RUN python ts_scripts/install_dependencies.py --environment=dev --config $CONFIG_FILE
+        """})
+    found = _found(root, "docker/Dockerfile.dev")
+    assert not _codes(found, 4)                    # declared in a stage that never reads it
+    assert "NPU018" in _codes(found, 8)
+    assert "NPU018" in _codes(found, 10)
+    assert not _codes(found, 11)
+
+
+def test_container_options_joined_from_quoted_pieces(tmp_path):
+    root = write_tree(tmp_path, {"docker/start.sh": """\
+        #!/bin/bash
+        for arg in "$@"; do
+            case $arg in
+                -d|--gpu_devices)
+                  GPU_DEVICES='--gpus '"\\"device=$2\\""''
+                  PORTS='-p '"8080:8080"''
+                  shift
+                  ;;
+            esac
+        done
+        docker run $GPU_DEVICES $PORTS -d --rm -it pytorch/torchserve:latest
+        """})
+    found = _found(root, "docker/start.sh")
+    assert "NPU017" in _codes(found, 5)
+    assert not _codes(found, 6)

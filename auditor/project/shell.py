@@ -831,6 +831,10 @@ def _container_options_variable(col: Collector, m, pos: _Positions, name: str, v
         return
     body = text[1:-1] if quoted and len(text) >= 2 else text
     start = vc + (1 if quoted else 0)
+    if value.type == "concatenation":
+        # `GPU_DEVICES='--gpus '"\"device=$2\""''` (TorchServe's start.sh): quoted pieces joined, read without
+        # their quotes, each character in its column (tp37)
+        body = re.sub(r"\\?[\"']", lambda q: " " * len(q.group(0)), text)
     words = [(w.group(0), start + w.start()) for w in re.finditer(r"[^\s]+", body)]
     for i, (w, wc) in enumerate(words):
         for program in sorted(programs):
@@ -1670,6 +1674,13 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             if setting is None:
                 # a setting only a command line makes (`--device 0`: the script's own option, a bare index)
                 setting = cli_setting(m, setting_path(key), value)
+            if setting is None and "=" not in w and (following := nodes[i].next_sibling) is not None \
+                    and following.type in ("simple_expansion", "expansion") and value == "true":
+                # `install_dependencies.py --cuda $CUDA_VERSION`: the value is a variable the caller sets, named
+                # for what it holds (tp37)
+                held = following.text.decode("utf-8", errors="replace")
+                setting = cli_setting(m, setting_path(key), held.lower())
+                value = held if setting is not None else value
             if setting is None and key == "--gpu" and _KALDI_QUEUE_RE.fullmatch(name):
                 setting = m.match_setting("gpus", value)     # `${cuda_cmd} --gpu ${ngpu} exp/train.log train.py`
             if setting is None and bnb_bits and key == "--bits" and value in ("4", "8"):
