@@ -284,3 +284,126 @@ def test_container_options_joined_from_quoted_pieces(tmp_path):
     found = _found(root, "docker/start.sh")
     assert "NPU017" in _codes(found, 5)
     assert not _codes(found, 6)
+
+
+def test_conda_cuda_label_channel_feature_package_and_nvstrings(tmp_path):
+    root = write_tree(tmp_path, {"files/conda-requirements.yml": """\
+        name: rapids
+        channels:
+          - numba
+          - conda-forge
+          - rapidsai/label/cuda10.0
+          - pytorch
+        dependencies:
+          - cuda100
+          - cudf=0.5.1
+          - nvstrings
+          - numpy=1.15.4
+          - cudatoolkit-dev-not-a-thing-here
+          # - cuda92
+        """})
+    found = _found(root, "files/conda-requirements.yml")
+    assert "NPU018" in _codes(found, 5) and "NPU018" in _codes(found, 8)
+    assert "NPU440" in _codes(found, 10)
+    assert not _codes(found, 3) | _codes(found, 6) | _codes(found, 11) | _codes(found, 13)
+
+
+def test_sourced_function_called_in_a_command_substitution(tmp_path):
+    root = write_tree(tmp_path, {
+        "qa/common/util.sh": """\
+            #!/bin/bash
+            function get_all_gpus_uuids() {
+                nvidia-smi --query-gpu=gpu_uuid,pci.bus_id --format=csv,noheader | awk '{print $1}'
+            }
+            function find_available_ports() {
+                echo 8000 8001 8002
+            }
+            """,
+        "qa/L0_custom_ops/test.sh": """\
+            #!/bin/bash
+            source ../common/util.sh
+            PORTS=(`find_available_ports 3`)
+            GPUS=(`get_all_gpus_uuids`)
+            ALL=$(get_all_gpus_uuids)
+            echo "get_all_gpus_uuids lists the GPUs"
+            """,
+    })
+    found = _found(root, "qa/L0_custom_ops/test.sh")
+    assert "NPU017" in _codes(found, 4) and "NPU017" in _codes(found, 5)
+    assert not _codes(found, 3) | _codes(found, 6)
+
+
+def test_source_never_climbs_above_the_tree(tmp_path):
+    (tmp_path / "util.sh").write_text("gpus() {\n    nvidia-smi -L\n}\n")
+    root = write_tree(tmp_path / "tree", {"run.sh": "#!/bin/bash\nsource ../util.sh\nG=$(gpus)\n"})
+    assert not _found(root, "run.sh")
+
+
+def test_mpi_launcher_environment_and_mpiexec_launch(tmp_path):
+    root = write_tree(tmp_path, {
+        "tensorflow-benchmarks.yaml": """\
+            apiVersion: kubeflow.org/v2beta1
+            kind: MPIJob
+            spec:
+              mpiReplicaSpecs:
+                Launcher:
+                  template:
+                    spec:
+                      containers:
+                      - image: mpioperator/tensorflow-benchmarks:latest
+                        name: tensorflow-benchmarks
+                        command:
+                        - mpirun
+                        - -np
+                        - "2"
+                        - -x
+                        - NCCL_DEBUG=INFO
+                        - -x
+                        - LD_LIBRARY_PATH
+                        - python
+                        - scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py
+            """,
+        "run_ddp.sh": """\
+            #!/bin/bash
+            N=1
+            PPN=4
+            #mpiexec -n ${N} -ppn ${PPN} -l python train_ddp.py
+            mpiexec -n ${N} -ppn ${PPN} -l --line-buffer --cpu-bind ${CPU_AFFINITY} python train_ddp.py \\
+                --epochs 3
+            mpiexec -n ${N} -ppn ${PPN} python train_cpu.py
+            """,
+        "train_ddp.py": """\
+            import torch.distributed as dist
+            dist.init_process_group(backend="nccl")
+            """,
+        "train_cpu.py": """\
+            import torch.distributed as dist
+            dist.init_process_group(backend="gloo")
+            """,
+    })
+    found = _found(root, "tensorflow-benchmarks.yaml")
+    assert "NPU121" in _codes(found, 16)
+    assert not _codes(found, 18)
+    launched = _found(root, "run_ddp.sh")
+    assert "NPU143" in _codes(launched, 5)
+    assert not _codes(launched, 4) | _codes(launched, 7)
+
+
+def test_cuda_include_flag_cmake_define_with_a_space_and_grep_picked_wheels(tmp_path):
+    root = write_tree(tmp_path, {"docker/cu116.Dockerfile": """\
+        FROM ubuntu:20.04
+        ENV NVENCODE_CFLAGS "-I/usr/local/cuda/include"
+        ENV OTHER_CFLAGS "-I/opt/include"
+        RUN cd /opencv/build && cmake -D CMAKE_BUILD_TYPE=RELEASE \\
+        -D WITH_GSTREAMER=ON \\
+        -D WITH_CUDA=ON \\
+        .. && make -j8
+        RUN pip install --no-deps \\
+                "$(grep '^nvidia-cublas' /tmp/packages-nvidia.txt)" \\
+                "$(grep '^pillow' /tmp/packages.txt)"
+        """})
+    found = _found(root, "docker/cu116.Dockerfile")
+    assert "NPU027" in _codes(found, 2)
+    assert "NPU021" in _codes(found, 6)
+    assert "NPU440" in _codes(found, 9)
+    assert not _codes(found, 3) | _codes(found, 5) | _codes(found, 10)

@@ -1123,6 +1123,10 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                     # `pytorch` channel serves CPU builds too
                     symbol, rule = normalize_dist(channel), matchers(engine).match_requirement(normalize_dist(channel))
                     rule = None if rule is not None and rule.extra.get("ported_by") else rule
+                if rule is None and "/label/cuda" in item.value.lower():
+                    # `rapidsai/label/cuda10.0`: a channel's label of the builds for one CUDA release (tp37)
+                    symbol = "channel:" + item.value.lower()
+                    rule = matchers(engine).match_requirement(symbol)
                 channel_hits.append((rule, symbol, item.start_mark.line + 1, item.start_mark.column + 1,
                                      item.start_mark.column + 1 + len(item.value)))
         if key.value != "dependencies" or not isinstance(value, yaml.SequenceNode):

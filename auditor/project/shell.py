@@ -39,11 +39,15 @@ if TYPE_CHECKING:
 _MPIRUN_VALUE_OPTIONS = {"-np": 1, "-n": 1, "--np": 1, "-N": 1, "-npernode": 1, "--npernode": 1, "-ppn": 1,
                          "-H": 1, "--host": 1, "-host": 1, "-hosts": 1, "--hostfile": 1, "-hostfile": 1,
                          "-machinefile": 1, "-f": 1, "-x": 1, "--map-by": 1, "--bind-to": 1, "--rank-by": 1,
-                         "-mca": 2, "--mca": 2, "-genv": 2, "-env": 2, "--prefix": 1, "-wdir": 1, "--wdir": 1}
+                         "-mca": 2, "--mca": 2, "-genv": 2, "-env": 2, "--prefix": 1, "-wdir": 1, "--wdir": 1,
+                         # MPICH hydra / Cray PALS (`mpiexec -n 8 -ppn 4 --depth 8 --cpu-bind depth ...`, tp37)
+                         "--cpu-bind": 1, "-cpu-bind": 1, "--depth": 1, "-d": 1, "--ppn": 1}
 # container CLIs whose `exec CONTAINER CMD` runs CMD inside a running container, and the exec options that take a value
 _CONTAINER_CLIS = {"docker", "podman", "nvidia-docker"}
 _EXEC_VALUE_OPTIONS = {"-e", "--env", "-u", "--user", "-w", "--workdir", "--env-file", "--detach-keys"}
-_WRAPPERS = {"sudo", "exec", "time", "nohup", "env", "command", "nice", "srun", "mpirun", "xargs", "stdbuf", "which"}
+_WRAPPERS = {"sudo", "exec", "time", "nohup", "env", "command", "nice", "srun", "mpirun", "xargs", "stdbuf", "which",
+             # MPICH / Intel MPI / Cray PALS `mpiexec -n 8 -ppn 4 --cpu-bind ... python train.py` (ALCF's scripts; tp37)
+             "mpiexec"}
 # Commands that run the words after their own options and one leading operand as the command: `screen -dm bash -c
 # "... CUDA_VISIBLE_DEVICES=3 nnUNetv2_train ..."` (nnUNet's batch jobs), `timeout 30 bash -c "..."`, `taskset -c 0-11
 # pytest ...`: the options that take a value, and the form of the operand (a duration, a CPU mask or list; None: none).
@@ -78,8 +82,10 @@ _IMAGE_RE = re.compile(r"(?<![\w/.:@-])([a-z0-9][\w.-]*(?:/[\w.${}-]+)+:[\w.${}-
 # the CUDA toolkit's directory (`/usr/local/cuda-12.4/lib64`); the version part may be a variable
 # CMake cache definitions on a command line or in a build-arguments string (`cmake -DGGML_CUDA=ON`,
 # `CMAKE_ARGS="-DCMAKE_CUDA_ARCHITECTURES=86" pip install ...`): matched as `cmake:<name>` settings
-_CMAKE_DEFINE_RE = re.compile(r"(?<![\w-])-D([A-Za-z_]\w*)(?::[A-Za-z]+)?=\"?(\$\{\{[^}]*\}\}|[^\s\"';)]*)")
-_CUDA_PATH_RE = re.compile(r"(?<![\w/.-])/usr/local/cuda(-[\w.${}]*)?(?![\w.])")   # `cuda-` then `${V}`: one word
+# (`-D WITH_CUDA=ON` with a space: OpenCV's build lines in OpenPCDet's Dockerfile; CMake takes both, tp37)
+_CMAKE_DEFINE_RE = re.compile(r"(?<![\w-])-D[ \t]{0,4}([A-Za-z_]\w*)(?::[A-Za-z]+)?=\"?(\$\{\{[^}]*\}\}|[^\s\"';)]*)")
+# `cuda-` then `${V}`: one word; also a compiler's include / library flag (`-I/usr/local/cuda/include`, tp37)
+_CUDA_PATH_RE = re.compile(r"(?:(?<![\w/.-])|(?<=-I)|(?<=-L))/usr/local/cuda(-[\w.${}]*)?(?![\w.])")
 # the NVIDIA driver's folders (GKE's /home/kubernetes/bin/nvidia on the host, mounted at /usr/local/nvidia; Colab's
 # /usr/lib64-nvidia): NPU075 (t15h)
 # (t27a: and the driver's own tools in /usr/bin, bind-mounted into containers: `-v /usr/bin/nvidia-xconfig:...`)
@@ -421,6 +427,10 @@ _QUOTED_OPTION_RE = re.compile(r"(?<![\w-])--([A-Za-z][\w.-]*)=([\"'])([^\"'\s]+
 _SLURM_SHORT = {"p": "partition", "G": "gpus", "C": "constraint"}
 _SLURM_SHORT_RE = re.compile(r"(?<!\S)-([pGC])(?:=|[ \t]+)?([^\s\-$][^\s]*)")
 _SLURM = {"srun", "sbatch", "salloc"}
+# `$(grep '^nvidia-cublas' packages.txt)`: a command substitution that picks a list's lines by an anchored name
+_GREP_PICKED_RE = re.compile(r"\$\((?:grep|egrep)(?:\s+-[A-Za-z]+)*\s+(['\"]?)\^([A-Za-z0-9][\w.-]*[A-Za-z0-9])\1\s+[^\s()]+\s*\)")
+# MPI launchers whose options set the ranks' environment (`-x NAME=VALUE`, `-genv NAME VALUE`)
+_MPI_LAUNCHERS = frozenset({"mpirun", "mpiexec", "orterun", "mpiexec.hydra"})
 # a PBS / Cobalt directive's queue (`#PBS -q gpu`, `#COBALT -q training-gpu`, `#COBALT --queue=full-node`)
 _QUEUE_DIRECTIVE_RE = re.compile(r"#(?:PBS|COBALT)\b[^#]*?(?<!\S)(-q|--queue)(?:=|[ \t]+)([^\s#]+)")
 # rules that read a count or a node type from a setting: a script variable holding a count only computes with it
@@ -666,6 +676,11 @@ def scan_shell(col: Collector, text: str, script: bool = False) -> None:
             if _CMAKE_DEFINE_RE.fullmatch(text_here) and text_here.endswith("=") and following is not None \
                     and following.type in ("simple_expansion", "expansion"):
                 text_here += following.text.decode("utf-8", errors="replace")   # `-DCOMPILE_CUDA=$USE_CUDA`
+            elif text_here == "-D" and following is not None and following.type == "word" \
+                    and following.start_point[0] == row and following.start_point[1] - node.end_point[1] <= 4:
+                # `cmake -D WITH_CUDA=ON ..`: the define in the next word (tp37)
+                text_here += " " * (following.start_point[1] - node.end_point[1]) \
+                    + following.text.decode("utf-8", errors="replace")
             scan_fragment(col, text_here, row + 1, start_col, options=not own_word)
         elif node.type == "unset_command":
             for child in node.children:
@@ -1514,6 +1529,19 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         # ... \ # TODO` ends the `python3 -m verl.trainer.main_ppo` command there; no environment name has a dot, t20b)
         _overrides(col, m, pos, words, nodes)
         return
+    if words[0].rsplit("/", 1)[-1] in _MPI_LAUNCHERS:
+        # Open MPI's `mpirun -x NCCL_DEBUG=INFO` and MPICH / Intel MPI's `-genv NAME VALUE` / `-env NAME VALUE`: a
+        # variable set in every rank's environment, as `export` would (mpi-operator's examples; tp37)
+        for i, w in enumerate(words[1:-1], 1):
+            if w == "-x" and "=" in words[i + 1]:
+                var, _, value = words[i + 1].partition("=")
+            elif w in ("-genv", "-env") and i + 2 < len(words):
+                var, value = words[i + 1], words[i + 2]
+            else:
+                continue
+            if re.fullmatch(r"[A-Za-z_]\w*", var):
+                vl, vc = pos.at(nodes[i + 1].start_point)
+                col.env(var, vl, vc + (nodes[i + 1].type in ("string", "raw_string")), value=value)
     # under srun / mpirun: one process per task, each running the launched script; or started in the background once
     # per pass of a loop (`for ((i = 0; i < ngpu; ++i)); do { python -m x.bin.train --gpu_id $i ...; } & done`)
     multi_process = _backgrounded_in_loop(node)
@@ -1521,13 +1549,15 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
                      or "=" in words[0] and words[0][0] != "-"):
         wrapper = words[0].rsplit("/", 1)[-1]
         slurm = wrapper in ("srun", "salloc")
-        mpi = wrapper == "mpirun"
+        mpi = wrapper in ("mpirun", "mpiexec")
         multi_process = multi_process or slurm or mpi
         value_options, operand = _PREFIX_COMMANDS.get(wrapper, (frozenset(), None))
         words, nodes = words[1:], nodes[1:]
         while words and words[0].startswith("-"):
             # `mpirun -np 2 --allow-run-as-root python ...` (t15l): mpirun's options that take values
             skip = _MPIRUN_VALUE_OPTIONS.get(words[0], 0) + 1 if mpi else 2 if words[0] in value_options else 1
+            if mpi and skip == 2 and _value_expanded(nodes[0]):
+                skip = 1        # `mpiexec -n ${N} -ppn ${PPN} ...`: the value is an expansion, not one of `words`
             if slurm and _value_expanded(nodes[0]):
                 skip = 1        # `srun -p $PARTITION python ...`: the value is an expansion, not one of `words`
             elif slurm and words[0] in _SRUN_SHORT_VALUES and len(words) > 2:
@@ -2332,6 +2362,12 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             editable = True
         elif w in _OPTS_WITH_VALUE:
             skip = True
+            continue
+        if (picked := _GREP_PICKED_RE.fullmatch(w)) is not None:
+            # `pip install "$(grep '^nvidia-cublas' /tmp/packages-nvidia.txt)"` (ComfyUI-Docker's cu130 image): the
+            # requirement lines of a list that start with the name the pattern anchors (tp37)
+            symbol = normalize_dist(picked.group(2))
+            col.add(m.match_requirement(symbol), symbol, line, c, c + len(w), note=" (picked from a list by grep)")
             continue
         if (var := _VAR_WORD_RE.match(w)) and (found := _variable_source_tree(col, m, var.group(1))) is not None:
             # `package="${BUILD_ROOT}/SageAttention"`, `git clone ... "${package}"`, then `pip install "${package}"`:
