@@ -120,11 +120,11 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         # whose actions, masked, leave YAML (`{{- if ... }}` lines blanked, `{{ .Values.x }}` values as
         # placeholders) is read as that YAML: its literal settings are what every rendering has (tp37)
         if "{{" in text or "{%" in text:
-            roots = _masked_template_roots(text)
-            if roots is None:
+            masked = _masked_template_roots(text)
+            if masked is None:
                 return FileResult(rel, lines=text.count("\n"))
             col = Collector(engine, rel, text)
-            scan_config_roots(col, roots)
+            scan_config_roots(col, masked)
             return col.done()
         recovered = _recover_yaml(text)
         if recovered is None:
