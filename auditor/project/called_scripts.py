@@ -14,6 +14,7 @@ auditor/project/tree_calls.py run on it, never from the scripts it calls in turn
 """
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -55,6 +56,10 @@ def script_call(words: list[str], cwd: str | None) -> tuple[dict[str, Any], int]
     if any(c in word for c in "$`{*?") or word.startswith(("/", "~")):
         return None
     path = _join("" if cwd is None or cwd.startswith("/") else cwd, word)
+    if path is None and word.startswith("../") and (cwd is None or not cwd.startswith("/")):
+        # `source ../common/util.sh` from a script started in its own folder (Triton model analyzer's QA tests):
+        # read from the caller's folder, never above the tree's top (resolve_launched; tp37)
+        path = posixpath.normpath(posixpath.join(cwd or "", word))
     # the words after the script: the options it parses into its own variables (option_findings)
     return None if not path else ({"file": path, "args": words[at + 1:at + 1 + _MAX_ARGS]}, at)
 
@@ -149,9 +154,11 @@ def sourced_function_calls(caller: ScriptText, source_line: int, functions: dict
             bodies[name] = list(first.values())
     if not bodies:
         return []
-    # the function's name as a command: after `VAR=value` prefixes, `&&`, `;` or `then`, never inside a word
-    call_re = re.compile(r"(?:^|&&|;|\bthen\b|\bdo\b)[ \t]*(?:[A-Za-z_]\w*=\S*[ \t]+)*(" + "|".join(
-        re.escape(n) for n in sorted(bodies, key=len, reverse=True)) + r")(?=[ \t;&|]|$)")
+    # the function's name as a command: after `VAR=value` prefixes, `&&`, `||`, `;` or `then`, or opening a command
+    # substitution (`GPUS=(\`get_all_gpus_uuids\`)`, `X=$(load_cuda)`: Triton model analyzer's QA scripts; tp37),
+    # never inside a word
+    call_re = re.compile(r"(?:^|&&|\|\||;|\bthen\b|\bdo\b|\$\(|`)[ \t]*(?:[A-Za-z_]\w*=\S*[ \t]+)*(" + "|".join(
+        re.escape(n) for n in sorted(bodies, key=len, reverse=True)) + r")(?=[ \t;&|`)]|$)")
     out = []
     for number, line in enumerate(caller.lines[source_line:], source_line + 1):
         code = line.split("#", 1)[0] if not line.lstrip().startswith("#") else ""

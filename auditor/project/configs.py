@@ -116,9 +116,16 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     except yaml.YAMLError as exc:
         if is_json:
             return FileResult(rel, lines=text.count("\n"))     # valid JSON PyYAML cannot position: skip quietly
-        # templated YAML (Helm, Jinja) is not YAML until rendered: not an error of the user's
+        # templated YAML (Helm, Jinja) is not YAML until rendered: not an error of the user's. A Helm template
+        # whose actions, masked, leave YAML (`{{- if ... }}` lines blanked, `{{ .Values.x }}` values as
+        # placeholders) is read as that YAML: its literal settings are what every rendering has (tp37)
         if "{{" in text or "{%" in text:
-            return FileResult(rel, lines=text.count("\n"))
+            masked = _masked_template_roots(text)
+            if masked is None:
+                return FileResult(rel, lines=text.count("\n"))
+            col = Collector(engine, rel, text)
+            scan_config_roots(col, masked)
+            return col.done()
         recovered = _recover_yaml(text)
         if recovered is None:
             return FileResult(rel, error=FileError(rel, "syntax", str(exc).splitlines()[0]))
@@ -423,6 +430,27 @@ def _blank_docstring(lines: list[str]) -> list[tuple[int, int]]:
     for i in range(first, end + 1):
         lines[i] = ""
     return [(i + 1, 1) for i in range(first, end + 1)]
+
+
+# a Go-template action (Helm): `{{ .Values.image }}`, `{{- include "x" . | nindent 4 }}`, `{{`{{queue}}`}}`, a
+# `{{- /* comment */ -}}` over several lines
+_TEMPLATE_ACTION_RE = re.compile(r"\{\{.*?\}\}", re.S)
+
+
+def _masked_template_roots(text: str) -> list | None:
+    """The documents of a Helm template with its actions masked: a line of nothing but actions (`{{- if .Values.x
+    }}`, `{{- toYaml .Values.resources | nindent 12 }}`) blanked, an action inside a line replaced by as many
+    underscores (a plain scalar where a value was templated), so lines and columns stay the file's. None when that
+    is still not YAML, or the template has Jinja blocks (`{% ... %}`)."""
+    if "{%" in text:
+        return None
+    masked = _TEMPLATE_ACTION_RE.sub(lambda a: re.sub(r"[^\n]", "\x00", a.group(0)), text)
+    lines = ["" if "\x00" in line and not line.replace("\x00", "").strip() else line.replace("\x00", "_")
+             for line in masked.split("\n")]
+    try:
+        return list(yaml.compose_all("\n".join(lines), Loader=_AliasTolerantLoader))
+    except (yaml.YAMLError, RecursionError):
+        return None
 
 
 def _recover_yaml(text: str) -> tuple[list, list[tuple[int, int]]] | None:
@@ -1000,9 +1028,10 @@ def _python_block(col: Collector, value) -> None:
 
 def _embeds_config(path: str) -> bool:
     """A block string that holds another YAML config: a RayService's `serveConfigV2` (the Serve applications KubeRay
-    deploys, with their `llm_configs` accelerator types and engine kwargs) and a ConfigMap's `data: config.yaml: |`."""
+    deploys, with their `llm_configs` accelerator types and engine kwargs) and a ConfigMap's `data: config.yaml: |`
+    (or `dashboard.json: |-`, a Grafana dashboard: JSON is YAML's flow syntax, tp37)."""
     return path.rsplit(".", 1)[-1].lower() in ("serveconfigv2", "serveconfig") or path.startswith("data.") \
-        and path.lower().endswith((".yaml", ".yml"))
+        and path.lower().endswith((".yaml", ".yml", ".json"))
 
 
 def _embedded_config(col: Collector, value):

@@ -157,6 +157,9 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
                "left as is"
         result.findings = [f if f.severity == "info" or f.data.get("context") else as_info(f, "other-backend", note)
                            for f in result.findings]
+    unread = _unread_stage_args(instructions, col.lines)
+    if unread:
+        result.findings = [f for f in result.findings if not (f.line in unread and f.code == "NPU018")]
     stages = _cuda_stages(instructions)
     if stages:
         result.findings = lower_cuda_member(result.findings, stages, "stage")
@@ -216,6 +219,32 @@ def _cuda_stages(instructions: list[dict]) -> list[tuple[int, int, str, list[str
         if siblings:
             last = stages[n + 1][0] - 1 if n + 1 < len(stages) else 1 << 30
             out.append((first, last, name, siblings))
+    return out
+
+
+def _unread_stage_args(instructions: list[dict], lines: list[str]) -> set[int]:
+    """1-based lines of `ARG CUDA_VERSION` declarations (no default) inside a stage that nothing later in that stage
+    reads (`$CUDA_VERSION`, `${CUDA_VERSION...}`): TorchServe's Dockerfile.dev declares it in its compile stage and
+    reads it only in the dev stage, which declares it again. A build argument only reaches a stage that declares it,
+    so the unread declaration passes nothing on (lead decision 7, a value nothing reads; tp37). ARGs before the
+    first FROM are the FROM lines' own."""
+    out: set[int] = set()
+    in_stage = False
+    for i, ins in enumerate(instructions):
+        kind = ins["instruction"]
+        if kind == "FROM":
+            in_stage = True
+            continue
+        if kind != "ARG" or not in_stage or "=" in ins["value"]:
+            continue
+        name = ins["value"].strip()
+        if not re.fullmatch(r"\w+", name):
+            continue
+        end = next((later["startline"] for later in instructions[i + 1:] if later["instruction"] == "FROM"),
+                   len(lines))
+        read = re.compile(rf"\$\{{?{name}(?!\w)")
+        if not any(read.search(ln) for ln in lines[ins["endline"] + 1:end]):
+            out.add(ins["startline"] + 1)
     return out
 
 

@@ -48,6 +48,9 @@ class ProjectMatchers:
     # `!name` requirement patterns: distributions a rule's globs do not report (`!nvidia-sphinx-theme` beside
     # `nvidia-*`: NVIDIA's documentation theme is not a CUDA library; t15s)
     requirement_except: dict[str, list[str]] = field(default_factory=dict)
+    # `!ref` image patterns: images a rule's globs do not report (`!nvcr.io/nvidia/distroless/*` beside
+    # `nvcr.io/nvidia/*`: NVIDIA's distroless Go / C runtimes carry no CUDA; tp37)
+    image_except: dict[str, list[str]] = field(default_factory=dict)
     _trees: dict[str, tuple[str, Rule]] | None = field(default=None, repr=False)
 
     @classmethod
@@ -62,7 +65,10 @@ class ProjectMatchers:
             for v in rule.match.get("command", ()):
                 m.command.append((v, rule))
             for v in rule.match.get("image", ()):
-                m.image.append((v.lower(), rule))
+                if v.startswith("!"):
+                    m.image_except.setdefault(rule.code, []).append(v[1:].lower())
+                else:
+                    m.image.append((v.lower(), rule))
             for v in rule.match.get("setting", ()):
                 key, _, value = v.partition("=")
                 compiled = (_key_regex(key.lstrip("!").lower()), re.compile(fnmatch.translate(value.lower())))
@@ -114,7 +120,12 @@ class ProjectMatchers:
         return _first(self.command, name.rsplit("/", 1)[-1] + sep + rest)
 
     def match_image(self, ref: str) -> Rule | None:
-        return _first(self.image, ref.lower())
+        value = ref.lower()
+        for pattern, rule in self.image:
+            if fnmatch.fnmatchcase(value, pattern) and not any(
+                    fnmatch.fnmatchcase(value, ex) for ex in self.image_except.get(rule.code, ())):
+                return rule
+        return None
 
     def match_setting(self, path: str, value: str) -> Rule | None:
         """path: dotted keys from the document root (`zero_optimization.offload_optimizer.device`); a key

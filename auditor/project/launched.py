@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import os
 import re
 from pathlib import Path
 from typing import Any, Callable
@@ -624,6 +625,11 @@ def resolve_launched(rel: str, bases: tuple[Path, ...], cache: dict) -> tuple[Pa
     only when exactly one such file exists (t15n). Nothing is walked beyond the bases' immediate folders."""
     for base in bases:
         candidate = base / rel
+        if rel.startswith("../"):
+            # a path that climbs from the caller's folder (`../common/util.sh`): within the tree's top folder only
+            candidate = Path(os.path.normpath(candidate))
+            if not bases or not candidate.is_relative_to(os.path.normpath(bases[0])) or base == bases[0]:
+                continue
         try:
             if candidate.is_file():
                 return base, candidate

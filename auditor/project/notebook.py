@@ -101,6 +101,50 @@ def _switches(code: str) -> list[tuple[int, int, str, str]]:
     return found
 
 
+# the IPython calls a `!cmd` line is (`get_ipython().system('cmd')`, what nbconvert and Colab's exports write, and what
+# some notebooks spell out: piper's training notebook runs `get_ipython().system(f\'\'\'python -m piper_train ...\'\'\')`)
+_SYSTEM_METHODS = frozenset({"system", "getoutput", "system_raw"})
+
+
+def _system_call_lines(code: str) -> list[tuple[int, str]]:
+    """(line in the cell, text) of each source line of the command a `get_ipython().system(...)` call runs: the
+    literal's source between its quotes, the rest of each line blanked so columns stay the notebook's (tp37)."""
+    if "get_ipython" not in code:
+        return []
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    source = code.split("\n")
+    out: list[tuple[int, str]] = []
+    for node in walk_list(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in _SYSTEM_METHODS and isinstance(node.func.value, ast.Call)
+                and isinstance(node.func.value.func, ast.Name) and node.func.value.func.id == "get_ipython"
+                and node.args and isinstance(node.args[0], (ast.Constant, ast.JoinedStr))):
+            continue
+        literal = node.args[0]
+        if isinstance(literal, ast.Constant) and not isinstance(literal.value, str) or literal.end_lineno is None \
+                or literal.end_col_offset is None:
+            continue
+        first, last = literal.lineno, literal.end_lineno
+        head = source[first - 1].encode("utf-8")[:literal.col_offset].decode("utf-8", "replace")
+        opening = re.match(r"[rRuUfFbB]{0,2}(\"\"\"|\'\'\'|\"|\')", source[first - 1][len(head):])
+        if opening is None:
+            continue
+        quote = opening.group(1)
+        for n in range(first, last + 1):
+            text = source[n - 1]
+            if n == last:
+                end = len(text.encode("utf-8")[:literal.end_col_offset].decode("utf-8", "replace")) - len(quote)
+                text = text[:max(end, 0)]
+            if n == first:
+                start = len(head) + opening.end()
+                text = " " * start + text[start:]
+            out.append((n, text))
+    return out
+
+
 def _names_read(code: str) -> set[str]:
     try:
         tree = ast.parse(code)
@@ -221,6 +265,9 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
                     python_lines.append(ln)
                     shell_lines.append("")
         code = "\n".join(python_lines) + "\n"
+        for n, text in _system_call_lines(code):
+            if not shell_lines[len(shell_lines) - len(lines) + n - 1].strip():
+                shell_lines[len(shell_lines) - len(lines) + n - 1] = _PY_INTERPOLATION_RE.sub(_placeholder, text)
         switches.extend((offset + ln, c, name, value) for ln, c, name, value in _switches(code))
         read |= _names_read(code)
         prefix = 1 if imported else 0

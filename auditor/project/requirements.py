@@ -718,6 +718,7 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
                 col.add(rule, normalize_dist(name), number, at + 1, at + 1 + len(name),
                         note=f" (its CUDA build configured in [tool.uv.{table}])")
     _script_commands(col, tool)
+    _bentoml_build_settings(col, m, lines, tool)
     _conda_channels(col, m, tool)
     pixi = doc if rel.replace("\\", "/").rsplit("/", 1)[-1].lower() == "pixi.toml" else tool.get("pixi")
     if isinstance(pixi, dict):
@@ -730,6 +731,30 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
             col.add(m.match_requirement("group:" + group), "group:" + group, number, at + 2, at + 2 + len(group),
                     note=" (installed by default: `uv sync` / `uv run` without --no-default-groups)")
     return col.done()
+
+
+def _bentoml_build_settings(col: Collector, m, lines: list[str], tool: dict) -> None:
+    """`[tool.bentoml.build]` and its tables (BentoML's build options in pyproject.toml; BentoVLLM's `[tool.bentoml.
+    build.args] gpu_type = "nvidia-h100-80gb"`, the BentoCloud GPU its service asks for): each scalar read as the
+    setting `tool.bentoml.build.<key>`, as the same keys in a BentoCloud deployment YAML are (tp37)."""
+    def scalars(table: dict, header: str):
+        for key, value in table.items():
+            if isinstance(value, dict):
+                yield from scalars(value, f"{header}.{key}")
+            elif isinstance(value, (str, int, float, bool)):
+                yield header, key, value
+
+    build = (tool.get("bentoml") or {}).get("build")
+    if not isinstance(build, dict):
+        return
+    for header, key, value in scalars(build, "tool.bentoml.build"):
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        rule = m.match_setting(f"{header}.{key}", text)
+        start = _table_line(lines, header)
+        number = _key_line(lines, key, start) if rule is not None and start else 0
+        if number:
+            at = lines[number - 1].find(key)
+            col.add(rule, f"{key} = {text}", number, at + 1, at + 1 + len(key), value=text)
 
 
 def _conda_channels(col: Collector, m, tool: dict, scopes: list[tuple[str, dict]] | None = None) -> None:
@@ -1098,6 +1123,10 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                     # `pytorch` channel serves CPU builds too
                     symbol, rule = normalize_dist(channel), matchers(engine).match_requirement(normalize_dist(channel))
                     rule = None if rule is not None and rule.extra.get("ported_by") else rule
+                if rule is None and "/label/cuda" in item.value.lower():
+                    # `rapidsai/label/cuda10.0`: a channel's label of the builds for one CUDA release (tp37)
+                    symbol = "channel:" + item.value.lower()
+                    rule = matchers(engine).match_requirement(symbol)
                 channel_hits.append((rule, symbol, item.start_mark.line + 1, item.start_mark.column + 1,
                                      item.start_mark.column + 1 + len(item.value)))
         if key.value != "dependencies" or not isinstance(value, yaml.SequenceNode):

@@ -39,11 +39,15 @@ if TYPE_CHECKING:
 _MPIRUN_VALUE_OPTIONS = {"-np": 1, "-n": 1, "--np": 1, "-N": 1, "-npernode": 1, "--npernode": 1, "-ppn": 1,
                          "-H": 1, "--host": 1, "-host": 1, "-hosts": 1, "--hostfile": 1, "-hostfile": 1,
                          "-machinefile": 1, "-f": 1, "-x": 1, "--map-by": 1, "--bind-to": 1, "--rank-by": 1,
-                         "-mca": 2, "--mca": 2, "-genv": 2, "-env": 2, "--prefix": 1, "-wdir": 1, "--wdir": 1}
+                         "-mca": 2, "--mca": 2, "-genv": 2, "-env": 2, "--prefix": 1, "-wdir": 1, "--wdir": 1,
+                         # MPICH hydra / Cray PALS (`mpiexec -n 8 -ppn 4 --depth 8 --cpu-bind depth ...`, tp37)
+                         "--cpu-bind": 1, "-cpu-bind": 1, "--depth": 1, "-d": 1, "--ppn": 1}
 # container CLIs whose `exec CONTAINER CMD` runs CMD inside a running container, and the exec options that take a value
 _CONTAINER_CLIS = {"docker", "podman", "nvidia-docker"}
 _EXEC_VALUE_OPTIONS = {"-e", "--env", "-u", "--user", "-w", "--workdir", "--env-file", "--detach-keys"}
-_WRAPPERS = {"sudo", "exec", "time", "nohup", "env", "command", "nice", "srun", "mpirun", "xargs", "stdbuf", "which"}
+_WRAPPERS = {"sudo", "exec", "time", "nohup", "env", "command", "nice", "srun", "mpirun", "xargs", "stdbuf", "which",
+             # MPICH / Intel MPI / Cray PALS `mpiexec -n 8 -ppn 4 --cpu-bind ... python train.py` (ALCF's scripts; tp37)
+             "mpiexec"}
 # Commands that run the words after their own options and one leading operand as the command: `screen -dm bash -c
 # "... CUDA_VISIBLE_DEVICES=3 nnUNetv2_train ..."` (nnUNet's batch jobs), `timeout 30 bash -c "..."`, `taskset -c 0-11
 # pytest ...`: the options that take a value, and the form of the operand (a duration, a CPU mask or list; None: none).
@@ -78,8 +82,10 @@ _IMAGE_RE = re.compile(r"(?<![\w/.:@-])([a-z0-9][\w.-]*(?:/[\w.${}-]+)+:[\w.${}-
 # the CUDA toolkit's directory (`/usr/local/cuda-12.4/lib64`); the version part may be a variable
 # CMake cache definitions on a command line or in a build-arguments string (`cmake -DGGML_CUDA=ON`,
 # `CMAKE_ARGS="-DCMAKE_CUDA_ARCHITECTURES=86" pip install ...`): matched as `cmake:<name>` settings
-_CMAKE_DEFINE_RE = re.compile(r"(?<![\w-])-D([A-Za-z_]\w*)(?::[A-Za-z]+)?=\"?(\$\{\{[^}]*\}\}|[^\s\"';)]*)")
-_CUDA_PATH_RE = re.compile(r"(?<![\w/.-])/usr/local/cuda(-[\w.${}]*)?(?![\w.])")   # `cuda-` then `${V}`: one word
+# (`-D WITH_CUDA=ON` with a space: OpenCV's build lines in OpenPCDet's Dockerfile; CMake takes both, tp37)
+_CMAKE_DEFINE_RE = re.compile(r"(?<![\w-])-D[ \t]{0,4}([A-Za-z_]\w*)(?::[A-Za-z]+)?=\"?(\$\{\{[^}]*\}\}|[^\s\"';)]*)")
+# `cuda-` then `${V}`: one word; also a compiler's include / library flag (`-I/usr/local/cuda/include`, tp37)
+_CUDA_PATH_RE = re.compile(r"(?:(?<![\w/.-])|(?<=-I)|(?<=-L))/usr/local/cuda(-[\w.${}]*)?(?![\w.])")
 # the NVIDIA driver's folders (GKE's /home/kubernetes/bin/nvidia on the host, mounted at /usr/local/nvidia; Colab's
 # /usr/lib64-nvidia): NPU075 (t15h)
 # (t27a: and the driver's own tools in /usr/bin, bind-mounted into containers: `-v /usr/bin/nvidia-xconfig:...`)
@@ -95,7 +101,7 @@ NVIDIA_LIB_PATH_RE = re.compile(r"site-packages/nvidia/(\w+)(?![\w.-])(?:/lib\b)
                                 r"|(?<![\w-])lib(nvinfer(?:_plugin)?|nvonnxparser|nvparsers|"
                                 # the CUDA toolkit's runtime and libraries (t20b: `ln -s .../libcudart.so`)
                                 r"cudart|cuda|cublas(?:Lt)?|cudnn|nvrtc|cufft|curand|cusparse|cusolver|nccl|nvToolsExt|"
-                                r"nvidia-ml)\.so(?:\.[\d.]*\d)?(?![\w-])")
+                                r"nvidia-ml|nvidia-opencl)\.so(?:\.[\d.]*\d)?(?![\w-])")
 # a repository's signing key (`.../x86_64/3bf863cc.pub`, `cuda-archive-keyring.gpg`): fetching it installs nothing
 _SIGNING_KEY_RE = re.compile(r"\.(?:pub|gpg|asc)$", re.I)
 _URL_RE = re.compile(r"(?:git\+)?https?://([^\s\"'<>|;&)]+)")
@@ -112,6 +118,10 @@ _WRITTEN_TO_RE = re.compile(r"(?:\btee(?:\s+-a)?|>>?)\s*$|^\s*(?:COPY|ADD)\s.*\s
 # /etc/nccl.conf`, `~/.nccl.conf`)
 _SYSTEM_CONFIG_PATH_RE = re.compile(r"(?<![\w/.-])(/etc/(?:apt/sources\.list\.d|yum\.repos\.d)/(?:cuda|nvidia)[\w.*-]*|"
                                     r"/etc/nccl\.conf|"
+                                    # the NVIDIA driver's OpenCL / Vulkan / EGL vendor registrations (`echo
+                                    # "libnvidia-opencl.so.1" > /etc/OpenCL/vendors/nvidia.icd`, tp37)
+                                    r"/etc/OpenCL/vendors/nvidia[\w.-]*|(?:/etc|/usr/share)/vulkan/icd\.d/nvidia[\w.-]*|"
+                                    r"/usr/share/glvnd/egl_vendor\.d/\w*nvidia[\w.-]*|"
                                     r"(?:~|\$HOME|\$\{HOME\})/\.nccl\.conf)(?![\w.-])", re.I)
 
 
@@ -417,6 +427,12 @@ _QUOTED_OPTION_RE = re.compile(r"(?<![\w-])--([A-Za-z][\w.-]*)=([\"'])([^\"'\s]+
 _SLURM_SHORT = {"p": "partition", "G": "gpus", "C": "constraint"}
 _SLURM_SHORT_RE = re.compile(r"(?<!\S)-([pGC])(?:=|[ \t]+)?([^\s\-$][^\s]*)")
 _SLURM = {"srun", "sbatch", "salloc"}
+# `$(grep '^nvidia-cublas' packages.txt)`: a command substitution that picks a list's lines by an anchored name
+_GREP_PICKED_RE = re.compile(r"\$\((?:grep|egrep)(?:\s+-[A-Za-z]+)*\s+(['\"]?)\^([A-Za-z0-9][\w.-]*[A-Za-z0-9])\1\s+[^\s()]+\s*\)")
+# MPI launchers whose options set the ranks' environment (`-x NAME=VALUE`, `-genv NAME VALUE`)
+_MPI_LAUNCHERS = frozenset({"mpirun", "mpiexec", "orterun", "mpiexec.hydra"})
+# a PBS / Cobalt directive's queue (`#PBS -q gpu`, `#COBALT -q training-gpu`, `#COBALT --queue=full-node`)
+_QUEUE_DIRECTIVE_RE = re.compile(r"#(?:PBS|COBALT)\b[^#]*?(?<!\S)(-q|--queue)(?:=|[ \t]+)([^\s#]+)")
 # rules that read a count or a node type from a setting: a script variable holding a count only computes with it
 _SCHEDULER_REQUESTS = {"NPU022", "NPU028"}
 # t11y (tuned on heldout16): programs that run a Python script; their options are the script's own (argparse), so
@@ -660,6 +676,11 @@ def scan_shell(col: Collector, text: str, script: bool = False) -> None:
             if _CMAKE_DEFINE_RE.fullmatch(text_here) and text_here.endswith("=") and following is not None \
                     and following.type in ("simple_expansion", "expansion"):
                 text_here += following.text.decode("utf-8", errors="replace")   # `-DCOMPILE_CUDA=$USE_CUDA`
+            elif text_here == "-D" and following is not None and following.type == "word" \
+                    and following.start_point[0] == row and following.start_point[1] - node.end_point[1] <= 4:
+                # `cmake -D WITH_CUDA=ON ..`: the define in the next word (tp37)
+                text_here += " " * (following.start_point[1] - node.end_point[1]) \
+                    + following.text.decode("utf-8", errors="replace")
             scan_fragment(col, text_here, row + 1, start_col, options=not own_word)
         elif node.type == "unset_command":
             for child in node.children:
@@ -683,6 +704,15 @@ def scan_shell(col: Collector, text: str, script: bool = False) -> None:
                 key = _SLURM_SHORT[short.group(1)]
                 col.add(m.match_setting(key, short.group(2)), f"-{short.group(1)} {short.group(2)}", row + 1,
                         start + short.start(1) - 1, start + short.end(2), value=short.group(2))
+        elif node.type == "comment" and (directive := _QUEUE_DIRECTIVE_RE.match(
+                node.text.decode("utf-8", errors="replace"))):
+            # PBS / Cobalt read `#PBS -q gpu` / `#COBALT -q training-gpu` as the job's queue (ALCF's GPU nodes
+            # are a queue): the queue's name is the request (tp37)
+            row, byte_col = node.start_point
+            start = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + 1
+            value = directive.group(2)
+            col.add(m.match_setting("batch_queue", value), f"-q {value}", row + 1, start + directive.start(1),
+                    start + directive.end(2), value=value)
 
 
 def _sets_ascend_variable(expansion) -> bool:
@@ -816,6 +846,10 @@ def _container_options_variable(col: Collector, m, pos: _Positions, name: str, v
         return
     body = text[1:-1] if quoted and len(text) >= 2 else text
     start = vc + (1 if quoted else 0)
+    if value.type == "concatenation":
+        # `GPU_DEVICES='--gpus '"\"device=$2\""''` (TorchServe's start.sh): quoted pieces joined, read without
+        # their quotes, each character in its column (tp37)
+        body = re.sub(r"\\?[\"']", lambda q: " " * len(q.group(0)), text)
     words = [(w.group(0), start + w.start()) for w in re.finditer(r"[^\s]+", body)]
     for i, (w, wc) in enumerate(words):
         for program in sorted(programs):
@@ -1495,6 +1529,19 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         # ... \ # TODO` ends the `python3 -m verl.trainer.main_ppo` command there; no environment name has a dot, t20b)
         _overrides(col, m, pos, words, nodes)
         return
+    if words[0].rsplit("/", 1)[-1] in _MPI_LAUNCHERS:
+        # Open MPI's `mpirun -x NCCL_DEBUG=INFO` and MPICH / Intel MPI's `-genv NAME VALUE` / `-env NAME VALUE`: a
+        # variable set in every rank's environment, as `export` would (mpi-operator's examples; tp37)
+        for i, w in enumerate(words[1:-1], 1):
+            if w == "-x" and "=" in words[i + 1]:
+                var, _, value = words[i + 1].partition("=")
+            elif w in ("-genv", "-env") and i + 2 < len(words):
+                var, value = words[i + 1], words[i + 2]
+            else:
+                continue
+            if re.fullmatch(r"[A-Za-z_]\w*", var):
+                vl, vc = pos.at(nodes[i + 1].start_point)
+                col.env(var, vl, vc + (nodes[i + 1].type in ("string", "raw_string")), value=value)
     # under srun / mpirun: one process per task, each running the launched script; or started in the background once
     # per pass of a loop (`for ((i = 0; i < ngpu; ++i)); do { python -m x.bin.train --gpu_id $i ...; } & done`)
     multi_process = _backgrounded_in_loop(node)
@@ -1502,13 +1549,15 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
                      or "=" in words[0] and words[0][0] != "-"):
         wrapper = words[0].rsplit("/", 1)[-1]
         slurm = wrapper in ("srun", "salloc")
-        mpi = wrapper == "mpirun"
+        mpi = wrapper in ("mpirun", "mpiexec")
         multi_process = multi_process or slurm or mpi
         value_options, operand = _PREFIX_COMMANDS.get(wrapper, (frozenset(), None))
         words, nodes = words[1:], nodes[1:]
         while words and words[0].startswith("-"):
             # `mpirun -np 2 --allow-run-as-root python ...` (t15l): mpirun's options that take values
             skip = _MPIRUN_VALUE_OPTIONS.get(words[0], 0) + 1 if mpi else 2 if words[0] in value_options else 1
+            if mpi and skip == 2 and _value_expanded(nodes[0]):
+                skip = 1        # `mpiexec -n ${N} -ppn ${PPN} ...`: the value is an expansion, not one of `words`
             if slurm and _value_expanded(nodes[0]):
                 skip = 1        # `srun -p $PARTITION python ...`: the value is an expansion, not one of `words`
             elif slurm and words[0] in _SRUN_SHORT_VALUES and len(words) > 2:
@@ -1655,6 +1704,13 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             if setting is None:
                 # a setting only a command line makes (`--device 0`: the script's own option, a bare index)
                 setting = cli_setting(m, setting_path(key), value)
+            if setting is None and "=" not in w and (following := nodes[i].next_sibling) is not None \
+                    and following.type in ("simple_expansion", "expansion") and value == "true":
+                # `install_dependencies.py --cuda $CUDA_VERSION`: the value is a variable the caller sets, named
+                # for what it holds (tp37)
+                held = following.text.decode("utf-8", errors="replace")
+                setting = cli_setting(m, setting_path(key), held.lower())
+                value = held if setting is not None else value
             if setting is None and key == "--gpu" and _KALDI_QUEUE_RE.fullmatch(name):
                 setting = m.match_setting("gpus", value)     # `${cuda_cmd} --gpu ${ngpu} exp/train.log train.py`
             if setting is None and bnb_bits and key == "--bits" and value in ("4", "8"):
@@ -2306,6 +2362,12 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             editable = True
         elif w in _OPTS_WITH_VALUE:
             skip = True
+            continue
+        if (picked := _GREP_PICKED_RE.fullmatch(w)) is not None:
+            # `pip install "$(grep '^nvidia-cublas' /tmp/packages-nvidia.txt)"` (ComfyUI-Docker's cu130 image): the
+            # requirement lines of a list that start with the name the pattern anchors (tp37)
+            symbol = normalize_dist(picked.group(2))
+            col.add(m.match_requirement(symbol), symbol, line, c, c + len(w), note=" (picked from a list by grep)")
             continue
         if (var := _VAR_WORD_RE.match(w)) and (found := _variable_source_tree(col, m, var.group(1))) is not None:
             # `package="${BUILD_ROOT}/SageAttention"`, `git clone ... "${package}"`, then `pip install "${package}"`:
