@@ -172,3 +172,78 @@ def test_in_a_tree_audit_without_such_a_module_the_check_stays(tmp_path):
     found = _tree_findings(root)
     rows = next(rows for path, rows in found.items() if path.endswith("pointgroup_ops.py"))
     assert _at(rows, _line(POINTGROUP_OPS, "import PG_OP"), "NPU837")
+
+
+# Tutel tutel/impls/jit_compiler.py (trimmed): `tutel_custom_kernel` is the CUDAExtension tutel's setup.py builds
+TUTEL_JIT = '''
+import torch
+import logging
+
+try:
+    from torch.utils.cpp_extension import IS_HIP_EXTENSION, CUDA_HOME, ROCM_HOME
+except:
+    IS_HIP_EXTENSION = False
+
+try:
+    import tutel_custom_kernel
+
+    if hasattr(tutel_custom_kernel, 'update_sdk_home'):
+        SDK_HOME = CUDA_HOME if not IS_HIP_EXTENSION else ROCM_HOME
+        tutel_custom_kernel.update_sdk_home(torch.tensor([ord(x) for x in SDK_HOME] + [0], dtype=torch.int8, device='cpu'))
+except:
+    logging.warning("Cannot import JIT optimized kernels. CUDA extension will be disabled.")
+
+
+class JitCompiler:
+    @staticmethod
+    def create_raw(source):
+        __ctx__ = tutel_custom_kernel.inject_source(source)
+
+        def func(*inputs, extra=[], blocks=[]):
+            tutel_custom_kernel.invoke(inputs, extra, blocks, __ctx__)
+        return func
+'''
+
+
+def test_a_module_named_like_an_extension_handed_a_torch_tensor_is_a_compiled_extension_check():
+    codes = _codes(TUTEL_JIT)
+    for needle in ("    import tutel_custom_kernel", "tutel_custom_kernel.update_sdk_home(",
+                   "tutel_custom_kernel.inject_source(", "tutel_custom_kernel.invoke("):
+        assert _at(codes, _line(TUTEL_JIT, needle), "NPU837"), needle
+    assert not _at(codes, _line(TUTEL_JIT, "logging.warning("), "NPU837")   # the message naming CUDA
+
+
+def test_a_helper_module_named_like_an_extension_without_a_tensor_is_quiet():
+    # stylegan2-pytorch's `op` package and a CUTLASS example's code generator (`gen_kernel`) are Python: the calls
+    # into them are handed no tensor built by torch
+    source = '''
+    import torch
+    import gen_kernel
+    from op import FusedLeakyReLU
+
+    def emit(ir, name):
+        return gen_kernel.gen_code(ir, name, torch.cuda.is_available())
+
+    act = FusedLeakyReLU(512)
+    '''
+    assert not any(code == "NPU837" for _, code, _ in _codes(source))
+
+
+def test_one_line_two_categories_the_fp16_arm_chosen_by_a_cuda_test():
+    # tapnet tapnextpp/votsp2026/model.py (issue 14 item 3): float16 chosen when the device is CUDA is both the
+    # device test (error) and the precision choice (info)
+    source = '''
+    import torch
+
+    class Tracker:
+        def __init__(self, device="cuda"):
+            self.device = torch.device(device)
+
+        def step(self, frame, autocast=True):
+            dtype = torch.float16 if self.device.type == "cuda" else torch.float32
+            with torch.amp.autocast("cuda", dtype=dtype):
+                return frame * 2
+    '''
+    codes = ENGINE.analyze_bytes(textwrap.dedent(source).encode(), "model.py").findings
+    line = _line(textwrap.dedent(source), "dtype = torch.float16 if")
+    assert {"device", "precision"} <= {f.category for f in codes if f.line == line}

@@ -11,7 +11,9 @@ Audited without the build script in view, the file still shows what the module i
 - and either the file calls into it from the `forward` / `backward` of its own `torch.autograd.Function` subclass
   (the shape of a custom op around a compiled kernel: `PG_OP.voxelize_fp(feats, output_feats, map_rule, ...)` inside
   `Voxelization.forward`), or the module or a name taken from it is named for CUTLASS (NVIDIA's CUDA C++ template
-  library: a Python name carrying the word is a binding of CUTLASS kernels).
+  library: a Python name carrying the word is a binding of CUTLASS kernels), or the module is named like an extension
+  (`*_kernel`, `*_ops`, `*_lib`) and a call into it is handed a tensor built by torch in the call
+  (`tutel_custom_kernel.update_sdk_home(torch.tensor([...], dtype=torch.int8, device='cpu'))`, Tutel's JIT kernels).
 
 What the file cannot show is the build: the finding is a check (rules/kernel_unresolved_extensions.yaml), and in a
 tree audit a module that is one of the tree's own Python files or packages is dropped (firstparty.drop_python_named).
@@ -34,6 +36,9 @@ _AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.func
 # the methods torch.autograd.Function runs (forward / backward, and the functorch-era jvp / vjp / setup_context)
 _AUTOGRAD_METHODS = frozenset({"forward", "backward", "jvp", "vjp", "setup_context"})
 _CUTLASS = re.compile(r"(?i)(?:^|_)cutlass(?:$|_|\d)")
+# the last word of a module named like a compiled extension that no other rule reads by its name (NPU379 reads
+# `*_cuda` / `*_kernels`, NPU891 `*_ext`, NPU358 `_C`): `tutel_custom_kernel`, `PG_OP`, `fused_dense_lib`
+_EXTENSION_SHAPE = re.compile(r"(?i)(?:^|_)(?:kernel|kernels|op|ops|lib)$")
 # host libraries every PyTorch file may import that PyPI's table need not list
 _HOST = frozenset(sys.stdlib_module_names) | {"__future__", "torch", "numpy", "typing_extensions"}
 
@@ -77,6 +82,13 @@ def unresolved_extension_modules(tree: ast.Module, resolve: Callable[[str], str 
         return frozenset()
     candidates -= _known_import_names()
     found = {m for m in candidates if _CUTLASS.search(m) or any(_CUTLASS.search(n) for n in taken.get(m, ()))}
+    for call in module_nodes_of(tree, ast.Call):
+        # `tutel_custom_kernel.update_sdk_home(torch.tensor([...], dtype=torch.int8))`: a module named like an
+        # extension (`*_kernel`, `*_ops`, `*_lib`) handed a tensor the call builds with torch
+        if (callee := ast_dotted(call.func)) is not None \
+                and (module := imported.get(callee.split(".", 1)[0])) in candidates and _EXTENSION_SHAPE.search(module) \
+                and any(_torch_tensor_made(arg, resolve) for arg in (*call.args, *(k.value for k in call.keywords))):
+            found.add(module)
     for cls in module_nodes_of(tree, ast.ClassDef):
         if not any(resolve(d) in _AUTOGRAD_FUNCTIONS for d in map(ast_dotted, cls.bases) if d is not None):
             continue
@@ -89,3 +101,15 @@ def unresolved_extension_modules(tree: ast.Module, resolve: Callable[[str], str 
                     if module in candidates and call.args:
                         found.add(module)
     return frozenset(found)
+
+
+def _torch_tensor_made(node: ast.expr, resolve: Callable[[str], str | None]) -> bool:
+    """A tensor built in the argument itself: a call of a `torch.*` function (`torch.tensor(...)`, `torch.empty(...)`)
+    or of a tensor method that hands one back (`x.contiguous()`)."""
+    if not isinstance(node, ast.Call):
+        return False
+    if isinstance(node.func, ast.Attribute) and node.func.attr in ("contiguous", "cuda", "float", "int", "long"):
+        return True
+    callee = ast_dotted(node.func)
+    qual = resolve(callee) if callee is not None else None
+    return qual is not None and qual.startswith("torch.") and qual.count(".") == 1
