@@ -247,3 +247,17 @@ def test_one_line_two_categories_the_fp16_arm_chosen_by_a_cuda_test():
     codes = ENGINE.analyze_bytes(textwrap.dedent(source).encode(), "model.py").findings
     line = _line(textwrap.dedent(source), "dtype = torch.float16 if")
     assert {"device", "precision"} <= {f.category for f in codes if f.line == line}
+
+
+def test_the_extensions_cpu_entry_points_are_quiet():
+    source = TUTEL_JIT + '''
+    @staticmethod
+    def generate_cpu_kernel(kernel_type):
+        def func(*inputs, extra=[]):
+            if inputs[0].dtype is torch.float32:
+                tutel_custom_kernel.invoke_cpu_fp32(inputs, extra, kernel_type)
+        return func
+'''
+    codes = _codes(source)
+    assert _at(codes, _line(source, "tutel_custom_kernel.invoke("), "NPU837")
+    assert not _at(codes, _line(source, "tutel_custom_kernel.invoke_cpu_fp32("), "NPU837")

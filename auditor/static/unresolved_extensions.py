@@ -43,6 +43,15 @@ _EXTENSION_SHAPE = re.compile(r"(?i)(?:^|_)(?:kernel|kernels|op|ops|lib)$")
 _HOST = frozenset(sys.stdlib_module_names) | {"__future__", "torch", "numpy", "typing_extensions"}
 
 
+_HOST_ENTRY = re.compile(r"(?i)(?:^|_)cpu(?:$|_|\d)")
+
+
+def host_entry_point(qual: str) -> bool:
+    """`tutel_custom_kernel.invoke_cpu_fp32(...)`: an entry point the extension names for its CPU kernels, which its
+    host build (a CppExtension where no CUDA is) provides: not a CUDA use."""
+    return "." in qual and _HOST_ENTRY.search(qual.rsplit(".", 1)[-1]) is not None
+
+
 def may_call_extension(words: set[str], text: str) -> bool:
     """Whether a file without any rule's trigger word may still hold what unresolved_extension_modules reads (a cheap
     test before the file's context is built): a custom autograd op, or a CUTLASS name."""
