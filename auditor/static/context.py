@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from auditor.astnodes import line_span, module_nodes_of, walk_list
 from auditor.static.host_values import host_arrays, host_only_file
 from auditor.static.astutil import ast_dotted, module_nodes
+from auditor.static.unresolved_extensions import unresolved_extension_modules
 
 # The most values a folded string may take: a concatenation past it is not followed
 MAX_FOLDED = 64
@@ -46,6 +47,8 @@ class FileContext:
     scopes: dict[str, list[tuple[int, int, frozenset[str]]]] = field(default_factory=dict)
     star_imports: list[str] = field(default_factory=list)          # `from pynvml import *`
     module_functions: frozenset[str] = frozenset()                # top-level `def`s (getattr fallbacks, t14k)
+    # bare modules the file calls like a compiled extension (unresolved_extensions.py, tk37)
+    unresolved_extensions: frozenset[str] = frozenset()
 
     def parameter_at(self, name: str, line: int) -> bool:
         """Whether `name` at `line` is a parameter of the enclosing function rather than the module an import
@@ -421,6 +424,7 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
     if star:
         _bind_star_conventions(ctx, tree)
     ctx.module_functions = frozenset(s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    ctx.unresolved_extensions = unresolved_extension_modules(tree, ctx.resolve)
     _bind_dynamic_extension_imports(ctx, tree, [stmt for stmt, _ in assigns],
                                     {id(stmt) for stmt, scope in assigns if scope == _WHOLE_FILE})
     _bind_jit_extensions(ctx, tree, [stmt for stmt, _ in assigns])

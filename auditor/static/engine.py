@@ -38,6 +38,7 @@ from auditor.static.unselected_devices import apply_unselected_devices
 from auditor.static.unreached_defs import mark_unnamed_guarded_uses
 from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host, runs_once
 from auditor.static.ort_only import drop_provider_arm_devices, lower_ort_only
+from auditor.static.unresolved_extensions import may_call_extension
 from auditor.static.neutral_uses import drop_dtype_restores, drop_existence_probes, drop_host_conversion_hints, \
     drop_storage_casts, \
     drop_math_backend_lists, \
@@ -859,7 +860,8 @@ class StaticEngine:
         words = set(WORD_RE.findall(text))
         flag_hits = c.flag_offsets(text)
         if not (words & c.file_words) and not (c.trigger_prefix_re and c.trigger_prefix_re.search(text)) \
-                and not flag_hits and not (c.module_glob_re and c.module_glob_re.search(text)):
+                and not flag_hits and not (c.module_glob_re and c.module_glob_re.search(text)) \
+                and not may_call_extension(words, text):
             result.summary = summarize(tree, (), rel, text)     # its imports, for the cross-file pass
             if self._flow_rules and "import" in words:    # spelled project imports (auditor/static/valueflow.py)
                 result.findings = add_flow([], tree, text.splitlines(keepends=True), rel, self._flow_rules, text)
@@ -1079,6 +1081,8 @@ class StaticEngine:
                 if c.knows(qual) or c.match_import(qual) is not None or qual + ".__setitem__" in c.exact:
                     triggers.add(local)      # (`ALL_ATTENTION_FUNCTIONS["sdpa"] = fn`: the store names the local)
                 triggers |= c.below.get(qual, frozenset())
+                if qual.split(".", 1)[0] in ctx.unresolved_extensions:
+                    triggers.add(local)      # `PG_OP.voxelize_fp(...)` (unresolved_extensions.py)
         for attr, qual in ctx.self_attrs.items():    # `self.rms_norm_fn(...)` after `self.rms_norm_fn = rms_norm_fn`
             if c.knows(qual):
                 triggers.add(attr)

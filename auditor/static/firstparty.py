@@ -61,9 +61,11 @@ def drop_first_party(results: list, packages: frozenset[str]) -> int:
     return dropped
 
 
-# Rules that read a module as a compiled extension by its name alone (t26a: NPU891 `cuda_*` / `*_ext`): where the
-# audited tree holds a Python module or package of that name, the name is the project's own Python code.
+# Rules that read a module as a compiled extension by its name alone (t26a: NPU891 `cuda_*` / `*_ext`) or by how the
+# file calls it (tk37: NPU837, a bare module no PyPI package provides, called like an extension): where the audited
+# tree holds a Python module or package of that name, the name is the project's own Python code.
 NAME_READ_RULES = frozenset({"own-cuda-extension-name"})
+CALL_READ_RULES = frozenset({"unresolved-compiled-extension"})
 
 
 def python_module_names(rels: Iterable[str]) -> frozenset[str]:
@@ -81,12 +83,13 @@ def python_module_names(rels: Iterable[str]) -> frozenset[str]:
 
 def drop_python_named(results: list, names: frozenset[str]) -> int:
     """Remove name-read findings (NAME_READ_RULES) whose extension-named module (`cuda_*` / `*_ext`, not the function
-    called in it) is one of the tree's Python modules."""
+    called in it) is one of the tree's Python modules, and call-read ones (CALL_READ_RULES) whose bare module is."""
     dropped = 0
     for result in results:
         kept = [f for f in result.findings
                 if not (f.name in NAME_READ_RULES and any(p in names for p in (f.symbol or "").split(".")
-                                                          if p.startswith("cuda_") or p.endswith("_ext")))]
+                                                          if p.startswith("cuda_") or p.endswith("_ext"))
+                        or f.name in CALL_READ_RULES and (f.symbol or "").split(".", 1)[0] in names)]
         dropped += len(result.findings) - len(kept)
         result.findings = kept
     return dropped

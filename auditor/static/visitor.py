@@ -15,6 +15,7 @@ from auditor.static.context import (_MODULE_IMPORTERS, _MODULE_NAME, HOLE, JIT_B
                                     LOCAL_PACKAGE, MAX_FOLDED, FileContext, dataclass_fields, kernel_call_made,
                                     params_fed_to_backend_switches)
 from auditor.static.cstwalk import children, walk
+from auditor.static.unresolved_extensions import UNRESOLVED_EXTENSION, host_entry_point
 from auditor.static.dtype_requirements import guard_kind, required_dtype_nodes
 from auditor.static.flags import RUNS_COMMAND
 
@@ -885,6 +886,10 @@ class MatchVisitor(cst.CSTVisitor):
     def _match_reference(self, node: cst.CSTNode, qual: str, call: cst.Call | None) -> bool:
         """A resolved qualified name (call, attribute, decorator, base, imported name)."""
         m = self.c.match_qualname(qual)
+        if m is None and qual.split(".", 1)[0] in self.ctx.unresolved_extensions and not host_entry_point(qual):
+            # a bare module the file calls like a compiled extension (unresolved_extensions.py): matched under its
+            # marker segment, reported under its own name
+            m = self.c.match_qualname(f"{UNRESOLVED_EXTENSION}.{qual}")
         stacked = self.c.match_stacked(qual) if self.c.stacked or self.c.stacked_globs else ()
         if m is None and not stacked:
             return False

@@ -1,0 +1,124 @@
+"""Modules a file imports by a bare name that it calls like a compiled extension (tk37, issue 14).
+
+A code base's own C++/CUDA extension is imported by the name its build script gives it (`import PG_OP` in
+PointGroup's `lib/pointgroup_ops/functions/pointgroup_ops.py`, built by `lib/pointgroup_ops/setup.py`;
+`from block_sparse_seer_attn_cutclass import flash_attention_v2_cutlass` in SeerAttention, built by a `build.py`).
+Audited without the build script in view, the file still shows what the module is:
+
+- the name is no module of the standard library and no import name of a distribution on PyPI (op_tables/
+  cuda_packages.json, g1: the import names real code uses, each looked up on PyPI's JSON API; a package any rule
+  names is that rule's);
+- and either the file calls into it from the `forward` / `backward` of its own `torch.autograd.Function` subclass
+  (the shape of a custom op around a compiled kernel: `PG_OP.voxelize_fp(feats, output_feats, map_rule, ...)` inside
+  `Voxelization.forward`), or the module or a name taken from it is named for CUTLASS (NVIDIA's CUDA C++ template
+  library: a Python name carrying the word is a binding of CUTLASS kernels), or the module is named like an extension
+  (`*_kernel`, `*_ops`, `*_lib`) and a call into it is handed a tensor built by torch in the call
+  (`tutel_custom_kernel.update_sdk_home(torch.tensor([...], dtype=torch.int8, device='cpu'))`, Tutel's JIT kernels).
+
+What the file cannot show is the build: the finding is a check (rules/kernel_unresolved_extensions.yaml), and in a
+tree audit a module that is one of the tree's own Python files or packages is dropped (firstparty.drop_python_named).
+"""
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from collections.abc import Callable
+from functools import lru_cache
+
+from auditor.astnodes import module_nodes_of
+from auditor.static.astutil import ast_dotted
+
+# the segment the visitor prefixes to such a module's qualified names, so that a rule can name them (`PG_OP.voxelize_fp`
+# is matched as `unresolved_extension.PG_OP.voxelize_fp`; the finding's symbol stays `PG_OP.voxelize_fp`)
+UNRESOLVED_EXTENSION = "unresolved_extension"
+_AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
+# the methods torch.autograd.Function runs (forward / backward, and the functorch-era jvp / vjp / setup_context)
+_AUTOGRAD_METHODS = frozenset({"forward", "backward", "jvp", "vjp", "setup_context"})
+_CUTLASS = re.compile(r"(?i)(?:^|_)cutlass(?:$|_|\d)")
+# the last word of a module named like a compiled extension that no other rule reads by its name (NPU379 reads
+# `*_cuda` / `*_kernels`, NPU891 `*_ext`, NPU358 `_C`): `tutel_custom_kernel`, `PG_OP`, `fused_dense_lib`
+_EXTENSION_SHAPE = re.compile(r"(?i)(?:^|_)(?:kernel|kernels|op|ops|lib)$")
+# host libraries every PyTorch file may import that PyPI's table need not list
+_HOST = frozenset(sys.stdlib_module_names) | {"__future__", "torch", "numpy", "typing_extensions"}
+
+
+_HOST_ENTRY = re.compile(r"(?i)(?:^|_)cpu(?:$|_|\d)")
+
+
+def host_entry_point(qual: str) -> bool:
+    """`tutel_custom_kernel.invoke_cpu_fp32(...)`: an entry point the extension names for its CPU kernels, which its
+    host build (a CppExtension where no CUDA is) provides: not a CUDA use."""
+    return "." in qual and _HOST_ENTRY.search(qual.rsplit(".", 1)[-1]) is not None
+
+
+def may_call_extension(words: set[str], text: str) -> bool:
+    """Whether a file without any rule's trigger word may still hold what unresolved_extension_modules reads (a cheap
+    test before the file's context is built): a custom autograd op, or a CUTLASS name."""
+    return "Function" in words and "forward" in words or _CUTLASS.search(text) is not None
+
+
+@lru_cache(maxsize=1)
+def _known_import_names() -> frozenset[str]:
+    """Import names a PyPI distribution provides (the g1 table's rows that found one)."""
+    from auditor.data import load_table
+
+    try:
+        rows = load_table("cuda_packages.json")["packages"]
+    except Exception:       # a checkout without the generated table: nothing is known, so nothing is read
+        return frozenset()
+    return frozenset(name for name, row in rows.items() if row.get("dist"))
+
+
+def unresolved_extension_modules(tree: ast.Module, resolve: Callable[[str], str | None]) -> frozenset[str]:
+    """The bare module names the file imports (absolutely, one segment) that are neither the standard library nor
+    a PyPI import name and that the file calls like a compiled extension (module docstring). `resolve` is the file
+    context's resolver of a dotted name (local name -> qualified name)."""
+    imported: dict[str, str] = {}          # local name -> the bare module it comes from
+    taken: dict[str, set[str]] = {}        # bare module -> names the file takes from it
+    for node in module_nodes_of(tree, (ast.Import, ast.ImportFrom)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if "." not in alias.name:
+                    imported[alias.asname or alias.name] = alias.name
+        elif not node.level and node.module and "." not in node.module:
+            for alias in node.names:
+                if alias.name != "*":
+                    imported[alias.asname or alias.name] = node.module
+                    taken.setdefault(node.module, set()).add(alias.name)
+    candidates = {m for m in imported.values() if m not in _HOST and m.isidentifier()}
+    if not candidates:
+        return frozenset()
+    candidates -= _known_import_names()
+    found = {m for m in candidates if _CUTLASS.search(m) or any(_CUTLASS.search(n) for n in taken.get(m, ()))}
+    for call in module_nodes_of(tree, ast.Call):
+        # `tutel_custom_kernel.update_sdk_home(torch.tensor([...], dtype=torch.int8))`: a module named like an
+        # extension (`*_kernel`, `*_ops`, `*_lib`) handed a tensor the call builds with torch
+        if (callee := ast_dotted(call.func)) is not None \
+                and (module := imported.get(callee.split(".", 1)[0])) in candidates and _EXTENSION_SHAPE.search(module) \
+                and any(_torch_tensor_made(arg, resolve) for arg in (*call.args, *(k.value for k in call.keywords))):
+            found.add(module)
+    for cls in module_nodes_of(tree, ast.ClassDef):
+        if not any(resolve(d) in _AUTOGRAD_FUNCTIONS for d in map(ast_dotted, cls.bases) if d is not None):
+            continue
+        for method in cls.body:
+            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name not in _AUTOGRAD_METHODS:
+                continue
+            for call in ast.walk(method):
+                if isinstance(call, ast.Call) and (callee := ast_dotted(call.func)) is not None:
+                    module = imported.get(callee.split(".", 1)[0])
+                    if module in candidates and call.args:
+                        found.add(module)
+    return frozenset(found)
+
+
+def _torch_tensor_made(node: ast.expr, resolve: Callable[[str], str | None]) -> bool:
+    """A tensor built in the argument itself: a call of a `torch.*` function (`torch.tensor(...)`, `torch.empty(...)`)
+    or of a tensor method that hands one back (`x.contiguous()`)."""
+    if not isinstance(node, ast.Call):
+        return False
+    if isinstance(node.func, ast.Attribute) and node.func.attr in ("contiguous", "cuda", "float", "int", "long"):
+        return True
+    callee = ast_dotted(node.func)
+    qual = resolve(callee) if callee is not None else None
+    return qual is not None and qual.startswith("torch.") and qual.count(".") == 1
