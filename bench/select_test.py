@@ -84,6 +84,8 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test71": "npu-audit-test-split-71:",
                  "test77": "npu-audit-test-split-77:",
                  "test79": "npu-audit-test-split-79:",
+                 "test82": "npu-audit-test-split-82:",
+                 "test81": "npu-audit-test-split-81:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -221,6 +223,12 @@ SPLIT_TOPUP_WORDS["test77"] = SPLIT_TOPUP_WORDS["test75"]
 # test79 (bench/corpus_test79/SELECTION.md, written before its draw): test75's entry (test64's, the same object); every
 # category of its top-up order has words there or in TOPUP_WORDS, so no word is added
 SPLIT_TOPUP_WORDS["test79"] = SPLIT_TOPUP_WORDS["test75"]
+# test82 (bench/corpus_test82/SELECTION.md, written before its draw): test79's entry (test75's, the same object); every
+# category of its top-up order has words there or in TOPUP_WORDS, so no word is added
+SPLIT_TOPUP_WORDS["test82"] = SPLIT_TOPUP_WORDS["test79"]
+# test81 (bench/corpus_test81/SELECTION.md, written before its draw): test79's entry (test75's / test64's, the same
+# object); every category of its top-up order has words there or in TOPUP_WORDS, so no word is added
+SPLIT_TOPUP_WORDS["test81"] = SPLIT_TOPUP_WORDS["test79"]
 TOPUP_MIN_LINES = 2
 
 
@@ -433,11 +441,64 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                                       "open_flamingo/", "convert.py", "full_eval.py", "network_gui.py",
                                       "utils/image_utils.py", "examples/bert/", "examples/hyena/",
                                       "examples/hyena-dna/", "benchmarks/benchmark.py", "flash_attn_triton.py",
-                                      "bert_padding.py")}
+                                      "bert_padding.py"),
+                           # test82 (bench/corpus_test82/SELECTION.md, vendoring check): nnU-Net v1's files in nnMamba
+                           # (blobs in MIC-DKFZ/nnUNet's history) and nnU-Net's distributed.py / to_torch.py in the three
+                           # nnU-Net forks, DGL-KE's copy in ogb, JT-VAE's fast_jtnn in DIG, MobileSAMv2 (EfficientViT /
+                           # Ultralytics) and pytorch-ssim copies in Medical-SAM-Adapter, Deformable DETR's MSDeformAttn ops
+                           # in DINO and Mask2Former, mmdetection3d and BEVFormer copies in MapTR, BEVFormer's files in
+                           # SurroundOcc and VoxFormer, MobileStereoNet in VoxFormer
+                           "test82": ("utilities/distributed.py", "utilities/to_torch.py",
+                                      "nnunet/evaluation/model_selection/rank_candidates.py",
+                                      "nnunet/inference/amos2022/inference_code.py", "nnunet/inference/predict_simple.py",
+                                      "nnunet/training/model_restore.py",
+                                      "nnunet/training/network_training/competitions_with_custom_Trainers/",
+                                      "nnunet/training/network_training/nnUNetTrainerCascadeFullRes.py",
+                                      "nnunet/training/network_training/nnUNetTrainerV2_CascadeFullRes.py",
+                                      "nnunet/training/network_training/nnUNetTrainerV2_DP.py",
+                                      "nnunet/training/network_training/nnUNet_variants/", "dgl-ke-ogb-lsc/",
+                                      "fast_jtnn/", "models/MobileSAMv2/", "pytorch_ssim/", "models/dino/ops/",
+                                      "pixel_decoder/ops/", "mmdetection3d/", "projects/mmdet3d_plugin/bevformer/",
+                                      "models/utils/grid_mask.py", "tools/analysis_tools/benchmark.py",
+                                      "tools/fp16/train.py", "tools/test.py", "tools/train.py",
+                                      "surroundocc/modules/multi_scale_deformable_attn_function.py",
+                                      "voxformer/modules/multi_scale_deformable_attn_function.py",
+                                      "preprocess/mobilestereonet/"),
+                           # test81 (bench/corpus_test81/SELECTION.md, vendoring check): RPTQ's lm-evaluation-harness copy,
+                           # marlin's GPTQ copy, the GPTQ / MMLU helper files shared with gptq / sparsegpt / OLMo, qserve's
+                           # LLaVA copy (shared with llm-awq), relora's Megatron / NeoX dataset copy, OpenMoE's ColossalAI
+                           # replacement, Medusa's FastChat llm_judge copy, FlexGen's vendored transformers / DeepSpeed and
+                           # the FlexGen files test66 labelled as H2O's copies, Text2Video-Zero's ControlNet annotators,
+                           # LVDM's taming / LDM / I3D files, AudioLDM2's CLAP / HiFi-GAN / AudioMAE / VITS-text copies and
+                           # the files shared with AudioLDM-training-finetuning, DAC's layers shared with higgs-audio,
+                           # AcademiCodec's Encodec / HiFi-GAN copies, VALL-E's icefall / k2 files and the files shared
+                           # with VALL-E-X, NATSpeech's HiFi-GAN / ESPnet copies, DAC's training script test21 labelled as
+                           # X-Codec's copy and AcademiCodec's distributed helpers (X-Codec's, test21), Atom's four Punica
+                           # copies (e2e/), alpaca_lora_4bit's text-generation-webui patch folder, llmtools' PEFT copy
+                           "test81": ("lm_evaluation/", "gptq/datautils.py", "gptq/eval.py", "gptq/gptq.py",
+                                      "gptq/llama2.py", "gptq/quant.py", "modelutils.py", "categories.py", "llava_base/",
+                                      "megatron_dataset/", "colossalai_replace/", "llm_judge/",
+                                      "benchmark/third_party/", "hf_ds/hf_opt.py", "flexgen/compression.py",
+                                      "flexgen/dist_flex_opt.py", "flexgen/dist_utils.py", "flexgen/opt_config.py",
+                                      "flexgen/profile_bandwidth.py", "flexgen/profile_matmul.py", "flexgen/timer.py",
+                                      "annotator/", "losses/vqperceptual.py", "lvdm/models/modules/ema.py",
+                                      "fvd_utils/pytorch_i3d.py", "audioldm2/clap/", "audioldm2/hifigan/",
+                                      "modules/audiomae/", "modules/distributions/distributions.py",
+                                      "latent_diffusion/modules/ema.py", "phoneme_encoder/text/",
+                                      "utilities/audio/audio_processing.py", "utilities/data/add_on.py",
+                                      "audioldm2/utilities/sampler.py", "dac/nn/layers.py", "hificodec/env.py",
+                                      "academicodec/modules/", "academicodec/quantization/",
+                                      "valle/utils/symbol_table.py", "valle/modules/optim.py",
+                                      "valle/modules/scaling.py", "valle/modules/embedding.py",
+                                      "valle/models/visualizer.py", "modules/vocoder/hifigan/",
+                                      "conformer/espnet_positional_embedding.py",
+                                      "conformer/espnet_transformer_attn.py", "scripts/train_no_adv.py",
+                                      "encodec/distributed/", "e2e/", "text-generation-webui/",
+                                      "llmtools/engine/lora/")}
 # Splits whose SPLIT_EXCLUDED_SUBTREES also apply to their top-up pools (tuned_t14g's applied to its main rounds only).
 TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                      "test60", "test63", "test64", "test66", "test68", "test70", "test73", "test75",
-                                     "test71", "test77", "test76", "test79"})
+                                     "test71", "test77", "test76", "test79", "test82", "test81"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
@@ -446,7 +507,9 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test28": 8, "test33": 8, "test34": 8, "test36": 8, "test37": 8, "test39": 8,
                            "test40": 8, "test42": 8, "test43": 8, "test45": 8, "test47": 8, "test49": 8, "test51": 8,
                            "test53": 8, "test56": 8, "test59": 8, "test60": 8, "test63": 8, "test64": 8, "test66": 8, "test68": 8,
+                           "test70": 8, "test73": 8, "test75": 8, "test71": 8, "test77": 8, "test76": 8, "test79": 8, "test82": 8,
                            "test70": 8, "test73": 8, "test75": 8, "test71": 8, "test77": 8, "test76": 8, "test79": 8,
+                           "test81": 8,
                            "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
@@ -596,6 +659,16 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # 20, but 35 for third_party, kernel, attention and precision; SPLIT_TOPUP_WORDS' test79 entry (test75's)
                "test79": {"order": ("third_party", "kernel", "attention", "precision", "apex", "distributed", "device"),
                           "target": 20, "targets": {"third_party": 35, "kernel": 35, "attention": 35, "precision": 35},
+                          "cap": 16},
+               # test82 (bench/corpus_test82/SELECTION.md): kernel, third_party, attention, precision first; target
+               # 20, but 35 for kernel, third_party, attention and precision; SPLIT_TOPUP_WORDS' test82 entry (test79's)
+               "test82": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                          "cap": 16},
+               # test81 (bench/corpus_test81/SELECTION.md): kernel, third_party, attention, precision first; target
+               # 20, but 35 for kernel, third_party, attention and precision; SPLIT_TOPUP_WORDS' test81 entry (test79's)
+               "test81": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
                           "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
@@ -604,7 +677,7 @@ AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23
                                  "test28", "test33", "test34", "test36", "test37", "test39", "test40", "test42", "test43",
                                  "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                  "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73", "test75", "test77",
-                                 "test76", "test79",
+                                 "test76", "test79", "test82", "test81",
                                  "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 

@@ -207,7 +207,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test27", "test28", "test34", "test36", "test37", "test39", "test40", "test42", "test43",
                                    "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                    "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73",
-                                   "test75", "test77", "test76", "test79", "tuned_t14d",
+                                   "test75", "test77", "test76", "test79", "test82", "test81", "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c",
                                    "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -956,7 +956,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test51", "test53", "test56", "test59", "test60", "test63", "test64",
                                                "test66", "test68", "test70", "test73", "test75", "test71",
                                                "test77",
-                                               "test76", "test79", "tuned_t17c",
+                                               "test76", "test79", "test82", "test81", "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
                                                "tuned_t22a",
@@ -1060,7 +1060,8 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test59", 22), ("test60", 19), ("test63", 22), ("test64", 22),
                                                ("test66", 24), ("test68", 23), ("test70", 17),
                                                ("test73", 22), ("test75", 24), ("test71", 24),
-                                               ("test77", 19), ("test76", 20), ("test79", 24)])
+                                               ("test77", 19), ("test76", 20), ("test79", 24),
+                                               ("test82", 24), ("test81", 24)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -1374,6 +1375,79 @@ def test_test79_files_are_exactly_what_its_rule_draws():
     # The pairs were over 350 after the top-up, so no further round was drawn.
     assert pairs(labelled) >= 350
     assert len(labelled) == 64
+
+
+def test_test82_files_are_exactly_what_its_rule_draws():
+    """test82 (bench/corpus_test82/SELECTION.md): test79's rule with the top-up order kernel, third_party, attention,
+    precision first (targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 24 code bases. The
+    draw ran to its end before the deadline: kernel was over 35 after the main rounds, third_party's pool ran dry under
+    35, attention's one-file pool was drawn in the main rounds, precision drew 16 files (the cap) and stayed under 35,
+    apex's pool was drawn before its turn (under 20), distributed's pool ran dry under 20, device was over 20 after the
+    main rounds, and the pairs were over 350 before any further round."""
+    draw = _LimitedDraw("test82", 24)
+    select_test, labelled, main = draw.select_test, draw.labelled, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test82"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test82"] is select_test.SPLIT_TOPUP_WORDS["test79"]
+    assert select_test.SEED_PREFIXES["test82"] == "npu-audit-test-split-82:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test82"] == 8 and "test82" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 24 code bases, three of them (stormer, AdelaiDet, dd3d) with one eligible
+    # file.
+    assert len(main) == 45 and labelled[:45] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel was over 35 after the main
+    # rounds; third_party drew its four open files (its pool ran dry under 35); attention's pool is stormer's one
+    # main-round file; precision drew 16 files (the cap) and stayed under 35; apex's pool was all drawn before its turn;
+    # distributed drew its eleven open files (its pool ran dry under 20); device was over 20 after the main rounds.
+    assert pairs(main, "kernel") >= 35
+    assert labelled[45:49] == open_(pool("third_party"), labelled[:45]) and pairs(labelled[:49], "third_party") < 35
+    assert open_(pool("attention"), labelled[:49]) == []
+    assert labelled[49:65] == open_(pool("precision"), labelled[:49])[:16] and pairs(labelled[:65], "precision") < 35
+    assert open_(pool("apex"), labelled[:65]) == [] and pairs(labelled[:65], "apex") < 20
+    assert labelled[65:76] == open_(pool("distributed"), labelled[:65]) and pairs(labelled[:76], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # The pairs were over 350 after the top-up, so no further round was drawn.
+    assert pairs(labelled) >= 350
+def test_test81_files_are_exactly_what_its_rule_draws():
+    """test81 (bench/corpus_test81/SELECTION.md): test79's rule with the top-up order kernel, third_party, attention,
+    precision first (targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 24 code bases. The
+    draw ran to its end before the deadline: kernel reached 35 with its first top-up file, third_party's and
+    attention's pools ran dry under 35, precision was over 35 by its turn, apex's pool was empty, distributed's ran dry
+    under 20, device was over 20 after the main rounds, and further rounds 3 and 4 ran until the pairs reached 350."""
+    draw = _LimitedDraw("test81", 24)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test81"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test81"] is select_test.SPLIT_TOPUP_WORDS["test79"]
+    assert select_test.SEED_PREFIXES["test81"] == "npu-audit-test-split-81:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test81"] == 8 and "test81" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 24 code bases, seven of them (IR-QLoRA, ReLoRA, OpenMoE, Hotshot-XL,
+    # AudioLDM 2, VALL-E, warp-ctc) with one eligible file.
+    assert len(main) == 41 and labelled[:41] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel 1 file, reaching 35;
+    # third_party 6 files and attention 12 files (both pools ran dry under 35); precision was over 35 by its turn; apex's
+    # pool is empty; distributed drew the one open file of its pool (under 20); device was over 20 after the main rounds.
+    assert labelled[41:42] == open_(pool("kernel"), labelled[:41])[:1]
+    assert pairs(labelled[:41], "kernel") < 35 <= pairs(labelled[:42], "kernel")
+    assert labelled[42:48] == open_(pool("third_party"), labelled[:42]) and pairs(labelled[:48], "third_party") < 35
+    assert labelled[48:60] == open_(pool("attention"), labelled[:48]) and pairs(labelled[:60], "attention") < 35
+    assert pairs(labelled[:60], "precision") >= 35
+    assert pool("apex") == []
+    assert labelled[60:61] == open_(pool("distributed"), labelled[:60]) and pairs(labelled[:61], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # Further main rounds from round 3, one file per code base per round, skipping drawn files and code bases at 8
+    # files, until the split had 350 pairs: the last file drawn (WaveGlow's train.py, in round 4) brought it there.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:61])
+    assert labelled[61:] == later[:15]
+    assert pairs(labelled[:75]) < 350 <= pairs(labelled)
+    assert len(labelled) == 76
+
 
 def test_test22_files_are_exactly_what_its_rule_draws():
     draw = _LimitedDraw("test22", 21)         # test21's rule on pool A20 and its recorded extension (pinned commits)
