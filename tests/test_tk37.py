@@ -11,6 +11,7 @@ from pathlib import Path
 from auditor.rules import load_rules
 from auditor.runner import run_static
 from auditor.static import StaticEngine
+from static_snippets import write_tree
 
 ENGINE = StaticEngine(load_rules())
 
@@ -145,14 +146,6 @@ def test_a_comment_naming_cutlass_is_quiet():
     assert not any(code == "NPU837" for _, code, _ in _codes(source))
 
 
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    return root
-
-
 def _tree_findings(root: Path) -> dict[str, list[tuple[int, str, str]]]:
     out: dict[str, list[tuple[int, str, str]]] = {}
     for r in run_static([root], jobs=1, respect_gitignore=False, cache_dir=root / ".cache").results:
@@ -161,14 +154,14 @@ def _tree_findings(root: Path) -> dict[str, list[tuple[int, str, str]]]:
 
 
 def test_in_a_tree_audit_a_python_module_of_that_name_is_the_projects_own_code(tmp_path):
-    root = _write(tmp_path / "proj", {"ops/pointgroup_ops.py": POINTGROUP_OPS,
+    root = write_tree(tmp_path / "proj", {"ops/pointgroup_ops.py": POINTGROUP_OPS,
                                       "ops/PG_OP.py": "def voxelize_fp(*args):\n    return None\n"})
     found = _tree_findings(root)
     assert not any(code == "NPU837" for rows in found.values() for _, code, _ in rows)
 
 
 def test_in_a_tree_audit_without_such_a_module_the_check_stays(tmp_path):
-    root = _write(tmp_path / "proj", {"ops/pointgroup_ops.py": POINTGROUP_OPS})
+    root = write_tree(tmp_path / "proj", {"ops/pointgroup_ops.py": POINTGROUP_OPS})
     found = _tree_findings(root)
     rows = next(rows for path, rows in found.items() if path.endswith("pointgroup_ops.py"))
     assert _at(rows, _line(POINTGROUP_OPS, "import PG_OP"), "NPU837")
