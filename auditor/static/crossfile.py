@@ -834,12 +834,15 @@ def _apply(result, wanted: list, engine_rules: dict[str, Any], project: Any) -> 
         project.changed.add(result.path)
     from auditor.static.valueflow import OWN_CODES as FLOW_CODES
 
-    have = {(f.line, f.category) for f in result.findings if f.code not in FLOW_CODES}
+    from auditor.static.unresolved_extensions import CHECK_RULES
+
+    have = {(f.line, f.category) for f in result.findings if f.code not in FLOW_CODES and f.name not in CHECK_RULES}
     new = [f for f in new if (f.line, f.category) not in have]
     if not new:
         return 0
-    placed = {f.line for f in new}     # the definition's own facts replace a same-file value-flow finding
-    result.findings = sorted([f for f in result.findings if not (f.code in FLOW_CODES and f.line in placed)] +
+    placed = {f.line for f in new}     # the definition's own facts replace a same-file value-flow finding or check
+    result.findings = sorted([f for f in result.findings
+                              if not ((f.code in FLOW_CODES or f.name in CHECK_RULES) and f.line in placed)] +
                              [replace(f, data={k: v for k, v in f.data.items()}) for f in new], key=Finding.sort_key)
     return len(new)
 

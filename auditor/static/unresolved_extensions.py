@@ -32,6 +32,9 @@ from auditor.static.astutil import ast_dotted
 # the segment the visitor prefixes to such a module's qualified names, so that a rule can name them (`PG_OP.voxelize_fp`
 # is matched as `unresolved_extension.PG_OP.voxelize_fp`; the finding's symbol stays `PG_OP.voxelize_fp`)
 UNRESOLVED_EXTENSION = "unresolved_extension"
+# the rule's name: a check, which a proven answer on the same line (the tree's own build facts, the cross-file and
+# value-flow passes' NPU320) replaces
+CHECK_RULES = frozenset({"unresolved-compiled-extension"})
 _AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
 # the methods torch.autograd.Function runs (forward / backward, and the functorch-era jvp / vjp / setup_context)
 _AUTOGRAD_METHODS = frozenset({"forward", "backward", "jvp", "vjp", "setup_context"})
@@ -47,9 +50,10 @@ _HOST_ENTRY = re.compile(r"(?i)(?:^|_)cpu(?:$|_|\d)")
 
 
 def host_entry_point(qual: str) -> bool:
-    """`tutel_custom_kernel.invoke_cpu_fp32(...)`: an entry point the extension names for its CPU kernels, which its
-    host build (a CppExtension where no CUDA is) provides: not a CUDA use."""
-    return "." in qual and _HOST_ENTRY.search(qual.rsplit(".", 1)[-1]) is not None
+    """`tutel_custom_kernel.invoke_cpu_fp32(...)`, `encoding.cpu.aggregate_forward(...)`: an entry point or submodule
+    the extension names for its CPU kernels, which its host build (a CppExtension where no CUDA is) provides: not a
+    CUDA use."""
+    return any(_HOST_ENTRY.search(part) for part in qual.split(".")[1:])
 
 
 def may_call_extension(words: set[str], text: str) -> bool:

@@ -37,6 +37,7 @@ from auditor.astnodes import line_span, node_lines
 from auditor.findings import Finding
 from auditor.static.flags import _target_key as _target_name   # `x` / `self.x`: one reader (flags, gates)
 from auditor.static.astutil import ast_dotted, env_read, module_nodes, walk_list
+from auditor.static.unresolved_extensions import CHECK_RULES
 # (is_bf16_supported is not one: a module imported when bf16 is supported is not thereby CUDA-only)
 from auditor.static.gates import CUDA_PRESENCE_PROBES
 
@@ -224,7 +225,7 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
     """The seeded bindings, and the spelled-import lines to report themselves (line -> (category, name, module))."""
     by_line: dict[int, list[Finding]] = {}
     for f in findings:
-        if _seed_worthy(f):
+        if _seed_worthy(f) and f.name not in CHECK_RULES:      # (a check hides no binding the file itself shows)
             by_line.setdefault(f.line, []).append(f)
     own = _own_package(rel)
     every = {f.line for f in findings}
@@ -519,7 +520,7 @@ def flow_findings(tree: ast.Module, findings: Sequence[Finding], lines: list[str
     if not seeds:
         return []
     seeds += _holder_seeds(tree, seeds, findings)
-    taken = {f.line for f in findings}
+    taken = {f.line for f in findings if f.name not in CHECK_RULES}     # (a check gives way: add_flow)
     kernels = _kernel_bodies(tree)
     hits: dict[int, tuple] = {}    # line -> (category, name, binding line, what it is bound to, col, module)
     for line, (cat, local, bound, mod) in spelled_lines.items():
@@ -606,7 +607,9 @@ def add_flow(findings: list[Finding], tree: ast.Module, lines: list[str], rel: s
     new = [f for f in apply_context(new, ctx, rel) if f.data.get("context") in (None, *_STILL_CUDA)]
     suppressions = Suppressions.of(lines, text)
     new = [f for f in new if not suppressions.covers(f.line, f.end_line, f.code)]
-    return sorted(findings + new, key=Finding.sort_key)
+    placed = {f.line for f in new}      # the bound name's own answer replaces an unresolved-extension check
+    return sorted([f for f in findings if not (f.name in CHECK_RULES and f.line in placed)] + new,
+                  key=Finding.sort_key)
 
 
 def _by_path(rel: str, level: int, module: str, modules: dict[str, str]) -> str | None:
