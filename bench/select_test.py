@@ -508,7 +508,6 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test40": 8, "test42": 8, "test43": 8, "test45": 8, "test47": 8, "test49": 8, "test51": 8,
                            "test53": 8, "test56": 8, "test59": 8, "test60": 8, "test63": 8, "test64": 8, "test66": 8, "test68": 8,
                            "test70": 8, "test73": 8, "test75": 8, "test71": 8, "test77": 8, "test76": 8, "test79": 8, "test82": 8,
-                           "test70": 8, "test73": 8, "test75": 8, "test71": 8, "test77": 8, "test76": 8, "test79": 8,
                            "test81": 8,
                            "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
