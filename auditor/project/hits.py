@@ -79,12 +79,7 @@ class ProjectMatchers:
         return m
 
     def match_requirement(self, symbol: str) -> Rule | None:
-        value = symbol.lower()
-        for pattern, rule in self.requirement:
-            if fnmatch.fnmatchcase(value, pattern) and not any(
-                    fnmatch.fnmatchcase(value, ex) for ex in self.requirement_except.get(rule.code, ())):
-                return rule
-        return None
+        return _first(self.requirement, symbol.lower(), self.requirement_except)
 
     def match_source_tree(self, directory: str) -> tuple[str, Rule] | None:
         """A directory named after a CUDA project of the requirement patterns (`DeepEP`, `flash-attention`,
@@ -120,12 +115,7 @@ class ProjectMatchers:
         return _first(self.command, name.rsplit("/", 1)[-1] + sep + rest)
 
     def match_image(self, ref: str) -> Rule | None:
-        value = ref.lower()
-        for pattern, rule in self.image:
-            if fnmatch.fnmatchcase(value, pattern) and not any(
-                    fnmatch.fnmatchcase(value, ex) for ex in self.image_except.get(rule.code, ())):
-                return rule
-        return None
+        return _first(self.image, ref.lower(), self.image_except)
 
     def match_setting(self, path: str, value: str) -> Rule | None:
         """path: dotted keys from the document root (`zero_optimization.offload_optimizer.device`); a key
@@ -158,9 +148,11 @@ def _key_regex(key: str) -> re.Pattern:
     return re.compile(r"(?s:(?:.*\.)?" + body[len("(?s:"):])
 
 
-def _first(patterns: list[tuple[str, Rule]], value: str) -> Rule | None:
+def _first(patterns: list[tuple[str, Rule]], value: str, excepted: dict[str, list[str]] | None = None) -> Rule | None:
+    """The first rule a glob of which matches `value`, unless one of that rule's `!` globs (`excepted`) does too."""
     for pattern, rule in patterns:
-        if fnmatch.fnmatchcase(value, pattern):
+        if fnmatch.fnmatchcase(value, pattern) and not (excepted and any(
+                fnmatch.fnmatchcase(value, ex) for ex in excepted.get(rule.code, ()))):
             return rule
     return None
 
