@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from auditor.static.unresolved_extensions import CHECK_RULES
+
 # Rule categories whose findings name a package (a dependency), as opposed to a PyTorch API or a device string.
 PACKAGE_CATEGORIES = frozenset({"third_party", "attention", "apex", "kernel"})
 # Rules of another category that name a package all the same (pd10: NPU144, Horovod's own tree imports horovod;
@@ -63,9 +65,9 @@ def drop_first_party(results: list, packages: frozenset[str]) -> int:
 
 # Rules that read a module as a compiled extension by its name alone (t26a: NPU891 `cuda_*` / `*_ext`) or by how the
 # file calls it (tk37: NPU837, a bare module no PyPI package provides, called like an extension): where the audited
-# tree holds a Python module or package of that name, the name is the project's own Python code.
+# tree holds a Python module or package of that name, the name is the project's own Python code (the call-read ones:
+# unresolved_extensions.CHECK_RULES).
 NAME_READ_RULES = frozenset({"own-cuda-extension-name"})
-CALL_READ_RULES = frozenset({"unresolved-compiled-extension"})
 
 
 def python_module_names(rels: Iterable[str]) -> frozenset[str]:
@@ -83,13 +85,13 @@ def python_module_names(rels: Iterable[str]) -> frozenset[str]:
 
 def drop_python_named(results: list, names: frozenset[str]) -> int:
     """Remove name-read findings (NAME_READ_RULES) whose extension-named module (`cuda_*` / `*_ext`, not the function
-    called in it) is one of the tree's Python modules, and call-read ones (CALL_READ_RULES) whose bare module is."""
+    called in it) is one of the tree's Python modules, and call-read ones (unresolved_extensions.CHECK_RULES) whose bare module is."""
     dropped = 0
     for result in results:
         kept = [f for f in result.findings
                 if not (f.name in NAME_READ_RULES and any(p in names for p in (f.symbol or "").split(".")
                                                           if p.startswith("cuda_") or p.endswith("_ext"))
-                        or f.name in CALL_READ_RULES and (f.symbol or "").split(".", 1)[0] in names)]
+                        or f.name in CHECK_RULES and (f.symbol or "").split(".", 1)[0] in names)]
         dropped += len(result.findings) - len(kept)
         result.findings = kept
     return dropped
