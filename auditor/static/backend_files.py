@@ -288,10 +288,18 @@ def _cuda_dropped(cuda_name: str, plain_name: str) -> bool:
     """`plain_name` is `cuda_name` without its CUDA word(s) (`requirements.dev.txt` for `requirements.dev_gpu.txt`,
     ChatTTS-Forge's pip freeze of its GPU development environment beside the plain one; tq37, tuned on heldout40):
     the plain file is the install of hosts without CUDA, the named one the CUDA member of the pair."""
-    mine = [w.lower() for w in _WORD.findall(cuda_name)]
-    theirs = [w.lower() for w in _WORD.findall(plain_name)]
-    kept = [w for w in mine if _name_backends(w) != {"cuda"}]
-    return len(kept) < len(mine) and kept == theirs
+    mine, kept = _words_without_cuda(cuda_name)
+    return len(kept) < len(mine) and kept == _words(plain_name)
+
+
+def _words(name: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(name)]
+
+
+def _words_without_cuda(name: str) -> tuple[list[str], list[str]]:
+    """The name's words, and those of them that do not name CUDA."""
+    mine = _words(name)
+    return mine, [w for w in mine if _name_backends(w) != {"cuda"}]
 
 
 def _fallback_twin(cuda_folder: str, other: str) -> bool:
@@ -300,11 +308,10 @@ def _fallback_twin(cuda_folder: str, other: str) -> bool:
     extension and in plain torch; tq37, tuned on heldout40) or dropped (`alias_free/`)."""
     if _name_backends(other):
         return False
-    mine = [w.lower() for w in _WORD.findall(cuda_folder)]
-    theirs = [w.lower() for w in _WORD.findall(other)]
-    kept = [w for w in mine if _name_backends(w) != {"cuda"}]
+    mine, kept = _words_without_cuda(cuda_folder)
     if not kept or len(kept) == len(mine):
         return False
+    theirs = _words(other)
     if kept == theirs:
         return True
     return len(theirs) == len(mine) and all(
