@@ -275,8 +275,9 @@ def colab_fact(data: bytes, rel: str) -> str | None:
         return None
     from auditor.project.notebook import code_cells
 
+    text = as_text(data)
     try:
-        cells = code_cells(as_text(data))
+        cells = code_cells(text)
     except ValueError:
         return None
     for _number, source in cells:
@@ -286,7 +287,7 @@ def colab_fact(data: bytes, rel: str) -> str | None:
             tie = _COLAB_TIE.search(line)
             if tie is not None:
                 return line.strip()[:60]
-    return _colab_gpu_runtime(as_text(data))
+    return _colab_gpu_runtime(text)
 
 
 def _colab_gpu_runtime(text: str) -> str:
