@@ -342,3 +342,36 @@ def test_writefile_config_cells_and_dtype_str(tmp_path):
     infer = _found(root, "configs/infer.yaml")
     assert "NPU212" in _codes(infer, 3) and not _codes(infer, 4)
     assert not _found(root, "configs/cpu.yaml")
+
+
+def test_poetry_extra_markers_read_by_packaging(tmp_path):
+    """The extra a Poetry source entry is limited to comes from packaging's marker evaluation, not the line's
+    spelling: a marker naming an extra across lines or with double quotes is read, a platform marker that holds on
+    Linux is no extra, and an extra the pyproject does not declare lowers nothing."""
+    root = write_tree(tmp_path, {"pyproject.toml": """\
+        [tool.poetry]
+        name = "asr-service"
+
+        [tool.poetry.extras]
+        gpu = ["torch"]
+
+        [[tool.poetry.source]]
+        name = "torch-cu121"
+        url = "https://download.pytorch.org/whl/cu121"
+        priority = "explicit"
+
+        [tool.poetry.dependencies]
+        torch = [
+            { markers = "platform_machine == 'x86_64' and extra == \\"gpu\\"", source = "torch-cu121" },
+        ]
+        torchaudio = { markers = "sys_platform == 'linux'", source = "torch-cu121" }
+        torchvision = { markers = "extra == 'cuda'", source = "torch-cu121" }
+        """})
+    found = _found(root, "pyproject.toml")
+    assert _severities(found, 14) == {"warning"}                # the `gpu` extra only, on x86_64 Linux
+    from tests.test_project_t24b import ENGINE
+    messages = [f.message for f in ENGINE.analyze_bytes((root / "pyproject.toml").read_bytes(),
+                                                        "pyproject.toml").findings if f.line == 14]
+    assert any("for the extra `gpu` only" in message for message in messages)
+    assert "error" in _severities(found, 16)                    # a platform marker: every Linux install takes it
+    assert "error" in _severities(found, 17)                    # `cuda` is no declared extra

@@ -11,6 +11,7 @@ from urllib.parse import unquote
 from typing import TYPE_CHECKING, Iterator
 
 import yaml
+from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
@@ -711,15 +712,7 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
     for table, section in _poetry_dependency_tables(poetry):
         # `torch = [{ markers = "extra == 'cuda' ...", source = "pytorch-cuda" }]` (whisper-asr-webservice, tp38):
         # Poetry's per-package source choice, read as uv's `[tool.uv.sources]` entries are
-        before = len(col.result.findings)
-        _uv_sources(col, m, {"sources": _poetry_source_entries(section)}, indexes, table)
-        for i, f in enumerate(col.result.findings[before:], before):
-            extra = _MARKER_EXTRA_RE.search(col.lines[f.line - 1])
-            if extra is not None and f.severity == "error":
-                # an entry for one extra (`markers = "extra == 'cuda'"`): only an install that asks for it takes the
-                # CUDA index, as a requirement of an opt-in extra (warning at most)
-                col.result.findings[i] = replace(f, severity="warning",
-                                                 message=f.message + _MARKER_EXTRA_NOTE.format(extra=extra.group(1)))
+        _uv_sources(col, m, {"sources": _poetry_source_entries(section, _declared_extras(doc))}, indexes, table)
     _lower_uv_cuda_members(col, uv, indexes, index_at)
     # `[tool.uv.extra-build-dependencies]` / `extra-build-variables`: tables keyed by the package they build
     for table in ("extra-build-dependencies", "extra-build-variables"):
@@ -941,8 +934,32 @@ def _cpu_sourced(doc: dict) -> set[tuple[str, str]]:
             if isinstance(e, dict) and e.get("index") in cpu and isinstance(e.get("group"), str)}
 
 
-_MARKER_EXTRA_RE = re.compile(r"""\bextra\s*==\s*['"]([\w.-]+)['"]""")
 _MARKER_EXTRA_NOTE = " (for the extra `{extra}` only, by its marker: a plain install does not take it; warning at most)"
+
+
+def _declared_extras(doc: dict) -> list[str]:
+    """The extras a pyproject declares: `[project.optional-dependencies]` and Poetry's `[tool.poetry.extras]`."""
+    project, poetry = doc.get("project") or {}, (doc.get("tool") or {}).get("poetry") or {}
+    tables = [project.get("optional-dependencies") if isinstance(project, dict) else None,
+              poetry.get("extras") if isinstance(poetry, dict) else None]
+    return [str(name) for table in tables if isinstance(table, dict) for name in table]
+
+
+def _extra_of_marker(markers: object, extras: list[str]) -> str:
+    """The declared extra an environment marker limits an entry to (`extra == 'cuda' and extra != 'cpu'` ->
+    "cuda"), by packaging's own evaluation on the Linux platforms a port runs on (not this machine's): the marker
+    fails on each with no extra asked for and holds on one with that extra; "" for a marker that holds without an
+    extra, names none of them, or does not parse."""
+    if not isinstance(markers, str):
+        return ""
+    try:
+        marker = Marker(markers)
+        linux = [env for env in _PORT_PLATFORMS if env["sys_platform"] == "linux"]
+        if any(marker.evaluate({**env, "extra": ""}) for env in linux):
+            return ""
+        return next((e for e in extras if any(marker.evaluate({**env, "extra": e}) for env in linux)), "")
+    except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
+        return ""
 
 
 def _poetry_dependency_tables(poetry: dict) -> list[tuple[str, dict]]:
@@ -954,13 +971,15 @@ def _poetry_dependency_tables(poetry: dict) -> list[tuple[str, dict]]:
     return [(header, table) for header, table in tables if isinstance(table, dict)]
 
 
-def _poetry_source_entries(section: dict) -> dict[str, list[dict]]:
+def _poetry_source_entries(section: dict, extras: list[str]) -> dict[str, list[dict]]:
     """A Poetry dependency table's entries that name a package source (`{ version = "...", source = "pytorch" }`,
-    a list of them with markers), as uv source entries (`{"index": source}`)."""
+    a list of them with markers), as uv source entries (`{"index": source}`); an entry whose `markers` limit it to
+    one of the declared `extras` carries that extra as `for_extra` (`_uv_sources` lowers it)."""
     out: dict[str, list[dict]] = {}
     for package, spec in section.items():
         entries = spec if isinstance(spec, list) else [spec]
-        chosen = [{"index": e["source"]} for e in entries if isinstance(e, dict) and isinstance(e.get("source"), str)]
+        chosen = [{"index": e["source"], "for_extra": _extra_of_marker(e.get("markers"), extras)}
+                  for e in entries if isinstance(e, dict) and isinstance(e.get("source"), str)]
         if chosen:
             out[str(package)] = chosen
     return out
@@ -1008,6 +1027,12 @@ def _uv_sources(col: Collector, m, uv: dict, indexes: dict[str, str], table: str
                 continue
             at = lines[number - 1].find(value)
             found = col.add(rule, symbol, number, at + 1, at + 1 + len(value))
+            if found is not None and found.severity == "error" and entry.get("for_extra"):
+                # a Poetry entry for one extra (`markers = "extra == 'cuda'"`): only an install that asks for it
+                # takes the CUDA index, as a requirement of an opt-in extra (warning at most)
+                found = replace(found, severity="warning",
+                                message=found.message + _MARKER_EXTRA_NOTE.format(extra=entry["for_extra"]))
+                col.result.findings[-1] = found
             if found is not None and found.severity == "error" and isinstance(entry.get("group"), str):
                 groups.add(entry["group"])
     return groups
