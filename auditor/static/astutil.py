@@ -38,6 +38,21 @@ def pytest_fixture_name(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | Non
     return None
 
 
+def self_attr(node: ast.AST | None) -> str | None:
+    """X of `self.X`, else None."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return None
+
+
+def name_or_self_attr(node: ast.AST | None) -> str | None:
+    """`x` for a name, `self.x` for an attribute of `self` (a flag or device value kept in either), else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    attr = self_attr(node)
+    return None if attr is None else "self." + attr
+
+
 def env_read(value: ast.AST) -> bool:
     """`os.environ.get("X")`, `os.getenv("X")`, `os.environ["X"]` (or `environ` / `getenv` imported bare): the
     expression reads an environment variable itself, not a value derived from one (`int(os.getenv("X", "0"))`)."""

@@ -55,7 +55,7 @@ from typing import Any
 from auditor.astnodes import is_main_guard, node_span, walk_list
 from auditor.static.backends import as_info
 from auditor.static.unreached_defs import _WRAPPERS, _decorator_name, comfy_node_pack
-from auditor.static.astutil import ast_dotted, module_nodes
+from auditor.static.astutil import ast_dotted, module_nodes, self_attr
 from auditor.static.attribute_sets import false_constant as _false_constant
 from auditor.static.attribute_sets import may_set as _binds
 
@@ -266,8 +266,7 @@ def _optional_self_attr(test: ast.expr) -> str | None:
     name = probe.args[1].value
     if isinstance(check, ast.Compare) and len(check.ops) == 1 and isinstance(check.ops[0], ast.IsNot) \
             and isinstance(check.comparators[0], ast.Constant) and check.comparators[0].value is None \
-            and isinstance(check.left, ast.Attribute) and check.left.attr == name \
-            and isinstance(check.left.value, ast.Name) and check.left.value.id == "self":
+            and self_attr(check.left) == name:
         return name
     return None
 
@@ -389,9 +388,9 @@ def _autocasts(tree: ast.Module) -> list[list[Any]]:
                     isinstance(v, ast.expr) and not isinstance(v, ast.Name) and _surely_false(v)
                     for v in stores[value.id]):
                 how = "off"
-            elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self" \
-                    and id(fn) in owners and _set_off_in_class(owners[id(fn)], value.attr):
-                how = f"self:{owners[id(fn)].name}:{value.attr}"      # `self.isHalf = False` in `__init__` alone
+            elif (attr := self_attr(value)) is not None and id(fn) in owners \
+                    and _set_off_in_class(owners[id(fn)], attr):
+                how = f"self:{owners[id(fn)].name}:{attr}"      # `self.isHalf = False` in `__init__` alone
             elif isinstance(value, ast.Attribute) and not isinstance(value.value, ast.Constant):
                 how = "attr:" + value.attr
             elif isinstance(value, ast.Name) and value.id in flags and stores.get(value.id) == [
@@ -861,8 +860,8 @@ def _set_off_in_class(cls: ast.ClassDef, attr: str) -> bool:
     nodes = walk_list(cls)
     false_targets = {id(t) for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign))
                      and _false_constant(n.value) for t in (n.targets if isinstance(n, ast.Assign) else [n.target])}
-    stores = [n for n in nodes if isinstance(n, ast.Attribute) and n.attr == attr
-              and not isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name) and n.value.id == "self"]
+    stores = [n for n in nodes if isinstance(n, ast.Attribute) and self_attr(n) == attr
+              and not isinstance(n.ctx, ast.Load)]
     return bool(stores) and all(id(n) in false_targets for n in stores)
 
 
@@ -874,9 +873,7 @@ def _self_flag(test: ast.expr, negated: bool) -> str | None:
         if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)):
             return None
         test = test.operand
-    if isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name) and test.value.id == "self":
-        return test.attr
-    return None
+    return self_attr(test)
 
 
 def _self_flag_branches(tree: ast.Module) -> list[list[Any]]:

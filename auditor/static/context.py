@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from auditor.astnodes import line_span, module_nodes_of, walk_list
 from auditor.static.host_values import host_arrays, host_only_file
-from auditor.static.astutil import ast_dotted, bound_names, module_nodes
+from auditor.static.astutil import ast_dotted, bound_names, module_nodes, self_attr
 from auditor.static.unresolved_extensions import unresolved_extension_modules
 
 # The most values a folded string may take: a concatenation past it is not followed
@@ -349,18 +349,16 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
     for round_ in range(2):
         for stmt, scope in assigns:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            if len(targets) == 1 and isinstance(targets[0], ast.Attribute) and isinstance(targets[0].value, ast.Name) \
-                    and targets[0].value.id == "self" and isinstance(stmt.value, ast.Name) \
+            attr = self_attr(targets[0]) if len(targets) == 1 else None
+            if attr is not None and isinstance(stmt.value, ast.Name) \
                     and stmt.value.id in ctx.aliases and not ctx.parameter_at(stmt.value.id, stmt.lineno):
-                ctx.self_attrs.setdefault(targets[0].attr, ctx.aliases[stmt.value.id])
+                ctx.self_attrs.setdefault(attr, ctx.aliases[stmt.value.id])
                 continue
-            if round_ == 0 and len(targets) == 1 and isinstance(targets[0], ast.Attribute) \
-                    and isinstance(targets[0].value, ast.Name) and targets[0].value.id == "self" \
-                    and isinstance(stmt.value, ast.Attribute):
+            if round_ == 0 and attr is not None and isinstance(stmt.value, ast.Attribute):
                 made_of = ast_dotted(stmt.value)
                 resolved = ctx.resolve(made_of) if made_of is not None else None
                 if resolved is not None:          # `self.device_mod = torch.cuda`: kept if a prefix rule covers it
-                    ctx.local_refs.append((targets[0].attr, resolved, "self_alias"))
+                    ctx.local_refs.append((attr, resolved, "self_alias"))
                 continue
             if round_ == 0 and len(targets) == 1 and isinstance(stmt.value, ast.Call):
                 made_by = ast_dotted(stmt.value.func)
@@ -369,9 +367,8 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
                     target = targets[0]
                     if isinstance(target, ast.Name) and id(stmt) in top_level:   # a local result is a value
                         ctx.local_refs.append((target.id, resolved, "instance"))
-                    elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
-                            and target.value.id == "self":
-                        ctx.local_refs.append((target.attr, resolved, "self_instance"))
+                    elif attr is not None:
+                        ctx.local_refs.append((attr, resolved, "self_instance"))
                 continue
             if len(targets) != 1 or not isinstance(targets[0], ast.Name):
                 continue
@@ -677,8 +674,8 @@ def kernel_object_made(ctx: FileContext, expr: ast.AST,
     module-level name / `self.` attribute bound to one."""
     if isinstance(expr, ast.Name):
         return ctx.kernel_objects.get(expr.id) or (local or {}).get(expr.id)
-    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
-        return ctx.kernel_attrs.get(expr.attr)
+    if (attr := self_attr(expr)) is not None:
+        return ctx.kernel_attrs.get(attr)
     if not isinstance(expr, ast.Call):
         return None
     func = expr.func
@@ -736,8 +733,8 @@ def _bind_kernel_objects(ctx: FileContext, tree: ast.Module) -> None:
                 continue
             if isinstance(target, ast.Name) and bound.get(target.id) == 1:
                 ctx.kernel_objects.setdefault(target.id, made)
-            elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                ctx.kernel_attrs.setdefault(target.attr, made)
+            elif (attr := self_attr(target)) is not None:
+                ctx.kernel_attrs.setdefault(attr, made)
         if len(ctx.kernel_objects) + len(ctx.kernel_attrs) + len(ctx.kernel_loaders) == before:
             break
     for fn in defs:
@@ -850,8 +847,8 @@ def _bound_self_attributes(tree: ast.Module) -> dict[str, int]:
                 and node.value.value is None:
             unset.update(id(t) for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))
     for node in module_nodes(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) \
-                and node.value.id == "self" and id(node) not in unset:
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and self_attr(node) is not None \
+                and id(node) not in unset:
             count[node.attr] = count.get(node.attr, 0) + 1
     return count
 

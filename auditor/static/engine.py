@@ -68,7 +68,7 @@ from auditor.static.visitor import MatchVisitor, RawHit
 from auditor import suppress as _suppress
 from auditor.suppress import Suppressions
 from auditor.discover import MAX_FILE_BYTES, decode_source  # noqa: F401  (re-exported: the reader's limit and decoder)
-from auditor.static.astutil import module_nodes
+from auditor.static.astutil import module_nodes, name_or_self_attr
 
 SUPPRESS_RE, suppressed = _suppress.SUPPRESS_RE, _suppress.suppressed   # the names callers used here
 
@@ -449,7 +449,7 @@ def _chosen_devices(tree: ast.AST) -> set[str]:
     assigned: set[int] = set()      # the `self.x` targets of the single assignments read below
     stored: list[ast.Attribute] = []
     for node in module_nodes(tree):
-        name = _bound_name(node.targets[0]) if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+        name = name_or_self_attr(node.targets[0]) if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
         if isinstance(node, ast.Assign) and name is not None:
             value = node.value
             assigned.add(id(node.targets[0]))
@@ -501,19 +501,11 @@ def _chosen_devices(tree: ast.AST) -> set[str]:
     return built - runtime
 
 
-def _bound_name(node: ast.expr) -> str | None:
-    """`device` for a name, `self.device` for an attribute of `self` (pd53: genrl's CLIPScorer sets
-    `self.device = torch.device("cuda" if ... else "cpu")` and tests `self.device.type`), else None."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return f"self.{node.attr}"
-    return None
 
 
 def _chosen_device_type(node: ast.expr, chosen: set[str]) -> bool:
     """`device.type` (or `self.device.type`) of a name in `_chosen_devices`."""
-    return isinstance(node, ast.Attribute) and node.attr == "type" and _bound_name(node.value) in chosen
+    return isinstance(node, ast.Attribute) and node.attr == "type" and name_or_self_attr(node.value) in chosen
 
 
 def _compared_literals(tree: ast.AST, lines: list[str]) -> dict[tuple[int, int], str]:

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from auditor.backend_words import backends_in_text
 from auditor.findings import Finding
-from auditor.static.astutil import ast_dotted   # one dotted-name reader for the ast passes
+from auditor.static.astutil import ast_dotted, name_or_self_attr   # one dotted-name reader for the ast passes
 from auditor.static.host_values import HOST_SYNC_RULES
 from auditor.static.firstparty import PACKAGE_RULES
 from auditor.astnodes import walk_list
@@ -43,13 +43,6 @@ def _asks_npu_too(value: ast.expr) -> bool:
         for v in value.values)
 
 
-def _target_key(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return "self." + node.attr
-    return None
-
 
 def _tests(scope: ast.AST):
     """The condition expressions anywhere under a scope, nested functions and methods included: they read a
@@ -72,7 +65,7 @@ def _reads(test: ast.expr):
     elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         yield from _reads(test.operand)
     else:
-        key = _target_key(test)
+        key = name_or_self_attr(test)
         if key is not None:
             yield key, test
 
@@ -117,7 +110,7 @@ def _definitions(tree: ast.Module, by_line: dict[int, list[Finding]]):
             continue
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            key = _target_key(targets[0]) if len(targets) == 1 else None
+            key = name_or_self_attr(targets[0]) if len(targets) == 1 else None
             last = node.value.end_lineno or node.value.lineno
             tools = [f for line in range(node.value.lineno, last + 1) for f in by_line.get(line, ())
                      if f.name in _TOOL_RULES] if key is not None and not key.startswith("self.") else []

@@ -10,7 +10,7 @@ set of files), never rewritten. Read from the code: at least three members of on
 from __future__ import annotations
 
 import ast
-from auditor.static.astutil import module_nodes
+from auditor.static.astutil import module_nodes, self_attr
 from auditor.static.backends import discount_findings, undiscounted
 from auditor.static.project_imports import TREE
 
@@ -27,8 +27,7 @@ def _format_of(test: ast.AST) -> set[str] | None:
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
         parts = [_format_of(v) for v in test.values]
         return set().union(*parts) if all(p for p in parts) else None   # type: ignore[arg-type]
-    name = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) and isinstance(
-        test.value, ast.Name) and test.value.id == "self" else None
+    name = test.id if isinstance(test, ast.Name) else self_attr(test)
     return {name} if name in _FORMATS else None
 
 

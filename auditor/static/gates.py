@@ -43,7 +43,7 @@ from dataclasses import dataclass, field, replace
 from auditor.astnodes import Span, decorated_span, is_main_guard, lines_span, node_span, starts_in
 from auditor.static.context import relative_cuda_extension
 from auditor.static.backends import _guards_imports, as_info, backends_in_text, default_arm, rank_test
-from auditor.static.flags import _target_key as _flag_name   # `use_cuda` / `self.use_cuda`: one reader
+from auditor.static.astutil import name_or_self_attr as _flag_name   # `use_cuda` / `self.use_cuda`: one reader
 from auditor.static.astutil import module_nodes as _walk   # (the name the passes below and engine use)
 from auditor.static.astutil import MESSAGE_CALLS, pytest_fixture_name, scope_nodes, walk_list
 

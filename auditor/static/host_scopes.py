@@ -21,7 +21,7 @@ from auditor.astnodes import decorated_span, is_main_guard, line_span, node_line
 from auditor.findings import as_info
 from auditor.static.host_paths import equality_arms
 from auditor.static.host_values import HOST_SYNC_RULES, own_scope_nodes, reaching_lines
-from auditor.static.astutil import MESSAGE_CALLS, ast_dotted, env_read, module_nodes, pytest_fixture_name, walk_list
+from auditor.static.astutil import MESSAGE_CALLS, ast_dotted, env_read, module_nodes, pytest_fixture_name, self_attr, walk_list
 
 # placement or a device runtime, read case-insensitively on one function's text (host_paths._PLACES, widened: a
 # `.to(<anything but a dtype>)`, an upper-case DEVICE constant, a device-like name passed on). The meta device
@@ -107,10 +107,7 @@ def _unused_defaults(tree: ast.AST) -> list[tuple[int, int, int, int]]:
 
 def _self_store(stmt: ast.stmt) -> str | None:
     """X of a statement `self.X = value`, else None."""
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(t := stmt.targets[0], ast.Attribute) \
-            and isinstance(t.value, ast.Name) and t.value.id == "self":
-        return t.attr
-    return None
+    return self_attr(stmt.targets[0]) if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
 
 
 def _overwritten_stores(body: list[ast.stmt]) -> set[int]:

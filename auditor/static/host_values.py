@@ -34,7 +34,7 @@ from typing import Any
 
 import libcst as cst
 from auditor.astnodes import node_lines, walk_list
-from auditor.static.astutil import ast_dotted, module_nodes
+from auditor.static.astutil import ast_dotted, module_nodes, self_attr
 
 _HOST_LIBS = frozenset({"numpy", "pandas"})
 # runtimes whose objects hand back numpy arrays: an ONNX Runtime session's `run(...)` returns numpy arrays whatever
@@ -299,7 +299,7 @@ def _host_parameters(ctx) -> list[tuple[str, tuple[int, int]]]:
             for n in walk_list(fn):
                 if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                     for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
-                        attr = _self_attr(t)
+                        attr = self_attr(t)
                         if attr is not None:
                             stores.setdefault(attr, []).append(t if isinstance(n, ast.AugAssign) else n.value)
         attrs: set[str] = set()
@@ -316,8 +316,8 @@ def _host_parameters(ctx) -> list[tuple[str, tuple[int, int]]]:
         calls: dict[str, list[tuple[ast.Call, str]]] = {}     # method -> (call, the caller's name)
         for caller, fn in methods.items():
             for n in walk_list(fn):
-                if isinstance(n, ast.Call) and _self_attr(n.func) in methods:
-                    calls.setdefault(str(_self_attr(n.func)), []).append((n, caller))
+                if isinstance(n, ast.Call) and self_attr(n.func) in methods:
+                    calls.setdefault(str(self_attr(n.func)), []).append((n, caller))
         host: dict[str, set[str]] = {}       # method -> its host parameters
         changed = True
         while changed:
@@ -344,18 +344,13 @@ def _host_parameters(ctx) -> list[tuple[str, tuple[int, int]]]:
     return out
 
 
-def _self_attr(node: ast.AST) -> str | None:
-    """X of `self.X`."""
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return node.attr
-    return None
 
 
 def _self_root(node: ast.AST) -> str | None:
     """X of a chain of subscripts and unmoving calls on `self.X` (`self._split_indices[: self._train_size]`)."""
     while True:
-        if _self_attr(node) is not None:
-            return _self_attr(node)
+        if (attr := self_attr(node)) is not None:
+            return attr
         if isinstance(node, ast.Subscript):
             node = node.value
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr not in _MOVES:

@@ -36,7 +36,7 @@ import re
 from typing import Any, TypeGuard
 
 from auditor.astnodes import node_span, parents_of, starts_in, walk_list
-from auditor.static.astutil import MESSAGE_CALLS, ast_dotted, literal_strings, module_nodes
+from auditor.static.astutil import MESSAGE_CALLS, ast_dotted, literal_strings, module_nodes, self_attr
 from auditor.static.backends import as_info
 
 # rules whose match on an import statement is the name of a class whose module imports on Ascend
@@ -443,8 +443,8 @@ _PRINTS = re.compile(r"(?:^|\.)(?:print\w*|warn\w*|info|debug|log)$")
 
 def _value_key(node: ast.expr, scope: int) -> tuple | None:
     """What a store or load names: `self.X` (any method of the module), or a local name of one function."""
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return ("self", node.attr)
+    if (attr := self_attr(node)) is not None:
+        return ("self", attr)
     return ("local", scope, node.id) if isinstance(node, ast.Name) else None
 
 

@@ -36,7 +36,7 @@ import ast
 import re
 
 from auditor.astnodes import line_span, parents_of, walk_list
-from auditor.static.astutil import ast_dotted, module_nodes
+from auditor.static.astutil import ast_dotted, module_nodes, self_attr
 
 _HOST_OP_CODES = frozenset({"NPU501", "NPU502", "NPU702"})
 _PREDICATE_CODES = frozenset({"NPU249"})
@@ -327,8 +327,7 @@ def _binds_is_cuda(node: ast.AST, cls: ast.ClassDef) -> bool:
     """`is_cuda: bool = False` / `is_cuda = ...` in the class body, or `self.is_cuda = ...` in one of its methods."""
     targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
     return any(isinstance(t, ast.Name) and t.id == "is_cuda" and node in cls.body or
-               isinstance(t, ast.Attribute) and t.attr == "is_cuda" and isinstance(t.value, ast.Name)
-               and t.value.id == "self" for t in targets)
+               self_attr(t) == "is_cuda" for t in targets)
 
 
 def _negative_is_cuda(findings: list, tree: ast.Module) -> list:

@@ -35,8 +35,8 @@ from typing import Any, Sequence
 
 from auditor.astnodes import line_span, node_lines
 from auditor.findings import Finding
-from auditor.static.flags import _target_key as _target_name   # `x` / `self.x`: one reader (flags, gates)
-from auditor.static.astutil import ast_dotted, env_read, module_nodes, walk_list
+from auditor.static.astutil import name_or_self_attr as _target_name   # `x` / `self.x`: one reader (flags, gates)
+from auditor.static.astutil import ast_dotted, env_read, module_nodes, self_attr, walk_list
 from auditor.static.unresolved_extensions import CHECK_RULES
 # (is_bf16_supported is not one: a module imported when bf16 is supported is not thereby CUDA-only)
 from auditor.static.gates import CUDA_PRESENCE_PROBES
@@ -349,8 +349,7 @@ def _reads(scope: ast.AST, name: str, params_shadow: bool = True):
                 if name in bound:
                     continue
             if is_self:
-                if isinstance(child, ast.Attribute) and child.attr == attr and isinstance(child.value, ast.Name) \
-                        and child.value.id == "self" and isinstance(child.ctx, ast.Load):
+                if isinstance(child, ast.Attribute) and self_attr(child) == attr and isinstance(child.ctx, ast.Load):
                     yield child.lineno, child, here
             elif isinstance(child, ast.Name) and child.id == name and isinstance(child.ctx, ast.Load):
                 yield child.lineno, child, here

@@ -97,6 +97,13 @@ def _compiler_dtype_key(node: cst.BaseExpression | None) -> bool:
     return isinstance(node, cst.Name) and node.value in _COMPILER_DTYPE_KEYS
 
 
+def self_attr(node: cst.CSTNode | None) -> cst.Name | None:
+    """The name X of `self.X`, else None (the ast passes' reader is astutil.self_attr)."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return node.attr
+    return None
+
+
 def dotted(node: cst.CSTNode) -> str | None:
     parts = []
     while isinstance(node, cst.Attribute):
@@ -1088,8 +1095,8 @@ class MatchVisitor(cst.CSTVisitor):
         if isinstance(node, cst.Name):
             local = self.ctx.kernel_locals.get(node.value)
             return self.ctx.kernel_objects.get(node.value) or (local[0][2] if local else None)
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
-            return self.ctx.kernel_attrs.get(node.attr.value)
+        if (attr := self_attr(node)) is not None:
+            return self.ctx.kernel_attrs.get(attr.value)
         if not isinstance(node, cst.Call):
             return None
         func = node.func
@@ -1342,8 +1349,8 @@ class MatchVisitor(cst.CSTVisitor):
         keyword argument would pass it (to False / None / 0 it is off). Not when the statement already has a
         finding of the rule's category (`fp8 = config.fp8`: the attribute rule said it)."""
         key = _string_index(target)
-        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
-            name_node = target.attr
+        if (attr := self_attr(target)) is not None:
+            name_node = attr
         elif isinstance(target, cst.Name):
             name_node = target
         elif isinstance(target, cst.Attribute) and _base_name(target) not in self.ctx.aliases:
@@ -1457,8 +1464,8 @@ class MatchVisitor(cst.CSTVisitor):
         refuses every other value, so it chooses that value as a default would (t26b); `keyword_compared` rules
         read every comparison already."""
         name, literal = (left, right) if isinstance(right, cst.SimpleString) else (right, left)
-        if isinstance(name, cst.Attribute) and isinstance(name.value, cst.Name) and name.value.value == "self":
-            name = name.attr
+        if (attr := self_attr(name)) is not None:
+            name = attr
         if not isinstance(name, cst.Name) or not isinstance(literal, cst.SimpleString) \
                 or not isinstance(literal.evaluated_value, str):
             return
@@ -1496,8 +1503,8 @@ class MatchVisitor(cst.CSTVisitor):
     def _flag_definition(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """`HAS_FLASH_ATTN = env_info["has_flash_attn"]`: a feature flag (flagname rules) set from something the
         rules cannot see through; False / None (the fallback) and calls a rule already names are left alone."""
-        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
-            name = target.attr.value
+        if (attr := self_attr(target)) is not None:
+            name = attr.value
         elif isinstance(target, cst.Name):
             name = target.value
         else:
@@ -1536,8 +1543,7 @@ class MatchVisitor(cst.CSTVisitor):
                 continue    # `self.__cuda_array_interface__ = {...}` publishes a protocol (t14g): the binding is the use
             if isinstance(name, cst.Attribute):
                 self._not_property.add(id(name.attr))   # `obj.is_cuda = ...` binds, it does not read the property
-            if isinstance(name, cst.Name) or (isinstance(name, cst.Attribute) and isinstance(name.value, cst.Name)
-                                              and name.value.value == "self"):
+            if isinstance(name, cst.Name) or self_attr(name) is not None:
                 self._handled.add(id(name))   # `self.fn = fn` binds an attribute; the value is the use
         return True
 
@@ -2739,8 +2745,8 @@ def _switched_off(value: cst.BaseExpression, name: str) -> bool:
     through (`f(use_fp8=use_fp8)`, `self.use_fp8 = use_fp8`: the finding is where the value is made)."""
     if isinstance(value, cst.Name):
         return value.value in ("False", "None", name)
-    if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
-        return value.attr.value == name
+    if (attr := self_attr(value)) is not None:
+        return attr.value == name
     if isinstance(value, cst.Dict) and any(
             isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == "enabled"
             and _switched_off(e.value, "enabled") for e in value.elements):
