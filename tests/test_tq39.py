@@ -444,3 +444,23 @@ def test_a_switch_defaulting_to_the_probe_is_the_probes_finding():
     assert "NPU002" in found.get(5, {})
     assert "NPU038" not in found.get(9, {}) and "NPU038" not in found.get(14, {})
     assert "NPU038" in found.get(18, {}), "a literal True switches the CUDA path on"
+
+
+FLASH_FALLBACK = """import torch
+
+try:
+    from flash_attn.flash_attn_interface import flash_attn_unpadded_qkvpacked_func
+except ImportError:
+    from flash_attn.flash_attn_interface import flash_attn_varlen_qkvpacked_func as flash_attn_unpadded_qkvpacked_func
+
+
+def forward(qkv, cu_seqlens, max_s):
+    return flash_attn_unpadded_qkvpacked_func(qkv, cu_seqlens, max_s, 0.0)
+"""
+
+
+def test_a_fallback_within_a_package_ascend_lacks_keeps_its_error(tmp_path):
+    # on Ascend the first import fails and the handler's fails too: no path without flash_attn
+    found = _in(_tree(tmp_path / "c", {"patch.py": FLASH_FALLBACK, "main.py": "from patch import forward\n"
+                                       "print(forward(1, 2, 3))\n"}), "patch.py")
+    assert "error" in found.get(6, {}).values(), found.get(6)

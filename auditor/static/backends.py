@@ -14,7 +14,7 @@ The context lowers findings, never raises them (rules/severity_policy.yaml):
   but not NPU: the severity stays (there is no NPU path yet) but nothing is rewritten, so the lines that serve
   the other backends keep their meaning.
 - `guarded-import`: an import under try/except ImportError or an if, or in the `except ImportError:` arm of a try that
-  imports (a fallback taken only where the first import failed): an error becomes a warning.
+  imports only from torch (a fallback for an older torch, a version guard): an error becomes a warning.
 - `other-backend`: a branch whose test names only backends other than CUDA and NPU (`elif SYSTEM == "rocm":`),
   a class or function named for one (`class FastLinearROCm`, `def forward_xpu`), or a file whose folders or
   name name only such backends (`backends/gaudi/...`, `layers/gptq/ipex.py`, `vendor/maca/...`): that code
@@ -609,9 +609,17 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
                         ctx.import_guard.append((stmt.body[first + 1].lineno, line_span(stmt.body[-1])[1]))
                 block(stmt.body, guarded or any(_guards_imports(h) for h in stmt.handlers))
                 # `try: from torch.amp import GradScaler, autocast` / `except ImportError: from torch.cuda.amp import
-                # GradScaler, autocast`: the handler's import is a fallback, taken only where the first one failed
-                # (an older torch), so it is as optional as the first (tq39, heldout42's rf-detr engine.py)
-                fallback = any(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body)
+                # GradScaler, autocast`: the handler's import is a fallback for an older torch, taken only where the
+                # torch import above it failed: a version guard, as `if hasattr(torch.amp, "custom_fwd"): ... else:
+                # from torch.cuda.amp import ...` is (tq39, heldout42's rf-detr engine.py). Only a try whose imports
+                # are all torch's: where the first import is of a package Ascend lacks (`from flash_attn... import
+                # f` / `except ImportError: from flash_attn... import g as f`, `from apex import amp` / `except:
+                # from torch.cuda import amp`), the handler is the path Ascend takes, not an optional one
+                tops = {s.module.split(".")[0] if isinstance(s, ast.ImportFrom) and s.module and not s.level else
+                        a.name.split(".")[0] if isinstance(s, ast.Import) else ""
+                        for s in stmt.body if isinstance(s, (ast.Import, ast.ImportFrom))
+                        for a in s.names}
+                fallback = tops == {"torch"}
                 for h in stmt.handlers:
                     block(h.body, guarded or fallback and _guards_imports(h))
                 block(stmt.orelse, guarded)
