@@ -159,7 +159,13 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         result.findings = []
         return result
     sections = _device_sections(roots)
-    if any(on_cpu for _, _, on_cpu in sections):
+    if any(backends_in_text(device) == {"npu"} for _, _, device in sections):
+        # `platform: vllm_npu` / `device: npu` over `gpu_count: 2`: the entry runs on the NPU, where the count
+        # already counts NPUs: the Ascend configuration, nothing to port (tq39, heldout42). Only the device requests
+        # and counts (NPU028): a CUDA variable set there is still ignored on Ascend and keeps its finding
+        result.findings = [f for f in result.findings if f.name not in _DEVICE_REQUEST_RULES
+                           or not _on_npu(sections, f.line)]
+    if any(device == "cpu" for _, _, device in sections):
         # llm-on-ray's `device: cpu` model configs with `vllm: {precision: bf16}`, and its fine-tuning configs'
         # `Training: {mixed_precision: bf16, device: cpu}`: the dtype is a CPU run's choice, nothing computes on the
         # NPU (policy (e); heldout19, p15a for the top level, t16b for a nested section)
@@ -328,26 +334,36 @@ def _deepspeed_config(root) -> bool:
         for k, _ in root.value)
 
 
-def _device_value(mapping: yaml.MappingNode) -> str | None:
+def _device_value(mapping: yaml.MappingNode, keys: frozenset[str] = _DEVICE_KEYS) -> str | None:
     """The lower-cased device a mapping sets itself (`device: cpu`, `accelerator: CPU`), or None."""
     for k, v in mapping.value:
-        if isinstance(k, yaml.ScalarNode) and k.value in _DEVICE_KEYS and isinstance(v, yaml.ScalarNode):
+        if isinstance(k, yaml.ScalarNode) and k.value in keys and isinstance(v, yaml.ScalarNode):
             return str(v.value).strip().lower()
     return None
 
 
-def _device_sections(roots: list) -> list[tuple[int, int, bool]]:
-    """(first, last 1-based line, whether on the CPU) of each mapping that sets a device of its own (`device: cpu`
-    at the top level of a one-document config, or in a nested section such as llm-on-ray's `Training:`)."""
-    out: list[tuple[int, int, bool]] = []
+# a test harness's or launcher's per-entry platform (`platform: vllm_npu` in unified-cache-management's test_set.yaml,
+# beside `server_start_config: {gpu_count: 2}`): names where the entry runs, read only for an NPU section (tq39)
+_PLATFORM_KEYS = frozenset({"platform"})
+_DEVICE_REQUEST_RULES = frozenset({"gpu-partition-request"})
+
+
+def _device_sections(roots: list) -> list[tuple[int, int, str]]:
+    """(first, last 1-based line, the device) of each mapping that sets a device of its own (`device: cpu` at the
+    top level of a one-document config, or in a nested section such as llm-on-ray's `Training:`), or a platform that
+    names only the NPU (`platform: vllm_npu`; its device is "npu")."""
+    out: list[tuple[int, int, str]] = []
 
     def walk(node: yaml.Node) -> None:
         if isinstance(node, yaml.MappingNode):
             device = _device_value(node)
+            platform = _device_value(node, _PLATFORM_KEYS) if device is None else None
+            if device is None and platform is not None and backends_in_text(platform) == {"npu"}:
+                device = "npu"
             if device is not None:
                 end = node.end_mark
                 # a block mapping ends where the next token starts: at column 0 that is the line after its last
-                out.append((node.start_mark.line + 1, end.line if end.column == 0 else end.line + 1, device == "cpu"))
+                out.append((node.start_mark.line + 1, end.line if end.column == 0 else end.line + 1, device))
             for _, v in node.value:
                 walk(v)
         elif isinstance(node, yaml.SequenceNode):
@@ -359,10 +375,21 @@ def _device_sections(roots: list) -> list[tuple[int, int, bool]]:
     return out
 
 
-def _on_cpu(sections: list[tuple[int, int, bool]], line: int) -> bool:
-    """The innermost section holding `line` that sets a device sets the CPU."""
+def _section_device(sections: list[tuple[int, int, str]], line: int) -> str | None:
+    """The device of the innermost section holding `line`, or None."""
     holding = [s for s in sections if s[0] <= line <= s[1]]
-    return bool(holding) and min(holding, key=lambda s: s[1] - s[0])[2]
+    return min(holding, key=lambda s: s[1] - s[0])[2] if holding else None
+
+
+def _on_cpu(sections: list[tuple[int, int, str]], line: int) -> bool:
+    """The innermost section holding `line` that sets a device sets the CPU."""
+    return _section_device(sections, line) == "cpu"
+
+
+def _on_npu(sections: list[tuple[int, int, str]], line: int) -> bool:
+    """The innermost section holding `line` that sets a device (or a platform) names only the NPU."""
+    device = _section_device(sections, line)
+    return device is not None and backends_in_text(device) == {"npu"}
 
 
 def _conda_environment(roots: list) -> bool:

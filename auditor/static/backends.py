@@ -13,7 +13,8 @@ The context lowers findings, never raises them (rules/severity_policy.yaml):
 - `backend-dispatch`: a chain or collection naming two or more other backends (cuda and xpu, cuda and rocm)
   but not NPU: the severity stays (there is no NPU path yet) but nothing is rewritten, so the lines that serve
   the other backends keep their meaning.
-- `guarded-import`: an import under try/except ImportError or an if: an error becomes a warning.
+- `guarded-import`: an import under try/except ImportError or an if, or in the `except ImportError:` arm of a try that
+  imports only from torch (a fallback for an older torch, a version guard): an error becomes a warning.
 - `other-backend`: a branch whose test names only backends other than CUDA and NPU (`elif SYSTEM == "rocm":`),
   a class or function named for one (`class FastLinearROCm`, `def forward_xpu`), or a file whose folders or
   name name only such backends (`backends/gaudi/...`, `layers/gptq/ipex.py`, `vendor/maca/...`): that code
@@ -607,8 +608,20 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
                         # the rest of the body runs only once the import succeeded, never on Ascend (sdkit; t33c)
                         ctx.import_guard.append((stmt.body[first + 1].lineno, line_span(stmt.body[-1])[1]))
                 block(stmt.body, guarded or any(_guards_imports(h) for h in stmt.handlers))
+                # `try: from torch.amp import GradScaler, autocast` / `except ImportError: from torch.cuda.amp import
+                # GradScaler, autocast`: the handler's import is a fallback for an older torch, taken only where the
+                # torch import above it failed: a version guard, as `if hasattr(torch.amp, "custom_fwd"): ... else:
+                # from torch.cuda.amp import ...` is (tq39, heldout42's rf-detr engine.py). Only a try whose imports
+                # are all torch's: where the first import is of a package Ascend lacks (`from flash_attn... import
+                # f` / `except ImportError: from flash_attn... import g as f`, `from apex import amp` / `except:
+                # from torch.cuda import amp`), the handler is the path Ascend takes, not an optional one
+                tops = {s.module.split(".")[0] if isinstance(s, ast.ImportFrom) and s.module and not s.level else
+                        a.name.split(".")[0] if isinstance(s, ast.Import) else ""
+                        for s in stmt.body if isinstance(s, (ast.Import, ast.ImportFrom))
+                        for a in s.names}
+                fallback = tops == {"torch"}
                 for h in stmt.handlers:
-                    block(h.body, guarded)
+                    block(h.body, guarded or fallback and _guards_imports(h))
                 block(stmt.orelse, guarded)
                 block(stmt.finalbody, guarded)
                 continue
@@ -621,6 +634,7 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
                 block(case.body, guarded)
 
     block(tree.body, False)
+    ctx.npu += _paired_probe_flags(tree, wanted)
     if ctx.npu:
         ctx.npu.sort()
         ctx.npu += _probes_read_on_npu_paths(tree, ctx.npu, wanted)
@@ -657,6 +671,40 @@ def _probes_read_on_npu_paths(tree: ast.Module, npu: list[Span], wanted: list[in
                      if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
             if reads and all(_inside(npu, line) for line in reads):
                 out.append(line_span(stmt))
+    return out
+
+
+def _cuda_probe_call(value: ast.expr) -> bool:
+    return any(isinstance(c, ast.Call) and (ast_dotted(c.func) or "").startswith("torch.cuda.") for c in walk_list(value))
+
+
+def _paired_probe_flags(tree: ast.Module, wanted: list[int]) -> list[Span]:
+    """Spans of a module-level `IS_CUDA_AVAILABLE = torch.cuda.is_available()` next to `IS_NPU_AVAILABLE =
+    is_torch_npu_available()` (the statement before or after it binds a name to a probe that names only the NPU): a
+    device layer that asks each backend and exports the answers (VeOmni's and verl's `utils/device.py`, whose
+    `get_device_type()` then picks "npu"; tq39, tuned on heldout42). On Ascend the CUDA flag answers False, which is
+    right; the code that reads the flag elsewhere carries its own findings (flags.py), so the flag's own line is the
+    NPU path's neighbour: info."""
+    lines = set(wanted)
+    body = tree.body
+    out: list[Span] = []
+
+    def flag(stmt: ast.stmt) -> ast.expr | None:
+        return stmt.value if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+            isinstance(stmt.targets[0], ast.Name) else None
+
+    def npu_probe(stmt: ast.stmt) -> bool:
+        value = flag(stmt)
+        return value is not None and not _cuda_probe_call(value) and \
+            any(isinstance(c, ast.Call) for c in walk_list(value)) and backends_in_text(ast.unparse(value)) == {"npu"}
+
+    for i, stmt in enumerate(body):
+        value = flag(stmt)
+        if value is None or stmt.lineno not in lines or not _cuda_probe_call(value) or \
+                backends_in_text(ast.unparse(value)) - {"cuda"}:
+            continue
+        if any(0 <= j < len(body) and npu_probe(body[j]) for j in (i - 1, i + 1)):
+            out.append(line_span(stmt))
     return out
 
 

@@ -275,6 +275,7 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
     `.ops.triton.layernorm.rms_norm` (t14f)."""
     ctx = FileContext()
     assigns: list[tuple[ast.Assign | ast.AnnAssign, tuple[int, int]]] = []
+    loops: list[tuple[ast.For | ast.AsyncFor, tuple[int, int]]] = []
     decorated: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     top_level = {id(s) for s in tree.body}
     # `try: autocast = torch.cuda.amp.autocast` / `except: class autocast: ...` (RAFT and the optical-flow code built
@@ -320,6 +321,8 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
                          or f"{stmt.module}.{alias.name}")
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             assigns.append((stmt, scope))
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            loops.append((stmt, scope))
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.decorator_list:
             decorated.append(stmt)
     stored: set[str] = set()
@@ -414,7 +417,7 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
     _add_kernel_variables(ctx, assigns)
     ctx.host_only = host_only_file(ctx)
     ctx.module = tree
-    ctx.host_arrays = host_arrays(ctx, assigns)
+    ctx.host_arrays = host_arrays(ctx, assigns, loops)
     if uses_triton:
         _add_imported_kernels(ctx, imported_from)
     return ctx

@@ -18,7 +18,8 @@ or misleads on Ascend; the code behind it does not run there as written, so its 
 A CUDA test is `torch.cuda.is_available()`, `is_cuda()` / `current_platform.is_cuda()` / `is_cuda_alike()` /
 `is_torch_cuda_available()`, `torch.version.cuda`, `torch.cuda.device_count() > 0`, `x.is_cuda`, `x.type == "cuda"`,
 `"cuda" in str(device)`, `device == "cuda"`, `device.startswith("cuda")`, `x.device == torch.device("cuda")`,
-`"nccl" in self.backend` / `backend == "nccl"` (the NCCL backend runs only on CUDA; t11f), or a name every
+`"nccl" in self.backend` / `backend == "nccl"` (the NCCL backend runs only on CUDA; t11f), a package built only for
+NVIDIA GPUs found installed (`importlib.util.find_spec("cupy") is not None`; tq39), or a name every
 assignment of which is one of these
 (`use_cuda = args.gpu >= 0 and torch.cuda.is_available()`, `self.use_cuda = torch.cuda.is_available()`), or a call of
 a top-level probe function whose only statement returns one (`def checkpoint_ready(): return HAS_GPU and ...`).
@@ -66,7 +67,8 @@ _COUNT_SUFFIX = "#count"    # in `flags`: a module-level name bound only to torc
 _CUDA_PROBE = re.compile(r"^_?is_(?:torch_)?(?:cuda|nvidia)(?:_alike|_available|_platform)?$")
 # `torch.cuda.device_count()`, and the project's own count helper `cuda_device_count()` (data-juicer; t11u)
 _COUNT = re.compile(r"(?:^|\.)(?:cuda\.device_count|_?(?:get_)?cuda_device_count)$")
-_CUDA_WORD = re.compile(r"^(?:cuda|gpu)(?::\d+)?$", re.I)
+# (with a bare colon too: `device.startswith("gpu:")` for "gpu:1", TotalSegmentator's own device choices; tq39)
+_CUDA_WORD = re.compile(r"^(?:cuda|gpu)(?::\d*)?$", re.I)
 _GATED_NOTE = "in code that runs only where CUDA is present ({how}), which does not run on Ascend as written; " \
               "the gate is what to port: port the code behind it with it"
 _TEST_MARK = "a test marked for CUDA"     # its dtype choices are the test's, kept as hints
@@ -234,8 +236,32 @@ def _cuda_count(node: ast.AST | None, flags: frozenset[str] | set[str]) -> bool:
         isinstance(node, ast.Attribute) and "." + node.attr + _COUNT_SUFFIX in flags
 
 
+# packages built only for NVIDIA GPUs (CuPy: CUDA or ROCm wheels, cupy.dev; cuCIM and the RAPIDS libraries: "RAPIDS
+# requires an NVIDIA GPU", docs.rapids.ai/install; PyCUDA; TensorRT): finding one installed is a CUDA test, as
+# `torch.cuda.is_available()` is. `cupy_available = importlib.util.find_spec("cupy") is not None` ... `if
+# cupy_available and cucim_available and use_gpu: resample_img_cucim(...)` (tq39, tuned on heldout42's
+# TotalSegmentator): on Ascend the flag is False and the code's other path runs. Not pynvml / nvidia-ml-py (a
+# pure-Python binding that installs anywhere) nor torch (installed everywhere).
+_CUDA_ONLY_PACKAGES = frozenset({"cupy", "cupyx", "cucim", "pycuda", "cudf", "cuml", "cugraph", "cuvs", "cuspatial",
+                                 "rmm", "pylibraft", "tensorrt"})
+_PACKAGE_FINDERS = frozenset({"find_spec", "find_loader", "module_available", "package_available"})
+
+
+def _cuda_package_found(node: ast.AST) -> bool:
+    """`importlib.util.find_spec("cupy")` (its truth), `find_spec("cucim") is not None` / `!= None`: a package that
+    exists only for CUDA is installed (above)."""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.IsNot, ast.NotEq)) and \
+            isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
+        node = node.left
+    return isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and \
+        isinstance(node.args[0].value, str) and node.args[0].value.split(".", 1)[0] in _CUDA_ONLY_PACKAGES and \
+        _dotted(node.func).rsplit(".", 1)[-1] in _PACKAGE_FINDERS
+
+
 def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) -> bool:
     """Whether an expression holds only where CUDA is present (see the module docstring)."""
+    if _cuda_package_found(node):
+        return True
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
         return any(is_cuda_test(v, flags) for v in node.values)
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
@@ -1472,10 +1498,64 @@ def _drop_capability_keys(findings: list, tree: ast.Module) -> list:
     return [f for f in findings if f.name != "cuda-device-string" or (f.line, f.col - 1) not in keys]
 
 
+def _npu_test(test: ast.expr) -> bool:
+    """A test that holds only on the NPU: `x.device.type == "npu"`, `"npu" in device`, `is_torch_npu_available()`,
+    `torch.npu.is_available()`, `IS_NPU_AVAILABLE`, or an `and` with one of these (not a negation)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_npu_test(v) for v in test.values)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.In)):
+        sides = (test.left, test.comparators[0])
+        return any(isinstance(x, ast.Constant) and isinstance(x.value, str) and backends_in_text(x.value) == {"npu"}
+                   for x in sides) and not all(isinstance(x, ast.Constant) for x in sides)
+    if isinstance(test, ast.Call):
+        test = test.func
+    return isinstance(test, (ast.Name, ast.Attribute)) and backends_in_text(_dotted(test)) == {"npu"}
+
+
+def _drop_npu_branch_dtypes(findings: list, tree: ast.Module) -> list:
+    """Dtype hints (precision, info) in the body of `if <npu test>:` (`if self.device.type == "npu": self.dtype =
+    torch.float16`, unified-cache-management's hash encoder: "NPU only supports float16, float32 and float64 for
+    hash_weights"): the NPU path's own dtype, chosen for Ascend already; nothing to port (tq39, heldout42). The
+    other arms keep theirs."""
+    if not any(f.category == "precision" and f.severity == "info" for f in findings):
+        return findings
+    bodies = [node_span(n.body[0], n.body[-1]) for n in _walk(tree) if isinstance(n, ast.If) and _npu_test(n.test)]
+    if not bodies:
+        return findings
+    return [f for f in findings if not (f.category == "precision" and f.severity == "info" and starts_in(f, bodies))]
+
+
+_SWITCH_RULES = frozenset({"cuda-switch-value"})
+
+
+def _drop_probe_copies(findings: list, tree: ast.Module) -> list:
+    """NPU038 on a switch whose value is a name every assignment of which is a CUDA test (`has_cuda =
+    torch.cuda.is_available()` ... `def __init__(self, ..., use_cuda: Optional[bool] = has_cuda)`, pycorrector's
+    GptModel; tq39, heldout42): the switch is on only where CUDA is present, so on Ascend it hands the probe's False
+    on; the finding is the probe's line (NPU038's own `use_cuda = torch.cuda.is_available()` reading, one name
+    further). A literal `True` or a user's setting keeps it."""
+    if not any(f.name in _SWITCH_RULES for f in findings):
+        return findings
+    flags = cuda_flags(tree)
+    if not flags:
+        return findings
+    copies: set[tuple[int, int]] = set()
+    for n in _walk(tree):
+        pairs: list[tuple[ast.arg | ast.keyword, ast.expr | None]] = []
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            pairs = list(_parameter_defaults(n.args))
+        elif isinstance(n, ast.keyword) and n.arg is not None:
+            pairs = [(n, n.value)]
+        copies.update((at.lineno, at.col_offset) for at, value in pairs if value is not None and
+                      isinstance(value, (ast.Name, ast.Attribute)) and _flag_name(value) in flags)
+    return [f for f in findings if f.name not in _SWITCH_RULES or (f.line, f.col - 1) not in copies]
+
+
 def apply_gates(findings: list, tree: ast.Module) -> list:
     """Findings as the CUDA gates read them: an error behind a gate is a warning (the gate is the error), a hint
     about code that never runs on Ascend goes, a use of a guarded optional import is a warning; Triton used only
-    for host helpers is info."""
+    for host helpers is info; a dtype hint in an NPU branch goes."""
+    findings = _drop_probe_copies(_drop_npu_branch_dtypes(findings, tree), tree)
     findings = _lower_asserted_not(_triton_helper_findings(findings, tree), tree)
     findings = _drop_mocked_probes(_lower_abstraction_fallbacks(findings, tree), tree)
     findings = _lower_library_refusals(_lower_fallback_gates(findings, tree), tree)

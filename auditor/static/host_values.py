@@ -208,18 +208,72 @@ _NUMPY_SCALARS = frozenset({"float16", "float32", "float64", "double", "single",
 _NUMPY_METHODS = frozenset({"numpy", "as_numpy", "to_numpy"})
 
 
-def host_arrays(ctx, assigns) -> dict[str, list[tuple[int, int]]]:
+# faiss' index searches: the Python wrapper's `index.search(x, k)` returns `(D, I)` as numpy arrays, for a CPU or a
+# GPU index alike (faiss/python/class_wrappers.py, `replacement_search`); only `import faiss.contrib.torch_utils`
+# makes them take and return torch tensors (tq39, tuned on heldout42's text2vec `batch_scores, batch_inxs =
+# index.search(batch_query, k=topk)` ... `batch_inxs.tolist()`)
+_FAISS_SEARCHES = frozenset({"search", "range_search", "search_and_reconstruct", "search_preassigned"})
+
+
+def _faiss_numpy(tree: ast.AST | None) -> bool:
+    """The file imports faiss and not its torch bridge (faiss.contrib.torch_utils)."""
+    found = False
+    for n in module_nodes(tree) if tree is not None else ():
+        modules = [a.name for a in n.names] if isinstance(n, ast.Import) else \
+            [f"{n.module}.{a.name}" for a in n.names] if isinstance(n, ast.ImportFrom) and n.module else []
+        if any(m.startswith("faiss.contrib.torch_utils") for m in modules):
+            return False
+        found = found or any(m.split(".", 1)[0] == "faiss" for m in modules)
+    return found
+
+
+def _faiss_search(value: ast.AST) -> bool:
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _FAISS_SEARCHES
+
+
+def _loop_items(loop: ast.For | ast.AsyncFor) -> list[tuple[str, ast.expr]]:
+    """(target name, the iterable it takes its items from): `for x in xs`, `for i, x in enumerate(xs)`, `for x, y in
+    zip(xs, ys)`."""
+    target, it = loop.target, loop.iter
+    if isinstance(target, ast.Name):
+        return [(target.id, it)]
+    if not isinstance(target, ast.Tuple) or not isinstance(it, ast.Call) or not isinstance(it.func, ast.Name):
+        return []
+    if it.func.id == "enumerate" and len(target.elts) == 2 and isinstance(target.elts[1], ast.Name) and it.args:
+        return [(target.elts[1].id, it.args[0])]
+    if it.func.id == "zip" and len(target.elts) == len(it.args):
+        return [(t.id, a) for t, a in zip(target.elts, it.args) if isinstance(t, ast.Name)]
+    return []
+
+
+def host_arrays(ctx, assigns, loops=()) -> dict[str, list[tuple[int, int]]]:
     """name -> scopes (line spans of the enclosing function, or the file) where every assignment of the name
     binds a numpy / pandas value and at least one does; a driver-side DataProto parameter (`_driver_batches`) and
-    the names bound to what is read off it, in its function."""
+    the names bound to what is read off it, in its function. Names unpacked from a host value (`a, b =
+    np.histogram(x)`, faiss' `D, I = index.search(q, k)`) count too (tq39): an unpacking that binds no host value
+    counts against a name only where another unpacking bound it one. `loops`: the file's (for statement, scope);
+    the items of a loop over a host name are host values (`for part in np.array_split(lines, n)` through its name;
+    tq39)."""
     seen: dict[tuple[str, tuple[int, int]], set[bool]] = {}
+    unpacked: dict[tuple[str, tuple[int, int]], set[bool]] = {}
     methods = _MethodReturns(ctx.module)
     roots: dict[tuple[int, int], set[str]] = {}     # per function: its driver batches and what is read off them
+    faiss_numpy: bool | None = None
     for name, scope in [*_driver_batches(ctx.module), *_host_parameters(ctx)]:
         seen[(name, scope)] = {True}
         roots.setdefault(scope, set()).add(name)
     for stmt, scope in assigns:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if len(targets) == 1 and isinstance(targets[0], (ast.Tuple, ast.List)) and \
+                all(isinstance(t, ast.Name) for t in targets[0].elts):
+            host = _ast_host_call(ctx, stmt.value) is True
+            if not host and _faiss_search(stmt.value):
+                faiss_numpy = _faiss_numpy(ctx.module) if faiss_numpy is None else faiss_numpy
+                host = bool(faiss_numpy)
+            for t in targets[0].elts:
+                if isinstance(t, ast.Name):
+                    unpacked.setdefault((t.id, scope), set()).add(host)
+            continue
         if len(targets) != 1 or not isinstance(targets[0], ast.Name):
             continue
         kind = _self_call_kind(stmt.value, targets[0].id, methods)
@@ -233,9 +287,16 @@ def host_arrays(ctx, assigns) -> dict[str, list[tuple[int, int]]]:
             roots.get(scope, set()).discard(targets[0].id)
         if kind is not None:
             seen.setdefault((targets[0].id, scope), set()).add(kind)
+    for key, kinds in unpacked.items():
+        if True in kinds:
+            seen.setdefault(key, set()).update(kinds)
     out: dict[str, list[tuple[int, int]]] = {}
     for (name, scope), kinds in seen.items():
         if kinds == {True}:
+            out.setdefault(name, []).append(scope)
+    items = [(name, source, scope) for loop, scope in loops for name, source in _loop_items(loop)]
+    for name, source, scope in items:
+        if isinstance(source, ast.Name) and scope in out.get(source.id, ()) and False not in seen.get((name, scope), ()):
             out.setdefault(name, []).append(scope)
     return out
 
@@ -347,16 +408,29 @@ def _host_parameters(ctx) -> list[tuple[str, tuple[int, int]]]:
 
 
 def _self_root(node: ast.AST) -> str | None:
-    """X of a chain of subscripts and unmoving calls on `self.X` (`self._split_indices[: self._train_size]`)."""
-    while True:
-        if (attr := self_attr(node)) is not None:
-            return attr
-        if isinstance(node, ast.Subscript):
+    """X of a chain of attributes, subscripts and unmoving calls on `self.X` (`self._split_indices[: self._train_size]`)."""
+    root = _chain_root(node, stop=lambda n: self_attr(n) is not None)
+    return self_attr(root) if root is not None else None
+
+
+def _chain_root(node: ast.AST, stop: Callable[[ast.AST], bool] = lambda n: False) -> ast.AST | None:
+    """The root of a chain of attributes, subscripts and calls with no move in it (`data.batch["x"][:, :n].sum(-1)` ->
+    `data`), or the first link `stop` accepts on the way; None where the chain moves its value (`.to(...)`,
+    `.cuda()`). A method call goes on from its receiver, a plain call (`f(x)`) from its function. The one walk
+    `_self_root` and `_read_off` share (tq39: they were two near copies)."""
+    while not stop(node):
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute):
+                if node.func.attr in _MOVES:
+                    return None
+                node = node.func.value
+            else:
+                node = node.func
+        elif isinstance(node, (ast.Attribute, ast.Subscript)):
             node = node.value
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr not in _MOVES:
-            node = node.func.value
         else:
-            return None
+            break
+    return node
 
 
 def _argument(call: ast.Call, index: int, param: str) -> ast.AST | None:
@@ -370,15 +444,8 @@ def _argument(call: ast.Call, index: int, param: str) -> ast.AST | None:
 def _read_off(value: ast.AST, names: set[str]) -> bool:
     """The value is a chain of attributes, subscripts and calls rooted at one of `names` (`data.batch["x"][:, :n].sum(
     dim=-1)`), with no move in it."""
-    node = value
-    while isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)):
-        if isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Attribute) and node.func.attr in _MOVES:
-                return False
-            node = node.func
-        else:
-            node = node.value
-    return isinstance(node, ast.Name) and node.id in names
+    root = _chain_root(value)
+    return isinstance(root, ast.Name) and root.id in names
 
 
 # a method's result, for `x = self.m(...)` (t21c, tuned on tuned_t21c's vendored segment-anything): HOST when every

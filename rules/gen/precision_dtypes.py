@@ -77,6 +77,8 @@ def build(pins: Pins, wheel: Wheel | None = None) -> dict:
                       {"method": ["bfloat16"]},
                       {"string": ["bf16", "bfloat16", "torch.bfloat16", "bf16-mixed", "bf16-true", "amp_bf16",
                                   "bf16_mixed", "mixed_bf16"]}],
+            # `ml_dtypes.bfloat16(x)` is a scalar type called on a module, not Tensor.bfloat16() (tq39)
+            "extra": {"not_on_modules": True},
             "source_note": note,
             "doc": {"what": "bfloat16 in code and configs: torch.bfloat16, `.bfloat16()`, BFloat16Tensor, and the "
                             "precision strings that select it (\"bf16\", \"bfloat16\", \"bf16-mixed\", \"amp_bf16\").",
@@ -155,6 +157,8 @@ def build(pins: Pins, wheel: Wheel | None = None) -> dict:
                                     "torch.DoubleStorage", "torch.cuda.DoubleStorage"]},
                       {"method": ["double"]},
                       {"string": ["fp64", "torch.float64"]}],
+            # `np.double(x.sum())` is numpy's float64 scalar type called on a module, not Tensor.double() (tq39)
+            "extra": {"not_on_modules": True},
             "symbols": ({sym: {"severity": "warning",
                                "message": f"`{sym}` becomes torch.npu.FloatTensor under transfer_to_npu (silently float32)"}
                          for sym in ("torch.cuda.DoubleTensor",)} if narrows else {}),
@@ -170,7 +174,8 @@ def build(pins: Pins, wheel: Wheel | None = None) -> dict:
                                   "total = total.double()\n",
                                   "import torch\nt = torch.cuda.DoubleTensor(4)\n"],
                          "ok": ["import numpy as np\nacc = np.zeros(3, dtype=np.float64)\n",
-                                "import torch\nacc = torch.zeros(n, dtype=torch.float32, device=dev)\n"]},
+                                "import torch\nacc = torch.zeros(n, dtype=torch.float32, device=dev)\n",
+                                "import numpy as np\nup = np.double(np.bitwise_and(v1 != v2, v1 != 0).sum())\n"]},
         },
     ]
     return {"family": "precision", "rules": rules}
