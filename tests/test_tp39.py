@@ -300,7 +300,8 @@ def test_uv_pip_sync_egl_vendor_files_instance_types_and_cuda_image_paths(tmp_pa
             FROM mcr.microsoft.com/aifx/acpt/stable-ubuntu2004-cu118-py38-torch211
             RUN uv pip sync /tmp/requirements.txt --extra-index-url https://download.pytorch.org/whl/cu113 --index-strategy=unsafe-best-match
             RUN uv pip sync /tmp/requirements.txt --extra-index-url https://download.pytorch.org/whl/cpu
-            RUN mkdir -p /usr/share/glvnd/egl_vendor.d && echo '{"file_format_version" : "1.0.0", "ICD" : { "library_path" : "libEGL_nvidia.so.0" }}' > /usr/share/glvnd/egl_vendor.d/10_nvidia.json
+            RUN mkdir -p /usr/share/glvnd/egl_vendor.d && echo '{"ICD" : {"library_path" : "libEGL_nvidia.so.0"}}' \\
+                > /usr/share/glvnd/egl_vendor.d/10_nvidia.json
             RUN mkdir -p /usr/share/glvnd/egl_vendor.d && echo '{}' > /usr/share/glvnd/egl_vendor.d/50_mesa.json
             """,
         "Dockerfile.cpu": """\
@@ -323,7 +324,7 @@ def test_uv_pip_sync_egl_vendor_files_instance_types_and_cuda_image_paths(tmp_pa
     found = _found(root, "Dockerfile")
     assert _codes(found, 1) == {"NPU016"}
     assert _codes(found, 2) == {"NPU018"} and _codes(found, 3) == set()
-    assert _codes(found, 4) == {"NPU092"} and _codes(found, 5) == set()
+    assert _codes(found, 5) == {"NPU092"} and _codes(found, 6) == set()
     assert _found(root, "Dockerfile.cpu") == []
     found = _found(root, "inferenceset.yaml")
     assert _codes(found, 6) == {"NPU028"}
