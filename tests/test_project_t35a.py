@@ -167,7 +167,7 @@ def test_helm_image_blocks_name_the_image_the_chart_runs():
         routerSpec:
           repository: "lmcache/lmstack-router"
           tag: "latest"
-        """) == [("NPU483", 5, "vllm/vllm-openai"), ("NPU483", 9, "lmcache/vllm-openai")]   # serving images (tp39)
+        """) == [("NPU016", 5, "vllm/vllm-openai"), ("NPU016", 9, "lmcache/vllm-openai")]
     # a repository with no tag (a LoRA adapter's Hugging Face repository), a login's registry: not images
     assert _audit("loraadapter.yaml", """\
         spec:

