@@ -151,6 +151,7 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     col = Collector(engine, rel, text)
     scan_config_roots(col, roots)
     _gpu_service_images(col, roots)
+    _superbench_config(col, roots)
     result = col.done()
     members = _cuda_services(roots)
     if members:
@@ -293,6 +294,53 @@ def _gpu_service_images(col: Collector, roots: list) -> None:
                 continue
             col.add(m.match_setting("compose:gpu_service_image", image.value), image.value, image.start_mark.line + 1, image.start_mark.column + 1,
                     image.start_mark.column + 1 + len(image.value))
+
+
+def _merged_entries(node) -> dict:
+    """A mapping's entries with those its YAML merge keys bring in (`<<: *default_local_mode`), its own winning."""
+    merged: dict = {}
+    for key, value in node.value if isinstance(node, yaml.MappingNode) else []:
+        if isinstance(key, yaml.ScalarNode) and key.value == "<<":
+            for source in value.value if isinstance(value, yaml.SequenceNode) else [value]:
+                merged = {**_merged_entries(source), **merged}
+    return {**merged, **_entries(node)}
+
+
+def _superbench_config(col: Collector, roots: list) -> None:
+    """A SuperBench config (microsoft/superbenchmark's `superbench: {enable: ..., var: ..., benchmarks: ...}`, tp39,
+    project test86): each benchmark entry the run executes (its key before the `:mode` suffix, `nccl-bw:gdr-only`)
+    is asked of the catalogue as `superbench:benchmark` (rules/project_serving_engines_benchmark_suites.yaml: its
+    CUDA micro-benchmarks and nccl-tests); an entry with `enable: false`, or left out of a top-level `enable:` list,
+    does not run. A mode's `prefix:` (`CUDA_VISIBLE_DEVICES={proc_rank} numactl -N ...`) is the environment the
+    benchmark's command starts with: its assignments are read as a script's."""
+    m = matchers(col.engine)
+    for root in roots:
+        superbench = _entries(root).get("superbench")
+        if not isinstance(superbench, yaml.MappingNode) or not isinstance(
+                benchmarks := _entries(superbench).get("benchmarks"), yaml.MappingNode):
+            continue
+        chosen = _entries(superbench).get("enable")
+        chosen = {str(i.value) for i in chosen.value} if isinstance(chosen, yaml.SequenceNode) else None
+        for key, entry in benchmarks.value:
+            enable = _merged_entries(entry).get("enable")
+            if not isinstance(key, yaml.ScalarNode) or chosen is not None and str(key.value) not in chosen \
+                    or isinstance(enable, yaml.ScalarNode) and str(enable.value).lower() in ("false", "no"):
+                continue
+            name = str(key.value).split(":", 1)[0]
+            col.add(m.match_setting("superbench:benchmark", name), name, key.start_mark.line + 1,
+                    key.start_mark.column + 1, key.start_mark.column + 1 + len(str(key.value)))
+        for mode in _mappings(superbench):
+            prefix = mode.get("prefix")
+            if "name" not in mode or not isinstance(prefix, yaml.ScalarNode) or prefix.style is not None:
+                continue
+            offset = 0
+            for word in str(prefix.value).split():
+                variable, eq, value = word.partition("=")
+                if not eq or not re.fullmatch(r"[A-Za-z_]\w*", variable):
+                    break                          # the command the assignments prefix
+                at = str(prefix.value).index(word, offset)
+                offset = at + len(word)
+                col.env(variable, prefix.start_mark.line + 1, prefix.start_mark.column + 1 + at, value=value)
 
 
 # the bfloat16 spellings a ComfyUI loader's dtype widget offers (a value no other widget takes)

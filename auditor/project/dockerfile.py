@@ -49,6 +49,10 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
     args: dict[str, tuple[str, int, int]] = {}          # ARG name -> (default, line, column)
     images: list[str] = []                              # the base image of each stage, ARG defaults resolved
     heredoc_end = -1
+    # names a RUN line expands (`RUN wget ${NSYS_URL}${NSYS_PKG}`), and the download URLs such names hold
+    run_refs = {a.group(1) for ins in instructions if ins["instruction"] == "RUN"
+                for a in _ARG_REF_RE.finditer(ins["value"])}
+    url_vars: dict[str, str] = {}
     for ins in instructions:
         kind = ins["instruction"]
         first, last = ins["startline"], ins["endline"]
@@ -77,6 +81,10 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
                 _tag_args(col, m.match_image(ref), ref, args, first + 1)
                 if m.match_image(ref) is None and used is None:
                     _image_through_args(col, m, ref, args, first + 1, start + 1 if start >= 0 else 1)
+                    # `FROM ${BASE_IMAGE}:${BASE_IMAGE_TAG}` with `ARG BASE_IMAGE_TAG="12.8.1-devel-..."`: the tag's
+                    # ARG picks the CUDA release of the image its defaults make (llm-d, tp39)
+                    resolved = _ARG_REF_RE.sub(lambda a: args.get(a.group(1), ("",))[0], ref)
+                    _tag_args(col, m.match_image(resolved), ref, args, first + 1)
                 registry = _ARG_REF_RE.match(ref)
                 if registry and registry.group(1) in args and ref[registry.end():registry.end() + 1] == "/" \
                         and args[registry.group(1)][0].lower().startswith("nvcr.io"):
@@ -115,8 +123,11 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
                     if start >= 0:
                         col.env(name, n + 1, start + 1)
                         break
-            for n in range(first, min(last + 1, len(col.lines))):
-                scan_fragment(col, col.lines[n], n + 1, 1)     # git URLs of CUDA projects, build options, paths
+            held = _download_url_vars(words, run_refs)
+            url_vars.update(held)
+            if len(held) < len(words):
+                for n in range(first, min(last + 1, len(col.lines))):
+                    scan_fragment(col, col.lines[n], n + 1, 1)     # git URLs of CUDA projects, build options, paths
         elif kind in ("RUN", "CMD", "ENTRYPOINT") and (argv := _exec_form(ins["value"])) is not None:
             # the exec form is a JSON list: the same command, quoted for the shell reader, on its first line
             if first < len(shell_lines):
@@ -130,6 +141,10 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
             at = head.upper().find("RUN")
             shell_lines[first] = head[:at] + "   " + head[at + 3:]
             _blank_buildkit_flags(shell_lines, first, min(last, len(col.lines) - 1))
+            for n in range(first, min(last + 1, len(col.lines))):
+                for ref in _ARG_REF_RE.finditer(col.lines[n]):
+                    if ref.group(1) in url_vars:       # the download of a URL an ARG / ENV holds happens here
+                        scan_fragment(col, url_vars[ref.group(1)], n + 1, ref.start() + 1, options=False)
         elif kind == "ADD" and first < len(col.lines):
             # `ADD https://developer.download.nvidia.com/.../cuda-keyring_1.1-1_all.deb /tmp/`: a download, read as
             # the URL of a `wget` line is (t15t)
@@ -165,6 +180,19 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
     if stages:
         result.findings = lower_cuda_member(result.findings, stages, "stage")
     return result
+
+
+def _download_url_vars(words: list[str], run_refs: set[str]) -> dict[str, str]:
+    """`ARG NSYS_URL=https://developer.nvidia.com/.../nsight-systems/2025_1/` then `RUN wget ${NSYS_URL}${NSYS_PKG}`
+    (llm-d, tp39): a variable whose whole value is a URL only names the download; the RUN line that expands it is
+    where the download happens, so the URL's finding goes there. A URL variable no RUN line expands stays where it
+    is (read as before)."""
+    held = {}
+    for word in words:
+        name, eq, value = word.partition("=")
+        if eq and name in run_refs and re.fullmatch(r"https?://\S+", value):
+            held[name] = value
+    return held
 
 
 def _tag_args(col: Collector, rule, ref: str, args: dict, line: int) -> None:

@@ -242,7 +242,7 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                 col.add(m.match_requirement(symbol.lower()), symbol, ln, c, c + len(lib_path.group(0)))
     if "GPU Computing Toolkit" in text:
         win_cuda_paths(col, text, where)
-    if "/etc/" in text or ".nccl.conf" in text:
+    if "/etc/" in text or ".nccl.conf" in text or "/usr/share/" in text:   # `/usr/share/glvnd/egl_vendor.d/`, tp39
         system_config_paths(col, m, text, where)
     if "$" in text and "CUDA_" in text:
         for var_path in _CUDA_VAR_PATH_RE.finditer(text):
@@ -257,6 +257,8 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
             symbol, rule = match_url(m, u.group(0))
             if rule is not None:
                 ln, c = where(u.start())
+                if any(f.line == ln and f.code == rule.code for f in col.result.findings):
+                    continue     # `--find-links .../LMCache/releases/...-cu129`: the index finding says it already
                 if _SIGNING_KEY_RE.search(u.group(0)):
                     # `apt-key adv --fetch-keys .../cuda/repos/.../3bf863cc.pub`: adding NVIDIA's key installs nothing
                     # (what installs from the repository is the finding), but the line only serves a CUDA image: info
@@ -1814,6 +1816,11 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             # `python -m vllm.entrypoints.openai.api_server`, `python -m sglang.launch_server`
             symbol = f"python -m {words[2]}"
             line, c = pos.at(nodes[0].start_point)
+            module_line, module_col = pos.at(nodes[2].start_point)
+            if module_line != line:
+                # an exec-form vector, one item a line (`- python3` / `- -m` / `- sglang.launch_server` in a pod's
+                # `command:`): the module names the engine, so its line is the one to change (tp39, lws)
+                line, c = module_line, module_col
             col.add(m.match_command(symbol), symbol, line, c, c + len(symbol))
         if words[1:3] == ["-m", "pip"]:
             _pip(col, m, pos, words[3:], nodes[3:], source_tree)
@@ -1860,6 +1867,10 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         rest = words[1:]
         if name == "uv" and rest[:1] == ["pip"]:
             rest = rest[1:]
+            if rest[:1] == ["sync"]:
+                # `uv pip sync requirements.txt --extra-index-url .../whl/cu113`: installs exactly what the files list,
+                # from the indexes given, as `pip install -r` would (openpi's LIBERO Dockerfile, tp39)
+                rest = ["install", *rest[1:]]
         _pip(col, m, pos, rest, nodes[len(words) - len(rest):], source_tree,
              conda=name in ("conda", "mamba", "micromamba"))
 
