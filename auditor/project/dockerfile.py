@@ -142,9 +142,9 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
             shell_lines[first] = head[:at] + "   " + head[at + 3:]
             _blank_buildkit_flags(shell_lines, first, min(last, len(col.lines) - 1))
             for n in range(first, min(last + 1, len(col.lines))):
-                for ref in _ARG_REF_RE.finditer(col.lines[n]):
-                    if ref.group(1) in url_vars:       # the download of a URL an ARG / ENV holds happens here
-                        scan_fragment(col, url_vars[ref.group(1)], n + 1, ref.start() + 1, options=False)
+                for expansion in _ARG_REF_RE.finditer(col.lines[n]):
+                    if expansion.group(1) in url_vars:   # the download of a URL an ARG / ENV holds happens here
+                        scan_fragment(col, url_vars[expansion.group(1)], n + 1, expansion.start() + 1, options=False)
         elif kind == "ADD" and first < len(col.lines):
             # `ADD https://developer.download.nvidia.com/.../cuda-keyring_1.1-1_all.deb /tmp/`: a download, read as
             # the URL of a `wget` line is (t15t)
