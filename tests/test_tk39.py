@@ -1,0 +1,156 @@
+"""tk39 (session 39; TUNED on test84, test85): a code base's own `cuda_*` compiled modules imported from a package
+named like an extension (QJL's `from qjl_kernel import cuda_qjl_quant`, NPU837), a TensorRT plugin library loaded by
+a path that is no literal (FastFlowNet's `ctypes.CDLL(open(...).read())`, NPU811), and the families below. Each
+family with its nearest negatives."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from auditor.rules import load_rules
+from auditor.runner import run_static
+from auditor.static import StaticEngine
+from static_snippets import write_tree
+
+ENGINE = StaticEngine(load_rules())
+
+
+def _codes(source: str, name: str = "ops.py") -> list[tuple[int, str, str]]:
+    result = ENGINE.analyze_bytes(textwrap.dedent(source).encode(), name)
+    return [(f.line, f.code, f.severity) for f in result.findings]
+
+
+def _line(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(textwrap.dedent(text).splitlines(), 1) if needle in line)
+
+
+def _at(codes, line: int, code: str) -> bool:
+    return any(c[0] == line and c[1] == code for c in codes)
+
+
+def _tree_findings(root: Path) -> dict[str, list[tuple[int, str, str]]]:
+    out: dict[str, list[tuple[int, str, str]]] = {}
+    for r in run_static([root], jobs=1, respect_gitignore=False, cache_dir=root / ".cache").results:
+        out[r.path] = [(f.line, f.code, f.severity) for f in r.findings]
+    return out
+
+
+# QJL qjl_kernel/qjl_kernel.py (trimmed): qjl_kernel/setup.py builds CUDAExtension(name='cuda_qjl_quant') in place
+QJL_KERNEL = '''
+import torch
+from qjl_kernel import cuda_qjl_quant
+from qjl_kernel import cuda_qjl_score
+
+
+def qjl_quant(key_states, outlier_indices, rand_prj, outlier_sketch_dim):
+    if key_states.dtype == torch.half and rand_prj.dtype == torch.half:
+        return cuda_qjl_quant.qjl_quant_half_half(
+            key_states, outlier_indices, rand_prj, outlier_sketch_dim)
+    raise TypeError("Unsupported data types for QJL quantization")
+
+
+def qjl_score(key_quant, key_norm, outlier_indices, query_sketch, query_states, rand_prj):
+    return cuda_qjl_score.qjl_score_cuda_half_half(
+        key_quant, key_norm, outlier_indices, query_sketch, query_states, rand_prj)
+'''
+
+QJL_SETUP = '''
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+setup(
+    name='combined_cuda_extensions',
+    ext_modules=[
+        CUDAExtension(name='cuda_qjl_score', sources=['csrc/qjl_score_kernel.cu']),
+        CUDAExtension(name='cuda_qjl_quant', sources=['csrc/qjl_quant_kernel.cu']),
+    ],
+    cmdclass={'build_ext': BuildExtension},
+)
+'''
+
+
+def test_cuda_prefixed_module_of_an_extension_package_is_a_compiled_extension():
+    codes = _codes(QJL_KERNEL, "qjl_kernel/qjl_kernel.py")
+    for needle in ("import cuda_qjl_quant", "import cuda_qjl_score", "cuda_qjl_quant.qjl_quant_half_half(",
+                   "cuda_qjl_score.qjl_score_cuda_half_half("):
+        assert _at(codes, _line(QJL_KERNEL, needle), "NPU837"), needle
+
+
+def test_cuda_prefixed_python_helpers_stay_quiet():
+    # pixelsplat's src/model/decoder/cuda_splatting.py and curobo's cuda_graph_util are Python modules
+    src = '''
+    from src.model.decoder.cuda_splatting import render_cuda
+    from curobo._src.util import cuda_graph_util
+
+    def render(extrinsics, intrinsics, gaussians, fn):
+        executor = cuda_graph_util.create_graph_executor(fn)
+        return render_cuda(extrinsics, intrinsics, gaussians)
+    '''
+    assert not any(c[1] == "NPU837" for c in _codes(src, "decoder.py"))
+
+
+def test_cuda_prefixed_module_in_a_tree(tmp_path):
+    write_tree(tmp_path, {"qjl_kernel/qjl_kernel.py": QJL_KERNEL, "qjl_kernel/setup.py": QJL_SETUP,
+                          "qjl_kernel/__init__.py": ""})
+    found = _tree_findings(tmp_path)
+    kernel = next(v for k, v in found.items() if k.endswith("qjl_kernel/qjl_kernel.py"))
+    line = _line(QJL_KERNEL, "cuda_qjl_quant.qjl_quant_half_half(")
+    assert any(c[0] == line and c[1] in ("NPU837", "NPU320") for c in kernel)
+
+
+def test_tree_drops_a_cuda_prefixed_python_module(tmp_path):
+    # the same import where the package holds a Python module of that name: the tree's own helper
+    write_tree(tmp_path, {"qjl_kernel/qjl_kernel.py": QJL_KERNEL, "qjl_kernel/__init__.py": "",
+                          "qjl_kernel/cuda_qjl_quant.py": "def qjl_quant_half_half(*a):\n    return a\n",
+                          "qjl_kernel/cuda_qjl_score.py": "def qjl_score_cuda_half_half(*a):\n    return a\n"})
+    found = _tree_findings(tmp_path)
+    kernel = next(v for k, v in found.items() if k.endswith("qjl_kernel/qjl_kernel.py"))
+    assert not any(c[1] == "NPU837" for c in kernel)
+
+
+# FastFlowNet tensorrt_workspace/infr.py (trimmed)
+FASTFLOWNET_INFR = '''
+import os
+import ctypes
+
+import tensorrt as trt
+
+ctypes.CDLL(open(os.path.join(os.path.dirname(__file__),'tensorrt_plugin_path')).read())
+
+if __name__ == '__main__':
+    logger = trt.Logger(trt.Logger.VERBOSE)
+    trt.init_libnvinfer_plugins(logger, '')
+'''
+
+
+def test_tensorrt_plugin_library_by_a_path_read_at_run_time():
+    codes = _codes(FASTFLOWNET_INFR, "infr.py")
+    assert _at(codes, _line(FASTFLOWNET_INFR, "ctypes.CDLL("), "NPU811")
+    src = '''
+    import ctypes
+
+    import tensorrt as trt
+
+    def load_plugins(so_file):
+        ctypes.CDLL(so_file)
+    '''
+    assert _at(_codes(src, "inference.py"), _line(src, "ctypes.CDLL("), "NPU811")
+
+
+def test_library_found_by_system_name_or_without_tensorrt_is_no_plugin():
+    src = '''
+    import ctypes
+    import ctypes.util
+
+    import tensorrt as trt
+
+    cudart = ctypes.CDLL(ctypes.util.find_library("cudart"))
+    '''
+    assert not any(c[1] == "NPU811" for c in _codes(src, "trt_utils.py"))
+    src = '''
+    import ctypes
+
+    def load(lib_path):
+        return ctypes.CDLL(lib_path)
+    '''
+    assert not any(c[1] == "NPU811" for c in _codes(src, "native.py"))
