@@ -154,3 +154,103 @@ def test_library_found_by_system_name_or_without_tensorrt_is_no_plugin():
         return ctypes.CDLL(lib_path)
     '''
     assert not any(c[1] == "NPU811" for c in _codes(src, "native.py"))
+
+
+# NeuS2 / instant-ngp (trimmed): the CMake build makes `pyngp` a pybind11 extension of a SHARED library with CUDA on
+NGP_CMAKE = '''
+cmake_minimum_required(VERSION 3.18)
+project(testbed VERSION 1.0 LANGUAGES C CXX CUDA)
+find_package(Python 3.7 COMPONENTS Interpreter Development)
+if (Python_FOUND)
+	add_library(pyngp SHARED src/python_api.cu)
+	set_target_properties(pyngp PROPERTIES CXX_VISIBILITY_PRESET "hidden")
+	target_link_libraries(pyngp PUBLIC ngp ${PYTHON_LIBRARIES} pybind11::module)
+	pybind11_extension(pyngp)
+endif()
+'''
+
+NGP_RUN = '''
+import argparse
+
+from common import *
+
+import pyngp as ngp # noqa
+
+
+def main(args):
+    testbed = ngp.Testbed(ngp.TestbedMode.Nerf)
+    testbed.load_training_data(args.scene)
+'''
+
+
+def test_cmake_pybind11_extension_of_a_shared_library_is_a_python_module():
+    from auditor.project.cmake import commands, python_module_targets
+
+    assert python_module_targets(commands(NGP_CMAKE)) == {"pyngp": _line(NGP_CMAKE, "add_library(pyngp")}
+    plain = NGP_CMAKE.replace("\tpybind11_extension(pyngp)\n", "").replace(" pybind11::module", "")
+    assert python_module_targets(commands(plain)) == {}
+
+
+def test_cmake_built_binding_in_a_tree(tmp_path):
+    write_tree(tmp_path, {"CMakeLists.txt": NGP_CMAKE, "scripts/run.py": NGP_RUN,
+                          "scripts/common.py": "import os\nROOT_DIR = os.path.dirname(__file__)\n"})
+    found = _tree_findings(tmp_path)
+    run = next(v for k, v in found.items() if k.endswith("scripts/run.py"))
+    for needle in ("import pyngp", "ngp.Testbed("):
+        assert any(c[0] == _line(NGP_RUN, needle) and c[1] == "NPU320" for c in run), (needle, run)
+
+
+def test_pointnet2_ops_is_a_source_built_cuda_library():
+    # PoinTr utils/misc.py: pointnet2_ops has no PyPI distribution, installed from the git URL (lead decision 13)
+    src = '''
+    from pointnet2_ops import pointnet2_utils
+
+    def fps(data, number):
+        fps_idx = pointnet2_utils.furthest_point_sample(data, number)
+        return pointnet2_utils.gather_operation(data.transpose(1, 2).contiguous(), fps_idx)
+    '''
+    codes = _codes(src, "misc.py")
+    for needle in ("from pointnet2_ops", "furthest_point_sample(", "gather_operation("):
+        assert _at(codes, _line(src, needle), "NPU878"), needle
+    assert not any(c[1] == "NPU416" for c in codes)
+    # spconv is published on PyPI as CUDA wheels: third_party stays
+    assert any(c[1] == "NPU416" for c in _codes("import spconv.pytorch as spconv\n", "net.py"))
+
+
+# FateZero video_diffusion/prompt_attention/attention_register.py (trimmed): diffusers 0.x CrossAttention's method
+FATEZERO_ATTENTION = '''
+import torch
+
+
+def register_attention_control(model, controller):
+    def attention_controlled_forward(self, place_in_unet, attention_type='cross'):
+        def forward(hidden_states, encoder_hidden_states=None, attention_mask=None):
+            query = self.reshape_heads_to_batch_dim(self.to_q(hidden_states))
+            if self._use_memory_efficient_attention_xformers and query.shape[-2] > 32 ** 2:
+                # for large attention map of 64X64, use xformers to save memory
+                hidden_states = self._memory_efficient_attention_xformers(query, key, value, attention_mask)
+                hidden_states = hidden_states.to(query.dtype)
+            else:
+                hidden_states = self._attention(query, key, value, attention_mask)
+            return hidden_states
+        return forward
+'''
+
+
+def test_inherited_diffusers_xformers_method():
+    codes = _codes(FATEZERO_ATTENTION, "attention_register.py")
+    line = _line(FATEZERO_ATTENTION, "= self._memory_efficient_attention_xformers(")
+    assert (line, "NPU864", "warning") in codes
+    assert not any(c[1] == "NPU864" and c[0] != line for c in codes)
+
+
+def test_xformers_info_command():
+    src = '''
+    import os
+    os.system("accelerate env")
+    os.system("python -m xformers.info")
+    print("run python -m xformers.info to see the kernels.")
+    '''
+    codes = _codes(src, "test_install.py")
+    assert _at(codes, _line(src, 'os.system("python -m xformers.info")'), "NPU865")
+    assert not _at(codes, _line(src, "print("), "NPU865")
