@@ -254,3 +254,43 @@ def test_xformers_info_command():
     codes = _codes(src, "test_install.py")
     assert _at(codes, _line(src, 'os.system("python -m xformers.info")'), "NPU865")
     assert not _at(codes, _line(src, "print("), "NPU865")
+
+
+# LongLM SelfExtend.py / example.py (trimmed): the default names Triton; the example turns flash attention off
+SELFEXTEND = '''
+from functools import partial
+
+import self_extend_patch as SE
+from self_extend_patch.utils import modify_method_of_instance
+
+
+def apply(loaded_model, group_size, window_size, enable_flash_attention=False, scale_base=-1, flash_attention_impl="triton"):
+    arch_name = loaded_model.__class__.__name__
+    if 'Llama' in arch_name:
+        if enable_flash_attention:
+            if flash_attention_impl == "flash_attn":
+                self_extend_attention_forward = partial(SE.flash_forward, group_size_1=group_size)
+            elif flash_attention_impl == "triton":
+                self_extend_attention_forward = partial(SE.triton_forward, group_size_1=group_size)
+            modify_method_of_instance(loaded_model, "LlamaFlashAttention2", "_flash_attention_forward",
+                                      self_extend_attention_forward)
+    return loaded_model
+'''
+
+SELFEXTEND_EXAMPLE = '''
+import SelfExtend
+
+
+def run(model, group_size, window_size):
+    SelfExtend.apply(model, group_size, window_size, enable_flash_attention=False)
+    return model
+'''
+
+
+def test_triton_implementation_default_is_not_spread_to_callers(tmp_path):
+    write_tree(tmp_path, {"SelfExtend.py": SELFEXTEND, "example.py": SELFEXTEND_EXAMPLE})
+    found = _tree_findings(tmp_path)
+    own = next(v for k, v in found.items() if k.endswith("SelfExtend.py"))
+    assert any(c[1] == "NPU855" for c in own)
+    example = next((v for k, v in found.items() if k.endswith("example.py")), [])
+    assert not any(c[1] == "NPU320" for c in example), example
