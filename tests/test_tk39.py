@@ -294,3 +294,46 @@ def test_triton_implementation_default_is_not_spread_to_callers(tmp_path):
     assert any(c[1] == "NPU855" for c in own)
     example = next((v for k, v in found.items() if k.endswith("example.py")), [])
     assert not any(c[1] == "NPU320" for c in example), example
+
+
+def test_mmcv_npu_op_table_is_generated_from_mmcv_source():
+    # rules/kernel_mmcv_npu_ops.yaml is rules/gen/mmcv_npu_ops.py's output from its pins (tests/test_rules_generators.py
+    # checks byte equality); here: the pins name mmcv's release and commit, and both rules read the same op list
+    import json
+
+    import yaml
+
+    root = Path(__file__).resolve().parent.parent
+    pins = json.loads((root / "rules" / "gen" / "inputs" / "mmcv_npu_ops.json").read_text())
+    origin = pins["originals"]["mmcv"]
+    assert origin["version"].startswith("v") and len(origin["commit"]) == 40
+    ops = pins["facts"]["npu_built_ops"]
+    assert "ms_deform_attn_forward" in ops and "nms" in ops and "correlation_forward" not in ops
+    doc = yaml.safe_load((root / "rules" / "kernel_mmcv_npu_ops.yaml").read_text())
+    rules = {r["code"]: r for r in doc["rules"]}
+    assert rules["NPU853"]["match"][0]["qualname"] == [f"mmcv._ext.{op}" for op in ops]
+    assert rules["NPU854"]["when"]["arg"]["values"] == ops
+    assert origin["commit"] in rules["NPU853"]["source_note"]
+    assert not any(r["code"] in ("NPU853", "NPU854") for r in yaml.safe_load(
+        (root / "rules" / "kernel_extensions.yaml").read_text())["rules"])
+
+
+def test_function_calls_reader_follows_mmcv_dispatch():
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "rules" / "gen"))
+    from mmcv_npu_ops import function_calls
+
+    cpp = """// Copyright (c) OpenMMLab. All rights reserved
+#include "pytorch_device_registry.hpp"
+Tensor nms_impl(Tensor boxes, Tensor scores, float iou_threshold, int offset) {
+  return DISPATCH_DEVICE_IMPL(nms_impl, boxes, scores, iou_threshold, offset);
+}
+/* Tensor nms(Tensor boxes) { return old_impl(boxes); } */
+Tensor nms(Tensor boxes, Tensor scores, float iou_threshold, int offset) {
+  const char *name = "not_a_call_impl(";
+  return nms_impl(boxes, scores, iou_threshold, offset);
+}
+"""
+    calls = function_calls(cpp)
+    assert "nms_impl" in calls["nms"] and "old_impl" not in calls["nms"] and "not_a_call_impl" not in calls["nms"]
