@@ -337,3 +337,17 @@ Tensor nms(Tensor boxes, Tensor scores, float iou_threshold, int offset) {
 """
     calls = function_calls(cpp)
     assert "nms_impl" in calls["nms"] and "old_impl" not in calls["nms"] and "not_a_call_impl" not in calls["nms"]
+
+
+def test_instant_ngp_binding_per_file():
+    codes = _codes(NGP_RUN, "run.py")
+    for needle in ("import pyngp", "ngp.Testbed("):
+        assert _at(codes, _line(NGP_RUN, needle), "NPU878"), needle
+    # a project's own `ngp` module (torch-ngp's Python package) is no binding
+    src = '''
+    from nerf.network import NeRFNetwork
+    import ngp_utils as ngp
+
+    model = ngp.build(NeRFNetwork())
+    '''
+    assert not any(c[1] == "NPU878" for c in _codes(src, "main_nerf.py"))
