@@ -192,12 +192,14 @@ def test_cmake_pybind11_extension_of_a_shared_library_is_a_python_module():
 
 
 def test_cmake_built_binding_in_a_tree(tmp_path):
-    write_tree(tmp_path, {"CMakeLists.txt": NGP_CMAKE, "scripts/run.py": NGP_RUN,
+    # a binding no rule names (instant-ngp's `pyngp` is NPU878's by name): the tree's CMake build proves it (NPU320)
+    cmake, run_py = NGP_CMAKE.replace("pyngp", "pyneus"), NGP_RUN.replace("pyngp", "pyneus")
+    write_tree(tmp_path, {"CMakeLists.txt": cmake, "scripts/run.py": run_py,
                           "scripts/common.py": "import os\nROOT_DIR = os.path.dirname(__file__)\n"})
     found = _tree_findings(tmp_path)
     run = next(v for k, v in found.items() if k.endswith("scripts/run.py"))
-    for needle in ("import pyngp", "ngp.Testbed("):
-        assert any(c[0] == _line(NGP_RUN, needle) and c[1] == "NPU320" for c in run), (needle, run)
+    for needle in ("import pyneus", "ngp.Testbed("):
+        assert any(c[0] == _line(run_py, needle) and c[1] == "NPU320" for c in run), (needle, run)
 
 
 def test_pointnet2_ops_is_a_source_built_cuda_library():
