@@ -353,3 +353,40 @@ def test_instant_ngp_binding_per_file():
     model = ngp.build(NeRFNetwork())
     '''
     assert not any(c[1] == "NPU878" for c in _codes(src, "main_nerf.py"))
+
+
+# TPVFormer (trimmed): requirements.txt pins mmcv_full==1.4.0; the BEVFormer-style deformable attention loads mmcv's op
+MSDA = '''
+from mmcv.utils import ext_loader
+ext_module = ext_loader.load_ext(
+    '_ext', ['ms_deform_attn_backward', 'ms_deform_attn_forward'])
+
+
+def forward(value, shapes, level_start_index, sampling_locations, attention_weights, im2col_step):
+    return ext_module.ms_deform_attn_forward(value, shapes, level_start_index, sampling_locations,
+                                             attention_weights, im2col_step=im2col_step)
+'''
+
+
+def _msda_findings(tmp_path, requirements):
+    files = {"tpvformer/modules/msda.py": MSDA}
+    if requirements is not None:
+        files["requirements.txt"] = requirements
+    write_tree(tmp_path, files)
+    for r in run_static([tmp_path], jobs=1, respect_gitignore=False, cache_dir=tmp_path / ".cache").results:
+        if r.path.endswith("msda.py"):
+            return [f for f in r.findings if f.code in ("NPU853", "NPU854")]
+    return []
+
+
+def test_mmcv_pin_older_than_the_npu_ops_makes_the_op_fail(tmp_path):
+    found = _msda_findings(tmp_path, "mmcv_full==1.4.0\ntimm\n")
+    assert {f.code for f in found} == {"NPU853", "NPU854"}
+    assert all(f.severity == "error" and "predates" in f.message and "1.4.0" in f.message for f in found)
+
+
+def test_mmcv_pin_silent_or_new_enough(tmp_path):
+    silent = _msda_findings(tmp_path / "a", None)
+    assert silent and all(f.severity == "info" and "unverified" in f.message for f in silent)
+    new = _msda_findings(tmp_path / "b", "mmcv>=2.0.0\n")
+    assert new and all(f.severity == "info" and "unverified" not in f.message for f in new)
