@@ -87,6 +87,10 @@ RULE_SCHEMA: dict[str, Any] = {
             # keyword rules with keyword_values: only a literal value is the choice (`attn_implementation = "sdpa"`,
             # not `attn_implementation = args.attn`) (t14t)
             "keyword_literal_only": {"type": "boolean"},
+            # an implementation chosen by name (`flash_attention_impl="triton"` as a parameter's default, tk39): the
+            # definition holding it chooses among paths, so the cross-file pass does not make its callers CUDA-specific
+            # for it (as a flag check; a caller passing the name has its own finding)
+            "implementation_choice": {"type": "boolean"},
             # keyword rules with keyword_values: also a variable of that name compared with one of the values
             # (`if impl == 'cuda' and x.device.type == 'cuda':`, StyleGAN's ops: the test that takes the plugin), and only in
             # a file that tests it so or builds a CUDA plugin (t22b)

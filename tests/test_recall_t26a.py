@@ -52,7 +52,8 @@ def test_extension_names_are_kernel_warnings_on_import_and_calls():
     found = _codes(SPARSE_OPS)
     assert "NPU891" in found[3] and "NPU891" in found[10]
     found = _codes(POINTNET2)
-    assert "NPU891" in found[3] and "NPU891" in found[9]
+    # pointnet2_ops itself is a source-built CUDA library since tk39 (NPU878, lead decision 13): kernel either way
+    assert {"NPU891", "NPU878"} & found[3] and {"NPU891", "NPU878"} & found[9]
     f = next(f for f in ENGINE.analyze_bytes(SPARSE_OPS.encode(), "main.py").findings if f.code == "NPU891")
     assert (f.category, f.severity) == ("kernel", "warning")
 

@@ -151,6 +151,13 @@ _MODULE_COMMANDS = {"pybind11_add_module", "nanobind_add_module", "python_add_li
 # commands that build one Cython module per source (RAPIDS' `rapids_cython_create_modules(SOURCE_FILES ...)`,
 # scikit-build's `cython_transpile`)
 _CYTHON_COMMANDS = {"rapids_cython_create_modules", "cython_transpile"}
+# a target made a Python extension module after `add_library(<name> SHARED ...)` (tk39: instant-ngp's and NeuS2's
+# `add_library(pyngp SHARED src/python_api.cu)` ... `pybind11_extension(pyngp)`, and the target linked with
+# `pybind11::module`; pybind11's CMake docs, https://pybind11.readthedocs.io/en/stable/compiling.html: "
+# pybind11_extension(<target>) sets the suffix and prefix of a target to be a Python extension module", and
+# "pybind11::module - for extension modules")
+_EXTENSION_MARKERS = {"pybind11_extension"}
+_EXTENSION_LINKS = {"pybind11::module", "pybind11::pybind11_module"}
 _CUDA_PACKAGES = {"cudatoolkit", "cuda"}
 
 
@@ -169,14 +176,21 @@ def python_module_targets(found: list) -> dict[str, int]:
     """{module name: line} of the Python extension modules the file's targets build: `pybind11_add_module(_core
     src/a.cu)`, `Python_add_library(_ext MODULE ...)`, `add_library(_ext MODULE ...)`, and one Cython module per
     `.pyx` source of `rapids_cython_create_modules(SOURCE_FILES "${cython_sources}")` (WholeGraph's
-    `wholememory_binding`; a `${var}` set once in the file by `set(var ...)` is read through)."""
+    `wholememory_binding`; a `${var}` set once in the file by `set(var ...)` is read through), and a library target
+    made an extension module afterwards (`add_library(pyngp SHARED ...)` with `pybind11_extension(pyngp)` or linked
+    with `pybind11::module`), on its `add_library` line."""
     variables: dict[str, list[str]] = {}
     for name, _, _, args, _ in found:
         if name == "set" and len(args) > 1:
             variables.setdefault(args[0][0], [a[0] for a in args[1:]])
     out: dict[str, int] = {}
+    libraries = {args[0][0]: at_line for name, at_line, _, args, _ in found if name == "add_library" and args}
     for name, at_line, _, args, _ in found:
         if not args:
+            continue
+        if name in _EXTENSION_MARKERS or name in _LINK_COMMANDS and any(a[0] in _EXTENSION_LINKS for a in args[1:]):
+            if args[0][0] in libraries and args[0][0].isidentifier():
+                out.setdefault(args[0][0], libraries[args[0][0]])
             continue
         words = [a[0].upper() for a in args]
         if name in _MODULE_COMMANDS or name == "add_library" and len(args) > 1 and words[1] == "MODULE":

@@ -281,7 +281,8 @@ def conda_archive_symbols(path: str) -> list[str]:
 # releases the tree allows), kept in the summary of each file that requires them, {dist: [specifier, ...]} ('' for
 # an unpinned requirement): read once here, with `packaging`, and from the cache on a warm run
 PINS_KEY = "pins"
-KEPT_PINS = frozenset({"liger-kernel"})
+# distributions whose version specifiers the tree passes read (liger_ascend.py; mmcv_npu_pins.py, tk39)
+KEPT_PINS = frozenset({"liger-kernel", "mmcv", "mmcv-full"})
 
 
 def _keep_pin(col: Collector, req: Requirement | None) -> None:

@@ -732,7 +732,8 @@ def propagate(results: list, files: Sequence[tuple[Path, str]], engine_rules: di
     modules = project.module_names()
     by_path = project.paths
     flag_codes = frozenset(code for code, rule in engine_rules.items()
-                           if "flagname" in (getattr(rule, "match", None) or {}))
+                           if "flagname" in (getattr(rule, "match", None) or {})
+                           or (getattr(rule, "extra", None) or {}).get("implementation_choice"))
     targets = _targets(results, modules, by_path, flag_codes, project)
     from auditor.static.valueflow import defer_to_project
 

@@ -57,6 +57,11 @@ _EXTENSION_SHAPE = re.compile(r"(?i)(?:^|_)(?:kernel|kernels|op|ops|lib)$")
 # can, this reading only where no rule matched
 _DOTTED_SHAPE = re.compile(r"^(?:[A-Za-z]\w*_(?:binding|bindings|backend|cuda|ext)|_C)$")
 _BINDING = re.compile(r"_bindings?$")
+# a module named for CUDA by a `cuda_` prefix inside a package named like an extension (tk39): QJL's
+# `from qjl_kernel import cuda_qjl_quant` (its qjl_kernel/setup.py builds `CUDAExtension(name='cuda_qjl_quant')` in
+# place); a `cuda_` module under an ordinary package (pixelsplat's `src.model.decoder.cuda_splatting`, curobo's
+# `curobo._src.util.cuda_graph_util`) is a Python helper and is not read
+_CUDA_PREFIX = re.compile(r"^cuda_[a-z]\w*$")
 # torch's run-time builders of a C++/CUDA extension (context.JIT_BUILDERS; named here, context imports this module)
 _JIT_BUILDERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})
 _CUDA_WORD = re.compile(r"(?i)(?:^|_)cuda(?:$|_)")
@@ -114,7 +119,7 @@ def shaped_segment(symbol: str) -> str:
     in a dotted path (`wholememory_binding`), else the first (a bare module, `PG_OP`): what a tree audit looks up among
     its Python modules (firstparty.drop_python_named)."""
     parts = symbol.split(".")
-    return next((p for p in parts[1:] if _DOTTED_SHAPE.match(p)), parts[0])
+    return next((p for p in parts[1:] if _DOTTED_SHAPE.match(p) or _CUDA_PREFIX.match(p)), parts[0])
 
 
 @lru_cache(maxsize=1)
@@ -191,7 +196,8 @@ def _dotted_extension_modules(tree: ast.Module, resolve: Callable[[str], str | N
         for path in paths:
             parts = path.split(".")
             imported_tops.add(parts[0])
-            cut = next((i for i, part in enumerate(parts) if _DOTTED_SHAPE.match(part)), None)
+            cut = next((i for i, part in enumerate(parts) if _DOTTED_SHAPE.match(part)
+                        or _cuda_module_in_extension_package(parts, i)), None)
             if cut is not None and len(parts) > 1 and parts[0] not in _HOST and parts[0] != "_C":
                 modules.add(".".join(parts[:cut + 1]))
     # `lib = importlib.import_module("pylibwholegraph.pylibwholegraph_torch_ext")` after the file JIT-builds that name
@@ -226,10 +232,18 @@ def _dotted_extension_modules(tree: ast.Module, resolve: Callable[[str], str | N
             continue
         args = (*call.args, *(k.value for k in call.keywords))
         if _CUDA_WORD.search(qual.rsplit(".", 1)[-1]) or id(call) in autograd and args \
+                or args and _CUDA_PREFIX.match(module.rsplit(".", 1)[-1]) \
                 or any(_torch_tensor_made(arg, resolve) for arg in args):
             found.add(module)
             unproven -= {module}
     return frozenset(found)
+
+
+def _cuda_module_in_extension_package(parts: list[str], index: int) -> bool:
+    """Whether segment `index` of a module path is a `cuda_*` module inside a package named like an extension
+    (`qjl_kernel.cuda_qjl_quant`: `*_kernel(s)`, `*_op(s)`, `*_lib`, or a segment named like a compiled module)."""
+    return index > 0 and _CUDA_PREFIX.match(parts[index]) is not None \
+        and any(_EXTENSION_SHAPE.search(p) or _DOTTED_SHAPE.match(p) for p in parts[:index])
 
 
 def _literal_arg(call: ast.Call, pos: int, kw: str) -> str | None:

@@ -873,8 +873,11 @@ class MatchVisitor(cst.CSTVisitor):
             values = self._arg_values(arg.value)
             if values and values <= {str(v) for v in cond.get("not_values", [])}:
                 return False
-            if cond.get("unknown") and not self.fold(arg.value, True):
-                return True       # `reduce=self.aggr` (an option that may pick "max"): not a literal, so it may hold
+            if cond.get("unknown") and not self.fold(arg.value, True) and not (
+                    isinstance(arg.value, cst.Call) and self._qual(arg.value.func, True) in _LIBRARY_LOOKUPS):
+                # `reduce=self.aggr` (an option that may pick "max"): not a literal, so it may hold; a library found
+                # by its system name (`ctypes.CDLL(ctypes.util.find_library("cudart"))`) is no such unknown
+                return True
             if cond.get("within"):
                 values = values | self._names_within(arg.value)
             if wanted and not _any_value_matches(values, wanted):
@@ -2784,6 +2787,10 @@ def _switched_off(value: cst.BaseExpression, name: str) -> bool:
                            None)
             return default is None or _switched_off(default, name)
     return isinstance(value, cst.Integer) and value.value == "0"
+
+
+# look-ups of a shared library by its system name (`find_library("cudart")`): what they hand back is no project path
+_LIBRARY_LOOKUPS = frozenset({"ctypes.util.find_library"})
 
 
 def _any_value_matches(values: set[str], wanted: set[str]) -> bool:
