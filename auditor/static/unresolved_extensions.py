@@ -90,11 +90,12 @@ def may_call_extension(words: set[str], text: str) -> bool:
 
 def calls_shaped_module(stmt: ast.stmt) -> bool:
     """Whether the statement calls into a module path with a segment named like a compiled module
-    (`qserve_backend.qgemm_w4a8_per_chn.gemm_forward_cuda(...)`): the calls `_dotted_extension_modules` reads as its
+    (`qserve_backend.qgemm_w4a8_per_chn.gemm_forward_cuda(...)`, or a `cuda_*` module imported from an extension
+    package: `cuda_qjl_quant.qjl_quant_half_half(...)`): the calls `_dotted_extension_modules` reads as its
     evidence, which the bounded-memory parse must keep (largefile._contributes)."""
     for node in ast.walk(stmt):
         if isinstance(node, ast.Call) and (callee := ast_dotted(node.func)) is not None and "." in callee \
-                and any(_DOTTED_SHAPE.match(part) for part in callee.split(".")[:-1]):
+                and any(_DOTTED_SHAPE.match(part) or _CUDA_PREFIX.match(part) for part in callee.split(".")[:-1]):
             return True
     return False
 
