@@ -89,6 +89,23 @@ def test_a_method_parameter_its_class_passes_a_device_value_keeps_the_hint(engin
     assert _hinted(engine, WORKER, 'out.append(data.batch["attention_mask"][i].sum().item())')
 
 
+def test_a_helper_given_the_device_by_position_makes_device_values(engine):
+    # moment_detr's inference loop: `prepare_batch_inputs(batch[1], opt.device)` moves the batch
+    src = """\
+    import torch
+
+
+    def compute_scores(model, eval_loader, opt):
+        for batch in eval_loader:
+            model_inputs, targets = prepare_batch_inputs(batch[1], opt.device, non_blocking=opt.pin_memory)
+            outputs = model(**model_inputs)
+            valid_vid_lengths = model_inputs["src_vid_mask"].sum(1).cpu().tolist()
+            print(outputs["pred_spans"], valid_vid_lengths)
+    """
+    assert _hinted(engine, src, 'valid_vid_lengths = model_inputs["src_vid_mask"].sum(1).cpu().tolist()',
+                   "moment_detr/inference.py")
+
+
 def test_a_same_file_function_returning_a_device_value_keeps_the_hint(engine):
     src = """\
     import torch

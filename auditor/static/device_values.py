@@ -13,7 +13,8 @@ A receiver is a device value when, in the function holding the call (assignments
 point; nested functions and lambdas are their own scopes):
 
 - its chain has a move to a device (`.to(device)`, `.cuda()`, `.npu()`; not `.to(torch.float32)`, `.to("cpu")`)
-  or a call with a device (`torch.randn(..., device=x.device)`, not `device="cpu"`), or a torch call in a file that
+  or a call with a device (`torch.randn(..., device=x.device)`, not `device="cpu"`; `prepare_batch_inputs(batch,
+  opt.device)`: a device passed by position), or a torch call in a file that
   sets a default device (`torch.set_default_device("cuda")`);
 - its chain calls a model, a loss or a generator: a callee whose name says it is one (`model(...)`,
   `self.net_g(...)`, `criterion(...)`, `F.mse_loss(...)`, `self.forward(...)`, `model.generate(...)`,
@@ -84,7 +85,9 @@ def _places(call: ast.Call) -> bool:
     if isinstance(func, ast.Attribute) and func.attr == "to":
         target = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "device"), None)
         return target is not None and not _host_device(target) and not _DTYPE.match(ast_dotted(target) or "")
-    return any(k.arg == "device" and not _host_device(k.value) for k in call.keywords)
+    # `device=x.device`; a device passed by position (`prepare_batch_inputs(batch, opt.device)`, `.to(self.device)`)
+    return any(k.arg == "device" and not _host_device(k.value) for k in call.keywords) or any(
+        (ast_dotted(a) or "").rsplit(".", 1)[-1].lower() == "device" for a in call.args)
 
 
 def _chain(node: ast.AST) -> list[ast.AST]:
