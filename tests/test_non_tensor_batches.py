@@ -23,6 +23,10 @@ WORKER = """\
                 rm_input_ids.append((chat, response_ids[:valid_response_length]))
             return rm_input_ids
 
+        def compute_rm_score(self, data):
+            data = data.to(torch.cuda.current_device())
+            return self._switch_chat_template(data)
+
         def _sources(self, data):
             non_tensor = data.non_tensor_batch
             return [non_tensor['data_source'][i].item() for i in range(len(data))]

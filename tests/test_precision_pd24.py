@@ -221,7 +221,9 @@ def test_comfyui_image_and_mask_inputs_are_host_values(tmp_path):
     hints = {f.line for r in run.results for f in r.findings if f.code == "NPU703"}
     for text in ("top = ys.min().item()", "left = xs.min().item()", "print(nz[i, 0].item()"):
         assert line_of(NODE, text) not in hints, text
-    # controls: a LATENT input, a MASK the method moves to the device, a helper's parameter keep the hint
-    assert line_of(NODE, "print(latent[i].mean().item())") in hints
+    # control: a MASK the method moves to the device keeps the hint; a LATENT input (ComfyUI hands latents between
+    # nodes on its intermediate device, the CPU by default) and a helper's parameter show no device origin in
+    # their function and have none since hq39 (device_values.py)
+    assert line_of(NODE, "print(latent[i].mean().item())") not in hints
     moved, helper = [i for i, t in enumerate(NODE.splitlines(), 1) if "print(mask[i].sum().item())" in t]
-    assert moved in hints and helper in hints
+    assert moved in hints and helper not in hints

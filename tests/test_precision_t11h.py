@@ -331,8 +331,10 @@ def test_item_in_a_cpu_ray_task_or_actor_is_no_host_sync(engine):
     synced = sorted(line for line, fs in found.items() for f in fs if f.code in ("NPU702", "NPU703"))
     # the NPU actor and the task that moves its batches to the NPU keep the hint; the CPU task and actor do not
     assert synced and all(line >= 27 for line in synced), synced
-    plain = findings_by_line(engine, RAY_TRAINER.replace("@ray.remote\n    def compute_rewards",
-                                                         "def compute_rewards"), "rl_trainer/utils/compute.py")
+    # the plain control's lengths are moved to the device: the hint needs a device origin (hq39, device_values.py)
+    plain = findings_by_line(engine, RAY_TRAINER.replace("@ray.remote\n    def compute_rewards", "def compute_rewards")
+                             .replace('batch["response_length"][i] - 1', 'batch["response_length"][i].cuda() - 1'),
+                             "rl_trainer/utils/compute.py")
     assert any(f.code == "NPU703" and line < 15 for line, fs in plain.items() for f in fs)
 
 

@@ -233,7 +233,10 @@ def test_faiss_search_results_are_host_arrays():
 
 
 def test_faiss_search_through_its_torch_bridge_keeps_the_hint():
-    found = _findings(MINING.replace(b"import faiss\n", b"import faiss\nimport faiss.contrib.torch_utils\n"))
+    # with faiss' torch bridge a GPU index answers device queries with device tensors: the results are not host
+    # arrays, and the query moved to the device is the device origin hq39's reading asks for
+    bridged = MINING.replace(b"import faiss\n", b"import faiss\nimport faiss.contrib.torch_utils\n")
+    found = _findings(bridged.replace(b"batch_size]\n", b"batch_size].cuda()\n"))
     assert "NPU703" in found.get(13, {})
 
 

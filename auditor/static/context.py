@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from auditor.astnodes import line_span, module_nodes_of, walk_list
+from auditor.static.device_values import DeviceReader
 from auditor.static.host_values import host_arrays, host_only_file
 from auditor.static.astutil import ast_dotted, bound_names, module_nodes, self_attr
 from auditor.static.unresolved_extensions import unresolved_extension_modules
@@ -132,6 +133,8 @@ class FileContext:
     default_device_set: bool | None = None
     # host_values.quiet_sync_lines, read on the first in-loop hint: (name, first, last) numpy-type guards, once lines
     host_sync_spans: tuple[list[tuple[str, int, int]], set[int]] | None = None
+    # device_values.DeviceReader of `module`, made on the first in-loop hint (the positive reading of NPU703)
+    device_reader: DeviceReader | None = None
     # names of the annotated fields of the file's `@dataclass` classes (`dataclass_fields`; None: not read yet, read on
     # the first annotated assignment met, from `module`, once per file however many slices the visitor sees)
     dataclass_field_names: frozenset[str] | None = None

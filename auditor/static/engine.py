@@ -36,6 +36,7 @@ from auditor.static.host_scopes import drop_host_scopes
 from auditor.static.value_reads import apply_value_reads
 from auditor.static.unselected_devices import apply_unselected_devices
 from auditor.static.unreached_defs import mark_unnamed_guarded_uses
+from auditor.static.device_values import on_device
 from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host, runs_once
 from auditor.static.ort_only import drop_provider_arm_devices, lower_ort_only
 from auditor.static.unresolved_extensions import extension_module_of, may_call_extension
@@ -905,8 +906,10 @@ class StaticEngine:
         suppressions = Suppressions.of(lines, text)     # own form, noqa codes, file-level forms
         compared: dict[tuple[int, int], str] | None = None    # string literals compared with something
         for hit, line, col, end_line, end_col in hits:
-            if hit.rule.when.get("in_loop") and (on_host(ctx, hit.end_node or hit.node, line) or runs_once(ctx, line)):
-                continue        # `.item()` on a numpy array, in a file without torch, or on one turn of the loop
+            if hit.rule.when.get("in_loop") and (on_host(ctx, hit.end_node or hit.node, line) or runs_once(ctx, line)
+                                                 or not on_device(ctx, line, col)):
+                continue        # `.item()` on a numpy array, in a file without torch, on one turn of the loop, or
+                # on a value its function shows no device origin for (device_values.py)
             if _names_parameter(ctx, hit.node, line):
                 continue        # `def f(unet, xformers): if xformers:` reads the caller's flag, not the package
             if hit.kernel_local and not ctx.kernel_local_at(hit.kernel_local, line):
