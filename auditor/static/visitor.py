@@ -917,6 +917,12 @@ class MatchVisitor(cst.CSTVisitor):
             # and one showing a device value (`print(torch.version.cuda)`: lead decision 48, only a CUDA call inside a
             # message is a pair; t36a)
             return True
+        if self._in_message and call is not None and m is not None and not stacked \
+                and m.rule.category == "precision" and _SETTING_GETTER.match(qual.rsplit(".", 1)[-1]):
+            # `print(f"... {torch.get_float32_matmul_precision()}")`: a message showing a precision setting through its
+            # getter reads it for a human, as t14z's attribute reads above do; it sets and chooses nothing (a CUDA
+            # call in a message stays a finding: lead decision 48)
+            return True
         if call is not None and self._already_ported(call):
             return True
         # `torch.autocast(..., enabled=False)` turns mixed precision off: nothing for a precision rule to check; so
@@ -2473,6 +2479,8 @@ _CONSTANT_NAME = re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+\Z")
 # an enum member passed to a call (`trt.ActivationType.SIGMOID`, `trt.BuilderFlag.FP16`): CamelCase class, UPPER member
 _ENUM_MEMBER = re.compile(r"\.[A-Z][a-z]\w*\.[A-Z][A-Z0-9_]*\Z")
 _MODULE_METADATA = frozenset({"__file__", "__version__", "__name__", "__path__", "__doc__", "__spec__"})
+# a getter of a setting (`get_float32_matmul_precision`, `is_autocast_enabled`), not one named for a CUDA device
+_SETTING_GETTER = re.compile(r"^(?:get|is)_(?!.*(?:cuda|gpu))\w+$")
 
 
 def _tensor_device_type(node: cst.BaseExpression) -> bool:
