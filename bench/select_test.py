@@ -87,6 +87,7 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test82": "npu-audit-test-split-82:",
                  "test81": "npu-audit-test-split-81:",
                  "test84": "npu-audit-test-split-84:", "test85": "npu-audit-test-split-85:",
+                 "test87": "npu-audit-test-split-87:", "test88": "npu-audit-test-split-88:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -236,6 +237,12 @@ SPLIT_TOPUP_WORDS["test84"] = SPLIT_TOPUP_WORDS["test81"]
 # test85 (bench/corpus_test85/SELECTION.md, written before its draw): test81's entry (test79's / test75's, the same
 # object); every category of its top-up order has words there or in TOPUP_WORDS, so no word is added
 SPLIT_TOPUP_WORDS["test85"] = SPLIT_TOPUP_WORDS["test81"]
+# test87 (bench/corpus_test87/SELECTION.md, written before its draw): test84's entry (test81's / test79's, the same
+# object); every category of its top-up order has words there or in TOPUP_WORDS, so no word is added
+SPLIT_TOPUP_WORDS["test87"] = SPLIT_TOPUP_WORDS["test84"]
+# test88 (bench/corpus_test88/SELECTION.md, written before its draw): test84's entry (test81's / test79's, the same
+# object); every category of its top-up order has words there or in TOPUP_WORDS, so no word is added
+SPLIT_TOPUP_WORDS["test88"] = SPLIT_TOPUP_WORDS["test84"]
 TOPUP_MIN_LINES = 2
 
 
@@ -548,12 +555,61 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                                       "basicsr/data/prefetch_dataloader.py", "utils/dist_util.py", "saicinpainting/",
                                       "DiffIR-inpainting/bin/", "DiffIR-inpainting/models/ade20k/", "ldm/",
                                       "metrics/PieAPP/", "metrics/LPIPS.py", "correlation_package/", "CLIP/", "thop/",
-                                      "warmup_scheduler/", "externals/rl_games/")}
+                                      "warmup_scheduler/", "externals/rl_games/"),
+                           # test87 (bench/corpus_test87/SELECTION.md, vendoring check): ltu's transformers, PEFT and
+                           # whisper copies and the LTU-AS files identical to LTU's (in-tree duplicates) or to cav-mae's,
+                           # fiddler's mixtral-offloading copy, MC-MoE's GPTQ-for-LLaMa quant_linear, EvaByte's OLMES /
+                           # catwalk / lm-eval and bigcode-harness evaluation copies, RADIO's mmsegmentation configs,
+                           # mammoth's CLIP copies, mini-s' in-tree duplicates, mdetr's DETR helpers by name, DynMoE's DeepSpeed,
+                           # MoE-LLaVA, tutel and DomainBed copies, Star-Attention's RULER and BABILong benchmark copies, its
+                           # ring-flash-attention copy and transformers' flash-attention helper by name
+                           "test87": ("hf-dev/", "peft-main/", "ltu_as/whisper/", "ltu_as/eval/eval_audiocaps.py",
+                                      "ltu_as/eval/eval_esc.py", "ltu_as/eval/stats.py", "ltu_as/utils/callbacks.py",
+                                      "ltu_as/utils/prompter.py", "ltu_as/utils/stats.py",
+                                      "benchmarks/mixtral_offloading/", "utils/quant_linear.py", "evals/olmes/",
+                                      "evals/gen_evals/", "mmseg/configs/", "attriclip_utils/clip/", "zscl_utils/clip/",
+                                      "moe_adapters_utils/tokenizer.py", "scripts/finetune_minis.py", "scripts/utils.py",
+                                      "util/misc.py", "util/box_ops.py", "util/plot_utils.py", "DeepSpeed-0.9.5/",
+                                      "MoE-LLaVA/", "EMoE/tutel/", "domainbed/", "ruler/", "babilong/",
+                                      "ring_flash_attn/", "star_attention/modeling_flash_attention_utils.py"),
+                           # test88 (bench/corpus_test88/SELECTION.md, vendoring check): the 3D Gaussian splatting files
+                           # of dreamgaussian and LucidDreamer (blobs shared with SuGaR / GART / mip-splatting ...) and
+                           # simple-knn, dreamgaussian's zero123 pipeline (shared with GART), LucidDreamer's lora_diffusion
+                           # copy, GET3D's StyleGAN2-ADA / StyleGAN3 files (torch_utils/, dnnlib/, metrics) and its in-tree
+                           # dmtet_utils duplicate, the rosinality StyleGAN2 ops and distributed helper (StyleSDF, DiffPure),
+                           # One-2-3-45's ldm copy (shared with stable-dreamfusion) and LoFTR copy, CRM's ImageDream / ldm
+                           # copy, MeshAnything's Michelangelo copy, OpenLRM's DINOv2 and EG3D renderer copies, ROMP's
+                           # TrackEval / mmdet deform_conv / RAFT / EPro-PnP copies and its in-tree duplicates, MotionBERT's
+                           # timm drop.py, AlphaPose's YOLOX / EfficientDet / YOLOv3 / JDE tracker / ReID / mmdet nms copies
+                           # and its HybrIK config helper, NICE-SLAM's conv_onet, MASt3R-SLAM's mast3r (with dust3r) and in3d
+                           # copies, Show-o's LLaVA and SiT transport copies and its in-tree logging duplicate, rq-vae's
+                           # inception, DiffPure's guided-diffusion, score_sde and ReColorAdv copies, CROWN-IBP's
+                           # convex_adversarial copy
+                           "test88": ("sh_utils.py", "simple-knn/", "zero123.py", "utils/image_utils.py",
+                                      "utils/system_utils.py", "gaussian_renderer/network_gui.py", "lora_diffusion/",
+                                      "torch_utils/", "dnnlib/", "metrics/equivariance.py",
+                                      "metrics/frechet_inception_distance.py", "metrics/inception_score.py",
+                                      "metrics/kernel_inception_distance.py", "metrics/metric_main.py",
+                                      "metrics/metric_utils.py", "metrics/perceptual_path_length.py",
+                                      "metrics/precision_recall.py", "op/fused_act.py", "op/upfirdn2d.py", "op/__init__.py",
+                                      "distributed.py", "ldm/", "elevation_estimate/loftr/", "TrackEval/", "deform_conv/",
+                                      "raft/", "epropnp/", "trace/lib/evaluation/eval_ds_utils.py",
+                                      "trace/lib/parallel/balanced_dataparallel.py", "simple_romp/tracker/basetrack.py",
+                                      "trace/lib/tracker/kalman_filter_3dcenter.py", "trace/lib/tracker/matching.py",
+                                      "trace/lib/visualization/visualize_maps.py", "pack_smpl_params/pack_smplx_info.py",
+                                      "lib/model/drop.py", "guided_diffusion/", "score_sde/", "stadv_eot/recoloradv/",
+                                      "convex_adversarial/", "conv_onet/", "rqvae/metrics/inception.py",
+                                      "uni_rep/rep_3d/dmtet_utils.py", "imagedream/", "MeshAnything/miche/",
+                                      "detector/yolox/", "detector/efficientdet/", "detector/yolo/", "detector/tracker/",
+                                      "detector/nms/", "trackers/tracking/", "trackers/ReidModels/",
+                                      "alphapose/utils/config.py", "thirdparty/mast3r/", "thirdparty/in3d/",
+                                      "llava/llava/", "show-o2/models/my_logging.py", "show-o2/transport/",
+                                      "encoders/dinov2/", "models/rendering/utils/")}
 # Splits whose SPLIT_EXCLUDED_SUBTREES also apply to their top-up pools (tuned_t14g's applied to its main rounds only).
 TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                      "test60", "test63", "test64", "test66", "test68", "test70", "test73", "test75",
                                      "test71", "test77", "test76", "test79", "test82", "test81", "test84",
-                                     "test85"})
+                                     "test85", "test87", "test88"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
@@ -563,7 +619,7 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test40": 8, "test42": 8, "test43": 8, "test45": 8, "test47": 8, "test49": 8, "test51": 8,
                            "test53": 8, "test56": 8, "test59": 8, "test60": 8, "test63": 8, "test64": 8, "test66": 8, "test68": 8,
                            "test70": 8, "test73": 8, "test75": 8, "test71": 8, "test77": 8, "test76": 8, "test79": 8, "test82": 8,
-                           "test81": 8, "test84": 8, "test85": 8,
+                           "test81": 8, "test84": 8, "test85": 8, "test87": 8, "test88": 8,
                            "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
@@ -733,6 +789,16 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # 20, but 35 for kernel, third_party, attention and precision; SPLIT_TOPUP_WORDS' test85 entry (test81's)
                "test85": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                          "cap": 16},
+               # test87 (bench/corpus_test87/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test87 entry (test84's)
+               "test87": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                          "cap": 16},
+               # test88 (bench/corpus_test88/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test88 entry (test84's)
+               "test88": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
                           "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
@@ -741,7 +807,7 @@ AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23
                                  "test28", "test33", "test34", "test36", "test37", "test39", "test40", "test42", "test43",
                                  "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                  "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73", "test75", "test77",
-                                 "test76", "test79", "test82", "test81", "test84", "test85",
+                                 "test76", "test79", "test82", "test81", "test84", "test85", "test87", "test88",
                                  "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 

@@ -207,7 +207,8 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test27", "test28", "test34", "test36", "test37", "test39", "test40", "test42", "test43",
                                    "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                    "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73",
-                                   "test75", "test77", "test76", "test79", "test82", "test81", "test84", "test85", "tuned_t14d",
+                                   "test75", "test77", "test76", "test79", "test82", "test81", "test84", "test85", "test87",
+                                   "test88", "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c",
                                    "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -956,7 +957,8 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test51", "test53", "test56", "test59", "test60", "test63", "test64",
                                                "test66", "test68", "test70", "test73", "test75", "test71",
                                                "test77",
-                                               "test76", "test79", "test82", "test81", "test84", "test85", "tuned_t17c",
+                                               "test76", "test79", "test82", "test81", "test84", "test85", "test87",
+                                               "test88", "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
                                                "tuned_t22a",
@@ -1061,7 +1063,8 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test66", 24), ("test68", 23), ("test70", 17),
                                                ("test73", 22), ("test75", 24), ("test71", 24),
                                                ("test77", 19), ("test76", 20), ("test79", 24),
-                                               ("test82", 24), ("test81", 24), ("test84", 24), ("test85", 18)])
+                                               ("test82", 24), ("test81", 24), ("test84", 24), ("test85", 18),
+                                               ("test87", 21), ("test88", 24)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -1524,6 +1527,85 @@ def test_test85_files_are_exactly_what_its_rule_draws():
     assert pairs(labelled) < 350
     assert len(labelled) == 71
 
+
+
+def test_test87_files_are_exactly_what_its_rule_draws():
+    """test87 (bench/corpus_test87/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 21 code bases. The
+    draw ran to its end before the deadline: kernel reached 35 with its fourth top-up file, third_party's and
+    attention's pools ran dry under 35, precision was over 35 by its turn, apex's one-file pool was drawn in the main
+    rounds, distributed's pool ran dry under 20, device was over 20 after the main rounds, and further rounds 3 on drew
+    files until the split had 350 pairs."""
+    draw = _LimitedDraw("test87", 21)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test87"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test87"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test87"] == "npu-audit-test-split-87:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test87"] == 8 and "test87" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 21 code bases, three of them (mini-omni, ties-merging, hnet) with one
+    # eligible file.
+    assert len(main) == 39 and labelled[:39] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel 4 files, the fourth
+    # bringing it to 35; third_party 1 file and attention 3 files (both pools ran dry under 35); precision was over 35
+    # by its turn; apex's one pool file was drawn in the main rounds; distributed 5 files (dry under 20); device was
+    # over 20 after the main rounds.
+    assert labelled[39:43] == open_(pool("kernel"), labelled[:39])[:4]
+    assert pairs(labelled[:42], "kernel") < 35 <= pairs(labelled[:43], "kernel")
+    assert labelled[43:44] == open_(pool("third_party"), labelled[:43]) and pairs(labelled[:44], "third_party") < 35
+    assert labelled[44:47] == open_(pool("attention"), labelled[:44]) and pairs(labelled[:47], "attention") < 35
+    assert pairs(labelled[:47], "precision") >= 35
+    assert open_(pool("apex"), labelled[:47]) == [] and pairs(labelled[:47], "apex") < 20
+    assert labelled[47:52] == open_(pool("distributed"), labelled[:47]) and pairs(labelled[:52], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # Further main rounds from round 3, one file per code base per round, skipping drawn files and code bases at 8
+    # files, until the split had 350 pairs: the last file drawn (mammoth's utils/stats.py) brought it there.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:52])
+    assert labelled[52:] == later[:22]
+    assert pairs(labelled[:73]) < 350 <= pairs(labelled)
+    assert len(labelled) == 74
+
+
+def test_test88_files_are_exactly_what_its_rule_draws():
+    """test88 (bench/corpus_test88/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 24 code bases. The
+    draw ran to its end before the deadline: kernel reached 35 with its thirteenth top-up file, third_party's and
+    attention's pools ran dry under 35, precision reached 35 with its tenth top-up file, apex's pool was empty,
+    distributed's pool ran dry under 20, device was over 20 after the main rounds, and the pairs were over 350 after
+    the top-up, so no further round was drawn."""
+    draw = _LimitedDraw("test88", 24)
+    select_test, labelled, main = draw.select_test, draw.labelled, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test88"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test88"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test88"] == "npu-audit-test-split-88:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test88"] == 8 and "test88" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 24 code bases, four of them (OpenLRM, mast3r, CROWN-IBP, MOON) with one
+    # eligible file.
+    assert len(main) == 44 and labelled[:44] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel drew 13 files, the last
+    # bringing it to 35; third_party drew its eight open files and attention its five (both pools ran dry under 35);
+    # precision drew 10 files, the last bringing it to 35; apex's pool is empty; distributed drew its two open files
+    # (its pool ran dry under 20); device was over 20 after the main rounds.
+    assert labelled[44:57] == open_(pool("kernel"), labelled[:44])[:13]
+    assert pairs(labelled[:56], "kernel") < 35 <= pairs(labelled[:57], "kernel")
+    assert labelled[57:65] == open_(pool("third_party"), labelled[:57]) and pairs(labelled[:65], "third_party") < 35
+    assert labelled[65:70] == open_(pool("attention"), labelled[:65]) and pairs(labelled[:70], "attention") < 35
+    assert labelled[70:80] == open_(pool("precision"), labelled[:70])[:10]
+    assert pairs(labelled[:79], "precision") < 35 <= pairs(labelled[:80], "precision")
+    assert pool("apex") == []
+    assert labelled[80:82] == open_(pool("distributed"), labelled[:80]) and pairs(labelled[:82], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # The pairs were over 350 after the top-up, so no further round was drawn.
+    assert pairs(labelled) >= 350
+    assert len(labelled) == 82
 
 def test_test22_files_are_exactly_what_its_rule_draws():
     draw = _LimitedDraw("test22", 21)         # test21's rule on pool A20 and its recorded extension (pinned commits)
