@@ -835,6 +835,8 @@ def _eligible_texts(root: Path, extra_excluded: tuple[str, ...] = ()) -> dict[st
     out = {}
     for f in sorted(root.rglob("*.py")):
         rel = f.relative_to(root)
+        if not f.is_file():
+            continue      # a folder named like a module (fastMRI's `unet_reproduce_20201111.py/`; l91, session 39)
         if (EXCLUDED_DIRS & set(rel.parts[:-1])
                 or any("/" + t in "/" + rel.as_posix() for t in EXCLUDED_SUBTREES + extra_excluded)):
             continue
