@@ -88,6 +88,11 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test81": "npu-audit-test-split-81:",
                  "test84": "npu-audit-test-split-84:", "test85": "npu-audit-test-split-85:",
                  "test87": "npu-audit-test-split-87:", "test88": "npu-audit-test-split-88:",
+                 # test90 (bench/corpus_test90/SELECTION.md): the brief named the prefix "npu-audit-test-split-87:"
+                 # (the seed is prefix + code-base name, and no code base is shared with test87)
+                 "test90": "npu-audit-test-split-87:",
+                 # test91: the brief gave the seeds "npu-audit-test-split-87:..." (bench/corpus_test91/SELECTION.md)
+                 "test91": "npu-audit-test-split-87:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -243,6 +248,12 @@ SPLIT_TOPUP_WORDS["test87"] = SPLIT_TOPUP_WORDS["test84"]
 # test88 (bench/corpus_test88/SELECTION.md, written before its draw): test84's entry (test81's / test79's, the same
 # object); every category of its top-up order has words there or in TOPUP_WORDS, so no word is added
 SPLIT_TOPUP_WORDS["test88"] = SPLIT_TOPUP_WORDS["test84"]
+# test90 (bench/corpus_test90/SELECTION.md, written before its draw): test84's entry (test81's / test79's, the same
+# object); every category of its top-up order has words there or in TOPUP_WORDS, so no word is added
+SPLIT_TOPUP_WORDS["test90"] = SPLIT_TOPUP_WORDS["test84"]
+# test91 (bench/corpus_test91/SELECTION.md, written before its draw): test84's entry (the same object); every category
+# of its top-up order has words there or in TOPUP_WORDS, so no word is added
+SPLIT_TOPUP_WORDS["test91"] = SPLIT_TOPUP_WORDS["test84"]
 TOPUP_MIN_LINES = 2
 
 
@@ -604,12 +615,104 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                                       "detector/nms/", "trackers/tracking/", "trackers/ReidModels/",
                                       "alphapose/utils/config.py", "thirdparty/mast3r/", "thirdparty/in3d/",
                                       "llava/llava/", "show-o2/models/my_logging.py", "show-o2/transport/",
-                                      "encoders/dinov2/", "models/rendering/utils/")}
+                                      "encoders/dinov2/", "models/rendering/utils/"),
+                           # test90 (bench/corpus_test90/SELECTION.md, vendoring check): mfa_conformer's wenet copy (USED),
+                           # DynamicHead's Swin Transformer backbone (USED, by name), LocalMamba's VMamba detection /
+                           # segmentation downstream and its causal-conv1d and mamba_ssm copies (USED, blobs shared),
+                           # PlainMamba's mmdetection / mmsegmentation downstream copies (blobs shared with UniFormer / DCNv4),
+                           # Vlogger's Latte / LaVie diffusion/ and models/utils.py / resnet.py copies (blobs shared) and the
+                           # AnimateDiff resnet.py / motion_module.py of Cinemo and Open-AnimateAnyone (AnimateDiff USED, by
+                           # name), A-ViT's timm copy, HPSv2's open_clip copy (src/open_clip/, src/training/), MoleculeSTM's
+                           # cuchemcommon (MegaMolBART's), evit's / DynamicViT's DeiT samplers.py, 3D-Generative-SBDD's
+                           # sascorer.py (RDKit contrib), ImageReward's in-tree BLIP vit.py duplicate,
+                           # hgraph2graph's and SepReformer's in-tree duplicates (the later copies of each identical blob)
+                           "test90": ("wenet/", "extra/swint.py", "detection/", "segmentation/", "causal-conv1d/",
+                                      "mamba-1p1p1/", "downstream/mmdetection/", "downstream/mmsegmentation/",
+                                      "diffusion/", "models/utils.py", "models/resnet.py", "models/motion_module.py",
+                                      "timm/", "src/open_clip/", "src/training/", "cuchemcommon/", "samplers.py",
+                                      "utils/sascorer.py", "train/src/models/vit.py", "polymers/poly_hgraph/nnutils.py",
+                                      "polymers/poly_hgraph/vocab.py", "SepReformer_Large_DM_WHAM/model.py",
+                                      "SepReformer_Large_DM_WHAMR/model.py", "SepReformer_Large_DM_WSJ0/model.py",
+                                      "SepReformer_Large_DM_WHAMR/modules/", "SepReformer_Large_DM_WSJ0/modules/",
+                                      "SepReformer_Large_DM_WHAMR/engine.py", "SepReformer_Large_DM_WHAMR/main.py",
+                                      "SepReformer_Large_DM_WSJ0/engine.py", "SepReformer_Large_DM_WSJ0/main.py"),
+                           # test91 (bench/corpus_test91/SELECTION.md, vendoring check): RVSA's MAE copies (facebookresearch/mae
+                           # USED; blobs shared with mae / SSL4EO-S12) and its Swin mmcv_custom helpers; TransMorph's CoTr and
+                           # nnFormer copies (nnFormer USED; blobs shared with MedNeXt / nnMamba), CycleMorph's util/ (shared with
+                           # DAIN) and its IXI/ tree (in-tree duplicates of its first copies); easyreg's pynd copy; PSENet's files
+                           # shared with pan_pp.pytorch (USED); SwinTextSpotter's detectron2 copy (detectron2 USED) with
+                           # detectron2's tools / demo / dev files, its AdelaiDet LME copy and DETR util files (shared with
+                           # table-transformer, ABINet); DeepSolo's detectron2 copy, its DeepSolo++ in-tree duplicates and
+                           # AdelaiDet files (AdelaiDet USED); deep-text-recognition-benchmark's create_lmdb_dataset.py (shared);
+                           # mermaid's torchdiffeq copy and the sphinx theme shared by mermaid and easyreg
+                           "test91": (
+                                      "MAEPretrain_SceneClassification/util/",
+                                      "MAEPretrain_SceneClassification/Paddle/util/",
+                                      "MAEPretrain_SceneClassification/jittor/util/",
+                                      "MAEPretrain_SceneClassification/engine_finetune.py",
+                                      "MAEPretrain_SceneClassification/engine_pretrain.py",
+                                      "MAEPretrain_SceneClassification/models_vit.py",
+                                      "mmcv_custom/",
+                                      "Baseline_Transformers/models/CoTr/",
+                                      "Baseline_Transformers/models/nnFormer/",
+                                      "CycleMorph/util/",
+                                      "IXI/",
+                                      "pynd/",
+                                      "config/psenet/psenet_r50_ic15_736.py",
+                                      "config/psenet/psenet_r50_ic15_736_finetune.py",
+                                      "dataset/builder.py",
+                                      "eval/ctw/",
+                                      "eval/ic15/",
+                                      "eval/ic15_rec/",
+                                      "eval/msra/",
+                                      "eval/tt/",
+                                      "eval/tt_rec/",
+                                      "models/builder.py",
+                                      "models/backbone/builder.py",
+                                      "models/head/builder.py",
+                                      "models/loss/builder.py",
+                                      "models/neck/builder.py",
+                                      "models/utils/fuse_conv_bn.py",
+                                      "detectron2/",
+                                      "dev/packaging/",
+                                      "tools/analyze_model.py",
+                                      "tools/benchmark.py",
+                                      "tools/convert-torchvision-to-d2.py",
+                                      "tools/deploy/",
+                                      "tools/plain_train_net.py",
+                                      "tools/train_net.py",
+                                      "tools/visualize_data.py",
+                                      "tools/visualize_json_results.py",
+                                      "demo/demo.py",
+                                      "demo/predictor.py",
+                                      "projects/SWINTS/LME/",
+                                      "swints/util/box_ops.py",
+                                      "swints/util/plot_utils.py",
+                                      "swints/transformer.py",
+                                      "DeepSolo++/adet/checkpoint/",
+                                      "DeepSolo++/adet/config/",
+                                      "DeepSolo++/adet/layers/",
+                                      "DeepSolo++/adet/modeling/model/utils.py",
+                                      "DeepSolo++/adet/modeling/swin/",
+                                      "DeepSolo++/adet/modeling/vitae_v2/",
+                                      "DeepSolo++/adet/utils/comm.py",
+                                      "DeepSolo++/adet/utils/curve_utils.py",
+                                      "DeepSolo++/setup.py",
+                                      "DeepSolo/adet/checkpoint/adet_checkpoint.py",
+                                      "DeepSolo/adet/config/config.py",
+                                      "DeepSolo/adet/utils/comm.py",
+                                      "DeepSolo/adet/evaluation/rrc_evaluation_funcs.py",
+                                      "DeepSolo/adet/evaluation/rrc_evaluation_funcs_ic15.py",
+                                      "DeepSolo/adet/evaluation/text_eval_script.py",
+                                      "DeepSolo/adet/evaluation/text_eval_script_ic15.py",
+                                      "pretrained_backbone/convert-torchvision-to-d2.py",
+                                      "create_lmdb_dataset.py", "torchdiffeq/", "_themes/"),
+                           }
 # Splits whose SPLIT_EXCLUDED_SUBTREES also apply to their top-up pools (tuned_t14g's applied to its main rounds only).
 TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                      "test60", "test63", "test64", "test66", "test68", "test70", "test73", "test75",
                                      "test71", "test77", "test76", "test79", "test82", "test81", "test84",
-                                     "test85", "test87", "test88"})
+                                     "test85", "test87", "test88", "test90", "test91"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
@@ -619,7 +722,7 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test40": 8, "test42": 8, "test43": 8, "test45": 8, "test47": 8, "test49": 8, "test51": 8,
                            "test53": 8, "test56": 8, "test59": 8, "test60": 8, "test63": 8, "test64": 8, "test66": 8, "test68": 8,
                            "test70": 8, "test73": 8, "test75": 8, "test71": 8, "test77": 8, "test76": 8, "test79": 8, "test82": 8,
-                           "test81": 8, "test84": 8, "test85": 8, "test87": 8, "test88": 8,
+                           "test81": 8, "test84": 8, "test85": 8, "test87": 8, "test88": 8, "test90": 8, "test91": 8,
                            "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
@@ -799,6 +902,16 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test88 entry (test84's)
                "test88": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                          "cap": 16},
+               # test90 (bench/corpus_test90/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test90 entry (test84's)
+               "test90": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                          "cap": 16},
+               # test91 (bench/corpus_test91/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test91 entry (test84's)
+               "test91": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
                           "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
@@ -807,7 +920,7 @@ AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23
                                  "test28", "test33", "test34", "test36", "test37", "test39", "test40", "test42", "test43",
                                  "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                  "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73", "test75", "test77",
-                                 "test76", "test79", "test82", "test81", "test84", "test85", "test87", "test88",
+                                 "test76", "test79", "test82", "test81", "test84", "test85", "test87", "test88", "test90", "test91",
                                  "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 

@@ -208,7 +208,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                    "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73",
                                    "test75", "test77", "test76", "test79", "test82", "test81", "test84", "test85", "test87",
-                                   "test88", "tuned_t14d",
+                                   "test88", "test90", "test91", "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c",
                                    "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -958,7 +958,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test66", "test68", "test70", "test73", "test75", "test71",
                                                "test77",
                                                "test76", "test79", "test82", "test81", "test84", "test85", "test87",
-                                               "test88", "tuned_t17c",
+                                               "test88", "test90", "test91", "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
                                                "tuned_t22a",
@@ -1064,7 +1064,8 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test73", 22), ("test75", 24), ("test71", 24),
                                                ("test77", 19), ("test76", 20), ("test79", 24),
                                                ("test82", 24), ("test81", 24), ("test84", 24), ("test85", 18),
-                                               ("test87", 21), ("test88", 24)])
+                                               ("test87", 21), ("test88", 24), ("test90", 23),
+                                               ("test91", 18)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -1606,6 +1607,84 @@ def test_test88_files_are_exactly_what_its_rule_draws():
     # The pairs were over 350 after the top-up, so no further round was drawn.
     assert pairs(labelled) >= 350
     assert len(labelled) == 82
+
+
+def test_test90_files_are_exactly_what_its_rule_draws():
+    """test90 (bench/corpus_test90/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 24 code bases, one
+    (3D-Generative-SBDD) with no eligible file. The draw ran to its end before the deadline: kernel's, third_party's
+    and attention's pools ran dry under 35, precision was over 35 after the main rounds, apex's and distributed's pools
+    ran dry under 20, device was over 20 after the main rounds, and the first further round brought the split to 350
+    pairs with its eleventh file."""
+    draw = _LimitedDraw("test90", 23)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test90"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test90"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test90"] == "npu-audit-test-split-87:"   # as the brief named it
+    assert select_test.MAX_FILES_PER_CODE_BASE["test90"] == 8 and "test90" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 23 code bases with an eligible file, six of them with only one.
+    assert len(main) == 40 and labelled[:40] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel drew its two open files,
+    # third_party its two, attention its two (each pool ran dry under 35); precision was over 35 after the main rounds;
+    # apex drew its two-file pool and distributed its three open files (both ran dry under 20); device was over 20.
+    assert labelled[40:42] == open_(pool("kernel"), labelled[:40]) and pairs(labelled[:42], "kernel") < 35
+    assert labelled[42:44] == open_(pool("third_party"), labelled[:42]) and pairs(labelled[:44], "third_party") < 35
+    assert labelled[44:46] == open_(pool("attention"), labelled[:44]) and pairs(labelled[:46], "attention") < 35
+    assert pairs(main, "precision") >= 35
+    assert labelled[46:48] == open_(pool("apex"), labelled[:46]) and pairs(labelled[:48], "apex") < 20
+    assert labelled[48:51] == open_(pool("distributed"), labelled[:48]) and pairs(labelled[:51], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # Further main rounds from round 3, one file per code base per round, skipping drawn files and code bases at 8
+    # files, until the split had 350 pairs: the eleventh (LocalMamba's classification/tools/convert.py) brought it there.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:51])
+    assert labelled[51:] == later[:10]
+    assert pairs(labelled[:60]) < 350 <= pairs(labelled)
+    assert len(labelled) == 61
+
+
+def test_test91_files_are_exactly_what_its_rule_draws():
+    """test91 (bench/corpus_test91/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 18 code bases, the
+    seeds "npu-audit-test-split-87:..." as the brief gave them. The draw ran to its end before the deadline: kernel
+    reached 35 with its first top-up file, third_party's, attention's and apex's pools are empty, precision's and
+    distributed's pools ran dry under their targets, device was over 20 after the main rounds, and the further rounds
+    ran out (every code base at 8 files or out of eligible files) before 350 pairs."""
+    draw = _LimitedDraw("test91", 18)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test91"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test91"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test91"] == "npu-audit-test-split-87:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test91"] == 8 and "test91" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 18 code bases, five of them (BIT_CD, FarSeg, ELiC-ReImplemetation,
+    # PSENet, CRAFT-pytorch) with one eligible file.
+    assert len(main) == 31 and labelled[:31] == main
+    # Top-up, each pool in its order, skipping drawn files: kernel drew one file (torch_radon/__init__.py), which
+    # brought it to 35; third_party's and attention's pools are empty; precision drew its two open files (its pool ran
+    # dry under 35); apex's pool is empty; distributed drew its one file (under 20); device was over 20 after the main
+    # rounds.
+    assert pairs(main, "kernel") < 35 and labelled[31:32] == open_(pool("kernel"), main)[:1]
+    assert pairs(labelled[:32], "kernel") >= 35
+    assert pool("third_party") == [] and pool("attention") == [] and pool("apex") == []
+    assert labelled[32:34] == open_(pool("precision"), labelled[:32]) and pairs(labelled[:34], "precision") < 35
+    assert labelled[34:35] == open_(pool("distributed"), labelled[:34]) and pairs(labelled[:35], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # Further main rounds from round 3: every order ran out (or reached 8 files) before 350 pairs, so the split is
+    # every file the limit allows: min(8, eligible) per code base.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:35])
+    assert labelled[35:] == later
+    assert pairs(labelled) < 350
+    assert len(labelled) == 64
+
 
 def test_test22_files_are_exactly_what_its_rule_draws():
     draw = _LimitedDraw("test22", 21)         # test21's rule on pool A20 and its recorded extension (pinned commits)
