@@ -35,3 +35,22 @@ def test_a_precision_getter_shown_in_a_message_is_a_read():
     assert not found.get(13) and not found.get(14)            # print / logger showing the getter's answer
     assert "NPU207" in found.get(15, {})                      # the getter deciding a branch
     assert found.get(17)                                      # a CUDA call in a message: decision 48
+
+
+def test_a_compiled_extension_of_the_projects_own_package_stays_in_a_tree_audit(tmp_path):
+    """mermaid's samplers import `my_lib_1D` from `mermaid.libraries._ext`, a folder its build fills with compiled
+    modules: the tree has the `mermaid` package but no `_ext` Python module, so the whole-tree audit keeps the per-file
+    reading (NPU891); a `_ext` that is a Python module of the tree is the project's own code and goes."""
+    from tests.static_snippets import code_severity_in_tree
+
+    sampler = ("import torch\nfrom mermaid.libraries._ext import my_lib_1D\n\n\n"
+               "def forward(input1, input2, output):\n"
+               "    my_lib_1D.BilinearSamplerBCW_updateOutput_cuda_1D(input1, input2, output, 0, True)\n"
+               "    return output\n")
+    files = {"mermaid/__init__.py": "", "mermaid/libraries/__init__.py": "",
+             "mermaid/libraries/functions/__init__.py": "", "mermaid/libraries/functions/stn_nd.py": sampler}
+    found = code_severity_in_tree(tmp_path / "built", files)
+    assert "NPU891" in found.get(("mermaid/libraries/functions/stn_nd.py", 2), {})
+    python = dict(files, **{"mermaid/libraries/_ext/__init__.py": "", "mermaid/libraries/_ext/my_lib_1D.py": "X = 1\n"})
+    found = code_severity_in_tree(tmp_path / "python", python)
+    assert "NPU891" not in found.get(("mermaid/libraries/functions/stn_nd.py", 2), {})

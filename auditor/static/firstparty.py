@@ -43,10 +43,10 @@ def is_first_party(finding, packages: frozenset[str]) -> bool:
     if not packages or not finding.symbol or (finding.category not in PACKAGE_CATEGORIES
                                               and finding.name not in PACKAGE_RULES):
         return False
-    if finding.name in OWN_MODULE_RULES or finding.name in CHECK_RULES:
+    if finding.name in OWN_MODULE_RULES or finding.name in CHECK_RULES or finding.name in NAME_READ_RULES:
         # the rule is about the project's own module (`vllm.vllm_flash_attn` in vLLM's tree; a compiled module of the
-        # project's package, `pylibwholegraph.binding.wholememory_binding`, tk38: drop_python_named drops the
-        # Python ones)
+        # project's package, `pylibwholegraph.binding.wholememory_binding`, tk38, or `mermaid.libraries._ext.my_lib_1D`,
+        # built into the package and absent from the tree, lead session 39: drop_python_named drops the Python ones)
         return False
     parts = finding.symbol.split(".")
     if parts[:2] == ["torch", "ops"] and len(parts) > 2:
