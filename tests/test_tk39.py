@@ -4,35 +4,13 @@ a path that is no literal (FastFlowNet's `ctypes.CDLL(open(...).read())`, NPU811
 family with its nearest negatives."""
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-from auditor.rules import load_rules
 from auditor.runner import run_static
-from auditor.static import StaticEngine
 from static_snippets import write_tree
 
-ENGINE = StaticEngine(load_rules())
-
-
-def _codes(source: str, name: str = "ops.py") -> list[tuple[int, str, str]]:
-    result = ENGINE.analyze_bytes(textwrap.dedent(source).encode(), name)
-    return [(f.line, f.code, f.severity) for f in result.findings]
-
-
-def _line(text: str, needle: str) -> int:
-    return next(i for i, line in enumerate(textwrap.dedent(text).splitlines(), 1) if needle in line)
-
-
-def _at(codes, line: int, code: str) -> bool:
-    return any(c[0] == line and c[1] == code for c in codes)
-
-
-def _tree_findings(root: Path) -> dict[str, list[tuple[int, str, str]]]:
-    out: dict[str, list[tuple[int, str, str]]] = {}
-    for r in run_static([root], jobs=1, respect_gitignore=False, cache_dir=root / ".cache").results:
-        out[r.path] = [(f.line, f.code, f.severity) for f in r.findings]
-    return out
+# one set of snippet helpers with tk38 (the same readers of findings by line and of a tree audit)
+from tests.test_tk38 import _at, _codes, _line, _tree_findings
 
 
 # QJL qjl_kernel/qjl_kernel.py (trimmed): qjl_kernel/setup.py builds CUDAExtension(name='cuda_qjl_quant') in place

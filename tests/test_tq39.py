@@ -6,27 +6,11 @@ call or a faiss search or taken item by item from a loop over a host array."""
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
-from auditor.rules import load_rules
-from auditor.static import StaticEngine
 from auditor.static.host_values import _chain_root, _read_off, _self_root
-from tests.static_snippets import code_severity_by_line, code_severity_in_tree
 
-ENGINE = StaticEngine(load_rules())
-
-
-def _findings(src: bytes, path: str = "main.py") -> dict[int, dict[str, str]]:
-    return code_severity_by_line(ENGINE, src, path)
-
-
-def _tree(tmp_path: Path, files: dict[str, str]) -> dict[tuple[str, int], dict[str, str]]:
-    return code_severity_in_tree(tmp_path, files)
-
-
-def _in(found: dict, suffix: str) -> dict[int, dict[str, str]]:
-    return {line: codes for (path, line), codes in found.items() if path.endswith(suffix)}
-
+# one set of snippet helpers with tq38
+from tests.test_tq38 import _findings, _in, _tree
 
 # -- suites Python never runs --------------------------------------------------------------------------------------
 
