@@ -54,3 +54,35 @@ def test_a_compiled_extension_of_the_projects_own_package_stays_in_a_tree_audit(
     python = dict(files, **{"mermaid/libraries/_ext/__init__.py": "", "mermaid/libraries/_ext/my_lib_1D.py": "X = 1\n"})
     found = code_severity_in_tree(tmp_path / "python", python)
     assert "NPU891" not in found.get(("mermaid/libraries/functions/stn_nd.py", 2), {})
+
+
+def test_a_gpu_compose_file_beside_the_plain_one_is_the_cuda_member_of_a_pair(tmp_path):
+    """vits-simple-api ships `docker-compose.yaml` (CPU image) and `docker-compose-gpu.yaml` (the `latest-gpu` image
+    and an NVIDIA device reservation): the user picks one by host, so the GPU file is the CUDA member of a per-backend
+    pair (info, with the sibling named), as `requirements-gpu.txt` beside `requirements-cpu.txt` is; a GPU compose
+    file with no plain sibling keeps its severities."""
+    from auditor.runner import run_static
+
+    cpu = ("services:\n  vits:\n    image: artrajz/vits-simple-api:latest\n    ports:\n      - 23456:23456\n")
+    gpu = ("services:\n  vits:\n    image: artrajz/vits-simple-api:latest-gpu\n    ports:\n      - 23456:23456\n"
+           "    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n"
+           "              count: all\n              capabilities: [gpu]\n")
+
+    def severities(root):
+        out: dict[int, set[str]] = {}
+        for r in run_static([root], jobs=1, respect_gitignore=False, cache_dir=root / ".cache").results:
+            if r.path.endswith("docker-compose-gpu.yaml"):
+                for f in r.findings:
+                    out.setdefault(f.line, set()).add(f.severity)
+        return out
+
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    (pair / "docker-compose.yaml").write_text(cpu)
+    (pair / "docker-compose-gpu.yaml").write_text(gpu)
+    found = severities(pair)
+    assert found and all(sev == {"info"} for sev in found.values()), found
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "docker-compose-gpu.yaml").write_text(gpu)
+    assert "error" in set().union(*severities(alone).values())

@@ -109,6 +109,13 @@ def _kind(name: str) -> str:
     return os.path.splitext(low)[1]
 
 
+def _compose_file(name: str) -> bool:
+    """A Docker Compose file (`docker-compose-gpu.yaml`, `compose.gpu.yml`): its plain-named sibling is the same
+    services without the NVIDIA image tag and device reservation, the pair a user picks from by host."""
+    low = name.lower()
+    return low.startswith(("docker-compose", "compose")) and low.endswith((".yaml", ".yml"))
+
+
 # an NVIDIA-only inference engine as a word of a module's name (`clip_trt.py`, `clip_tensorrt.py`), and the words
 # naming the portable runtimes the other members of its per-backend set of modules use (`clip_onnx.py`, `clip_torch.py`)
 _ENGINE_WORDS = frozenset({"trt", "tensorrt", "trtllm"})
@@ -212,9 +219,9 @@ def per_backend_sibling(path: Path, rel: str, members: ModuleMembers | None = No
             if not names and _cpu_swap(name, other) and \
                     (folder / other).is_file():   # `requirements-cpu.txt` for `requirements-gpu.txt` (t11v)
                 return "/".join(parts[:-1] + [other])
-            if not names and _kind(name) == "requirements" and _cuda_dropped(name, other) and \
-                    (folder / other).is_file():   # `requirements.dev.txt` for `requirements.dev_gpu.txt` (tq37)
-                return "/".join(parts[:-1] + [other])
+            if not names and (_kind(name) == "requirements" or _compose_file(name)) and _cuda_dropped(name, other) \
+                    and (folder / other).is_file():   # `requirements.dev.txt` for `requirements.dev_gpu.txt` (tq37);
+                return "/".join(parts[:-1] + [other])  # `docker-compose.yaml` for `docker-compose-gpu.yaml` (lead 39)
         if _lead_backends(name) == {"cuda"}:
             for other in _entries(str(folder)):   # `cuda_pytorch_bert.py` among `cpu_ipex_bert.yaml`, `mps_*.yaml`
                 theirs, mine = _tokens(other) - {"cpu"}, _tokens(name)
