@@ -102,7 +102,8 @@ def _chain(node: ast.AST) -> list[ast.AST]:
 def _direct(node: ast.AST) -> bool:
     """The expression's own chain shows a device value (a move, a device argument, a model / loss call, a model
     output's field)."""
-    for part in _chain(node):
+    parts = _chain(node)
+    for part in parts:
         if isinstance(part, ast.Call):
             if _places(part):
                 return True
@@ -112,7 +113,6 @@ def _direct(node: ast.AST) -> bool:
                 return True
         elif isinstance(part, ast.Attribute) and part.attr in _DEVICE_FIELDS:
             return True
-    parts = _chain(node)
     if not any(isinstance(p, ast.Call) for p in parts) and any(
             p is not node and _MODEL_WORDS.search(p.attr if isinstance(p, ast.Attribute) else getattr(p, "id", ""))
             for p in parts[1:]):
@@ -122,11 +122,11 @@ def _direct(node: ast.AST) -> bool:
 
 def _root(node: ast.AST) -> str | None:
     """The name (`x`) or `self.x` a chain is read off."""
-    for part in _chain(node):
+    parts = _chain(node)
+    for part in parts:
         if (attr := self_attr(part)) is not None:
             return "self." + attr
-    last = _chain(node)[-1]
-    return last.id if isinstance(last, ast.Name) else None
+    return parts[-1].id if isinstance(parts[-1], ast.Name) else None
 
 
 def _named_loss(root: str | None) -> bool:
@@ -236,6 +236,7 @@ class DeviceReader:
         self._work: dict[int, bool] = {}
         self._bound_names: dict[int, set[str]] = {}
         self._returns: set[str] | None = None
+        self._receivers: dict[int, list[ast.expr]] | None = None
         self._default = {DEFAULT_DEVICE} if sets_default_device(tree) else set()
         stack: list[tuple[ast.AST, ast.ClassDef | None]] = [(tree, None)]
         while stack:
@@ -308,6 +309,13 @@ class DeviceReader:
                 out |= {p for p, a in passed if _derived(a, names)}
         return out
 
+    def receivers(self, line: int) -> list[ast.expr]:
+        """The receivers of the `.item()` / `.tolist()` calls whose method name ends on `line` (the file read once,
+        on the first hint, not once per hint)."""
+        if self._receivers is None:
+            self._receivers = receivers_by_line(self._tree)
+        return self._receivers.get(line, [])
+
     def receiver_on_device(self, receiver: ast.AST, line: int) -> bool:
         """Whether the receiver of the `.item()` / `.tolist()` on `line` is a device value (module doc)."""
         scope, cls = self._scope(line)
@@ -333,10 +341,18 @@ class DeviceReader:
         return self._bound_names[id(scope)]
 
 
+def receivers_by_line(tree: ast.Module) -> dict[int, list[ast.expr]]:
+    """The receivers of the file's `.item()` / `.tolist()` calls, by the line their method name ends on."""
+    out: dict[int, list[ast.expr]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in ("item", "tolist") and node.end_lineno is not None:
+            out.setdefault(node.end_lineno, []).append(node.value)
+    return out
+
+
 def sync_receivers(tree: ast.Module, line: int) -> list[ast.expr]:
     """The receivers of the `.item()` / `.tolist()` calls whose method name ends on `line`."""
-    return [node.value for node in ast.walk(tree) if isinstance(node, ast.Attribute)
-            and node.attr in ("item", "tolist") and node.end_lineno == line]
+    return receivers_by_line(tree).get(line, [])
 
 
 def on_device(ctx, line: int, col: int) -> bool:
@@ -346,7 +362,7 @@ def on_device(ctx, line: int, col: int) -> bool:
         return True
     if ctx.device_reader is None:
         ctx.device_reader = DeviceReader(ctx.module)
-    receivers = sync_receivers(ctx.module, line)
+    receivers = ctx.device_reader.receivers(line)
     if not receivers:
         return True
     exact = [r for r in receivers if r.lineno == line and r.col_offset + 1 == col]
