@@ -285,6 +285,20 @@ PINS_KEY = "pins"
 KEPT_PINS = frozenset({"liger-kernel", "mmcv", "mmcv-full"})
 
 
+def tree_pins(results: list, names: tuple[str, ...], files: re.Pattern[str]) -> list[tuple[str, str]] | None:
+    """(distribution, specifier) of each requirement of `names` (KEPT_PINS) that the tree's metadata files (paths
+    `files` matches) make, as kept in their summaries under PINS_KEY ('' for an unpinned requirement); None when no
+    such file requires any of them. The one reader of kept pins (liger_ascend.py, mmcv_npu_pins.py)."""
+    found: list[tuple[str, str]] | None = None
+    for r in results:
+        pins = (getattr(r, "summary", None) or {}).get(PINS_KEY) or {}
+        if files.search(r.path):
+            for name in names:
+                if name in pins:
+                    found = (found or []) + [(name, spec) for spec in pins[name]]
+    return found
+
+
 def _keep_pin(col: Collector, req: Requirement | None) -> None:
     """A requirement (read_requirement) of a distribution in KEPT_PINS, its specifier kept in the file's summary
     (PINS_KEY); what PEP 508 rejects (`liger-kernel==$VERSION`) names no pin."""

@@ -14,7 +14,7 @@ import re
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
-from auditor.project.requirements import PINS_KEY
+from auditor.project.requirements import tree_pins
 from auditor.static.backends import discount_findings
 
 RULE = "liger-kernel"
@@ -30,12 +30,8 @@ def _pins(results: list) -> list[str] | None:
     """The version specifiers the tree's metadata files give Liger-Kernel ('' for an unpinned requirement), as the
     requirement readers kept them in each file's summary (requirements.PINS_KEY, parsed with `packaging`; cached);
     None when no metadata file requires it."""
-    found: list[str] | None = None
-    for r in results:
-        pins = (getattr(r, "summary", None) or {}).get(PINS_KEY) or {}
-        if RULE in pins and _METADATA.search(r.path):
-            found = (found or []) + pins[RULE]
-    return found
+    found = tree_pins(results, (RULE,), _METADATA)
+    return None if found is None else [spec for _, spec in found]
 
 
 def has_ascend_path(pins: list[str] | None) -> bool:

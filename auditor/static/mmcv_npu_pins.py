@@ -18,7 +18,7 @@ from dataclasses import replace
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
-from auditor.project.requirements import PINS_KEY
+from auditor.project.requirements import tree_pins
 
 RULES = frozenset({"mmcv-npu-built-op", "mmcv-load-npu-built-op"})
 DISTRIBUTIONS = ("mmcv", "mmcv-full")
@@ -32,14 +32,8 @@ _METADATA = re.compile(r"(^|/)(requirements[^/]*\.txt|requirement\.txt|pyproject
 def mmcv_pins(results: list) -> list[str] | None:
     """The specifiers the tree's metadata files give mmcv / mmcv-full ('' for an unpinned requirement); None when no
     metadata file requires either."""
-    found: list[str] | None = None
-    for r in results:
-        pins = (getattr(r, "summary", None) or {}).get(PINS_KEY) or {}
-        if _METADATA.search(r.path):
-            for name in DISTRIBUTIONS:
-                if name in pins:
-                    found = (found or []) + [f"{name}{spec}" if spec else name for spec in pins[name]]
-    return found
+    found = tree_pins(results, DISTRIBUTIONS, _METADATA)
+    return None if found is None else [f"{name}{spec}" if spec else name for name, spec in found]
 
 
 def predates_npu_ops(pins: list[str]) -> bool:
