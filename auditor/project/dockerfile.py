@@ -83,8 +83,7 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
                     _image_through_args(col, m, ref, args, first + 1, start + 1 if start >= 0 else 1)
                     # `FROM ${BASE_IMAGE}:${BASE_IMAGE_TAG}` with `ARG BASE_IMAGE_TAG="12.8.1-devel-..."`: the tag's
                     # ARG picks the CUDA release of the image its defaults make (llm-d, tp39)
-                    resolved = _ARG_REF_RE.sub(lambda a: args.get(a.group(1), ("",))[0], ref)
-                    _tag_args(col, m.match_image(resolved), ref, args, first + 1)
+                    _tag_args(col, m.match_image(images[-1]), ref, args, first + 1)   # (resolved above)
                 registry = _ARG_REF_RE.match(ref)
                 if registry and registry.group(1) in args and ref[registry.end():registry.end() + 1] == "/" \
                         and args[registry.group(1)][0].lower().startswith("nvcr.io"):
