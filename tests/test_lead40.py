@@ -98,7 +98,43 @@ def test_fed_names_read_values_if_tests_and_the_precision_call():
     assert "flag_not_a_switch" not in names and "set_float32_matmul_precision" not in names
 
 
-def test_binding_lines_are_fields_assignments_and_parameters_not_keywords():
-    tree = ast.parse("config.allow_tf32 = True\nclass C:\n    tf32: bool = True\n"
-                     "def f(tf32=True):\n    g(tf32=True)\n    d = {'tf32': True}\n")
-    assert binding_lines(tree, {"tf32", "allow_tf32"}) == {("allow_tf32", 1), ("tf32", 3), ("tf32", 4)}
+def test_binding_lines_are_fields_assignments_parameters_and_own_calls_keywords():
+    tree = ast.parse("from transformers import TrainingArguments\nconfig.allow_tf32 = True\n"
+                     "class C:\n    tf32: bool = True\n"
+                     "def f(tf32=True):\n    c.update(tf32=opts.tf32)\n    d = {'tf32': True}\n"
+                     "    TrainingArguments(tf32=True)\n")
+    assert binding_lines(tree, {"tf32", "allow_tf32"}) == {("allow_tf32", 2), ("tf32", 4), ("tf32", 5), ("tf32", 6)}
+
+
+EDM_TRAIN = """import click
+import dnnlib
+from training import training_loop
+
+
+@click.command()
+@click.option('--bench', help='Enable cuDNN benchmarking', type=bool, default=True)
+@click.option('--tf32', help='Enable TF32', type=bool, default=False)
+def main(**kwargs):
+    opts = dnnlib.EasyDict(kwargs)
+    c = dnnlib.EasyDict()
+    c.update(loss_scaling=opts.ls, cudnn_benchmark=opts.bench, enable_tf32=opts.tf32)
+    training_loop.training_loop(**c)
+"""
+
+EDM_LOOP = """import torch
+
+
+def training_loop(run_dir='.', cudnn_benchmark=True, enable_tf32=False, device=torch.device('cuda')):
+    torch.backends.cudnn.benchmark = cudnn_benchmark
+    torch.backends.cudnn.allow_tf32 = enable_tf32
+    torch.backends.cuda.matmul.allow_tf32 = enable_tf32
+"""
+
+
+def test_options_handed_to_the_trees_own_training_loop_are_not_findings(tmp_path):
+    found = code_severity_in_tree(tmp_path / "edm", {"train.py": EDM_TRAIN, "training/__init__.py": "",
+                                                     "training/training_loop.py": EDM_LOOP})
+    assert not {"NPU042", "NPU248"} & set(_codes(found, "train.py", 12))
+    assert _codes(found, "training/training_loop.py", 5)                  # the switches keep theirs
+    alone = code_severity_in_tree(tmp_path / "alone", {"train.py": EDM_TRAIN})
+    assert {"NPU042", "NPU248"} <= set(_codes(alone, "train.py", 12))    # no loop in the tree: the values are the findings

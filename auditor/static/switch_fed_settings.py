@@ -5,13 +5,15 @@ not a finding of its own; the switch line is the finding").
 VAR's `class Args(Tap): tf32: bool = True` reaches `torch.backends.cudnn.allow_tf32 = bool(tf32)` in the same file
 through `args.set_tf32(args.tf32)`; AlignProp's `allow_tf32: bool = True` config field and ddpo-pytorch's
 `config.allow_tf32 = True` are read by their trainers' `if self.config.allow_tf32: torch.backends.cuda.matmul.allow_tf32
-= True` (test88, test90). The switch line carries NPU206 / NPU006, which is where a port writes the HF32 setting; the
-field's own NPU248 (or NPU042 for `cudnn_benchmark`-style names) says the same thing a second time. This pass drops
-those two settings findings when some Python file of the audited tree assigns a torch.backends switch from an
-expression that reads a name of the setting, or under an `if` whose test reads it. When the tree never sets the
-switch (the value goes to a library that does: `TrainingArguments(tf32=True)`), the finding stays: the value is the
-finding there (decision 7's second sentence). The visitor's `params_fed_to_backend_switches` is the same decision for
-a parameter written straight into a switch inside its own function; this pass reads the whole tree.
+= True` (test88, test90); EDM's `c.update(cudnn_benchmark=opts.bench, enable_tf32=opts.tf32)` hands options to its own
+training loop, which writes them into the switches (test93). The switch line carries NPU206 / NPU006, which is where a
+port writes the HF32 setting; the setting's own NPU248 (or NPU042 for `cudnn_benchmark`-style names) says the same
+thing a second time. This pass drops those two settings findings when some Python file of the audited tree assigns a
+torch.backends switch from an expression that reads a name of the setting, or under an `if` whose test reads it. When
+the tree never sets the switch (the value goes to a library that does: `TrainingArguments(tf32=True)`, or is handed to
+a call through an imported name), the finding stays: the value is the finding there (decision 7's second sentence).
+The visitor's `params_fed_to_backend_switches` is the same decision for a parameter written straight into a switch
+inside its own function; this pass reads the whole tree.
 """
 from __future__ import annotations
 
@@ -122,13 +124,37 @@ def drop_switch_fed_settings(results: list, project: Any) -> int:
     return dropped
 
 
+def _imported_roots(tree: ast.Module) -> set[str]:
+    """Names the module binds by an absolute import (`from transformers import TrainingArguments`, `import
+    transformers`): a call through one of them hands its keywords to another package. Relative imports are the
+    tree's own modules."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            out.update(a.asname or a.name for a in node.names)
+    return out
+
+
+def _root_name(node: ast.expr) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Call, ast.Subscript)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
 def binding_lines(tree: ast.Module, names: set[str]) -> set[tuple[str, int]]:
     """(name, line) of each place the module binds one of `names` as a setting of its own: a class field or an
-    assignment (`tf32: bool = True`, `config.allow_tf32 = True`) or a parameter default (`def setup(tf32=True)`).
-    Not a keyword argument or a dict key: those hand the value to a callee, which may be a library that sets the
-    switch itself (mmengine's `env_cfg = dict(cudnn_benchmark=True)`, `TrainingArguments(tf32=True)`)."""
+    assignment (`tf32: bool = True`, `config.allow_tf32 = True`), a parameter default (`def setup(tf32=True)`), or a
+    keyword argument of a call that is not made through an imported name (EDM's `c.update(cudnn_benchmark=opts.bench)`,
+    the options its own training loop writes into the switch). A keyword of a call through an imported name hands the
+    value to another package, which may set the switch itself (`TrainingArguments(tf32=True)`); a dict key is left too."""
+    imported = _imported_roots(tree)
     out: set[tuple[str, int]] = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _root_name(node.func) not in imported:
+            out.update((k.arg, k.value.lineno) for k in node.keywords if k.arg in names)
+            out.update((k.arg, k.lineno) for k in node.keywords if k.arg in names)
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                 name = target.id if isinstance(target, ast.Name) else \
