@@ -95,6 +95,9 @@ def test_fed_names_read_values_if_tests_and_the_precision_call():
                      "    model.enabled = flag_not_a_switch\n")
     names = fed_names(tree)
     assert {"allow_tf32", "cudnn_benchmark", "use_tf32"} <= names
+    # mmflow's tools/train.py reads its config's `cudnn_benchmark = True` by name
+    assert "cudnn_benchmark" in fed_names(ast.parse("import torch\nif cfg.get('cudnn_benchmark', False):\n"
+                                                    "    torch.backends.cudnn.benchmark = True\n"))
     assert "flag_not_a_switch" not in names and "set_float32_matmul_precision" not in names
 
 

@@ -41,8 +41,9 @@ def _is_switch(target: ast.expr) -> bool:
 
 
 def _names_read(node: ast.AST) -> set[str]:
-    """Identifiers an expression reads: bare names and attribute names (`bool(tf32)` -> tf32; `self.config.allow_tf32`
-    -> self, config, allow_tf32), not the names of the functions it calls."""
+    """Identifiers an expression reads: bare names, attribute names and names given as strings (`bool(tf32)` -> tf32;
+    `self.config.allow_tf32` -> self, config, allow_tf32; mmflow's `cfg.get('cudnn_benchmark', False)` ->
+    cudnn_benchmark), not the names of the functions it calls."""
     called = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
     out: set[str] = set()
     for n in ast.walk(node):
@@ -52,6 +53,8 @@ def _names_read(node: ast.AST) -> set[str]:
             out.add(n.id)
         elif isinstance(n, ast.Attribute) and id(n) not in called:
             out.add(n.attr)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.isidentifier():
+            out.add(n.value)
     return out
 
 
