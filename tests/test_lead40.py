@@ -141,3 +141,23 @@ def test_options_handed_to_the_trees_own_training_loop_are_not_findings(tmp_path
     assert _codes(found, "training/training_loop.py", 5)                  # the switches keep theirs
     alone = code_severity_in_tree(tmp_path / "alone", {"train.py": EDM_TRAIN})
     assert {"NPU042", "NPU248"} <= set(_codes(alone, "train.py", 12))    # no loop in the tree: the values are the findings
+
+
+def _notebook(*cells: str) -> str:
+    import json
+
+    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+                       "cells": [{"cell_type": "code", "id": f"c{i}", "metadata": {}, "execution_count": None,
+                                  "outputs": [], "source": cell} for i, cell in enumerate(cells)]})
+
+
+def test_a_notebook_cell_that_feeds_its_own_switches(tmp_path):
+    """VAR's demo notebook: `tf32 = True` written into the switches in the same cell (the setting goes); a cell with
+    a shell line does not parse alone and is skipped, the line count still runs through it."""
+    cells = ("!pip install -q timm\nimport torch", "# run faster\ntf32 = True\n"
+             "torch.backends.cudnn.allow_tf32 = bool(tf32)\ntorch.backends.cuda.matmul.allow_tf32 = bool(tf32)\n")
+    found = code_severity_in_tree(tmp_path / "nb", {"demo_sample.ipynb": _notebook(*cells)})
+    assert "NPU248" not in _codes(found, "demo_sample.ipynb", 4)
+    assert _codes(found, "demo_sample.ipynb", 5)
+    alone = code_severity_in_tree(tmp_path / "alone", {"demo.ipynb": _notebook("tf32 = True\ntrain(tf32)\n")})
+    assert "NPU248" in _codes(alone, "demo.ipynb", 1)

@@ -87,9 +87,36 @@ def fed_names(tree: ast.Module) -> set[str]:
     return out
 
 
+def _modules(project: Any, rel: str, data: bytes | None = None) -> list[tuple[int, ast.Module]]:
+    """(line offset, tree) of each Python unit of a file: a `.py` file whole (the project's shared parse), a notebook's
+    code cells one by one, at the offset where a finding's line counts them (auditor/project/notebook.py; a cell that
+    does not parse alone, a `!pip` line or a magic, is skipped)."""
+    if rel.endswith(".py"):
+        source = project.source(rel)
+        return [(0, source[1])] if source is not None else []
+    from auditor.project.notebook import code_cells
+    from auditor.source import SourceError
+    from auditor.static.project_imports import as_text, read_counted
+
+    try:
+        cells = code_cells(as_text(data if data is not None else read_counted(project, project.paths.get(rel))))
+    except (OSError, SourceError, ValueError):
+        return []
+    out: list[tuple[int, ast.Module]] = []
+    offset = 0
+    for _number, code in cells:
+        try:
+            out.append((offset, ast.parse(code)))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            pass
+        offset += len(code.splitlines() or [""])
+    return out
+
+
 def drop_switch_fed_settings(results: list, project: Any) -> int:
     """Drop NPU248 / NPU042 findings whose setting name feeds a torch.backends switch the tree sets (module doc).
-    Reads only the tree's Python files that mention such a switch, once each. Returns how many were dropped."""
+    Reads only the tree's Python files and notebooks that mention such a switch and one of the settings' names, once
+    each. Returns how many were dropped."""
     wanted = {f.symbol for r in results for f in r.findings if f.name in SETTING_RULES}
     if not wanted:
         return 0
@@ -98,7 +125,7 @@ def drop_switch_fed_settings(results: list, project: Any) -> int:
 
     fed: set[str] = set()
     for rel, path in project.paths.items():
-        if not rel.endswith(".py"):
+        if not rel.endswith((".py", ".ipynb")):
             continue
         try:
             data = read_counted(project, path)
@@ -108,19 +135,17 @@ def drop_switch_fed_settings(results: list, project: Any) -> int:
             continue
         if not any(name.encode() in data for name in wanted):
             continue
-        source = project.source(rel)
-        if source is not None:
-            fed |= fed_names(source[1])
+        for _offset, tree in _modules(project, rel, data):
+            fed |= fed_names(tree)
     if not fed & wanted:
         return 0
     dropped = 0
     for r in results:
-        if not r.path.endswith(".py") or not any(f.name in SETTING_RULES and f.symbol in fed for f in r.findings):
+        if not r.path.endswith((".py", ".ipynb")) or \
+                not any(f.name in SETTING_RULES and f.symbol in fed for f in r.findings):
             continue
-        source = project.source(r.path)
-        if source is None:
-            continue
-        bound = binding_lines(source[1], fed & wanted)
+        bound = {(name, offset + line) for offset, tree in _modules(project, r.path)
+                 for name, line in binding_lines(tree, fed & wanted)}
         kept = [f for f in r.findings if not (f.name in SETTING_RULES and (f.symbol, f.line) in bound)]
         dropped += len(r.findings) - len(kept)
         r.findings = kept
