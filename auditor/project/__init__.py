@@ -42,6 +42,18 @@ def is_github_workflow(rel: str) -> bool:
     return len(parts) >= 3 and parts[-3:-1] == [".github", "workflows"] and parts[-1].endswith((".yml", ".yaml"))
 
 
+# folders of issue / discussion / merge-request templates (GitHub's issue forms and templates, GitLab's description
+# templates): text for the person who files them
+_TEMPLATE_FOLDERS = frozenset({"issue_template", "discussion_template", "issue_templates", "merge_request_templates"})
+
+
+def issue_form(rel: str) -> bool:
+    """A file of `.github/ISSUE_TEMPLATE/` (GitHub docs, "Syntax for issue forms"), `.github/DISCUSSION_TEMPLATE/` or
+    `.gitlab/issue_templates/`."""
+    parts = [p.lower() for p in rel.replace("\\", "/").split("/")[:-1]]
+    return any(a in (".github", ".gitlab") and b in _TEMPLATE_FOLDERS for a, b in zip(parts, parts[1:]))
+
+
 def project_kind(name: str, rel: str = "") -> str | None:
     """The kind of a project file from its name (and, for JSON, its folder: rel is its path in the tree), or None
     for files this module does not read."""
@@ -93,7 +105,11 @@ def analyze_project_file(engine: "StaticEngine", data: bytes, rel: str, kind: st
         "apptainer": apptainer.analyze_definition,
     }[kind]
     result = handler(engine, data, rel)
-    if result.findings and another_backends_file(rel):
+    if result.findings and issue_form(rel):
+        # `.github/ISSUE_TEMPLATE/bug.yml`: a GitHub issue form's labels and descriptions are text shown to a person
+        # filing an issue (`run `sudo docker run --rm --gpus all nvidia/cuda:...``): prose, not a config (tp40)
+        result.findings = []
+    elif result.findings and another_backends_file(rel):
         # `docker/amd/Dockerfile`, `Dockerfile.mi325`, `configs/gbs256_tpu.yaml`, `requirements-rocm.txt`: the set-up
         # of another accelerator; an Ascend port adds its own file beside it and never edits this one, so no line of
         # it is a CUDA finding (t15k; Python files there stay info, "left as is", auditor/static/backends.py)

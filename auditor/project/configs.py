@@ -622,7 +622,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             seen.add(id(value))
             if id(value) in in_vectors:
                 continue          # an exec-form `command:` / `args:` item: read with its vector, as one command
-            if isinstance(value, yaml.ScalarNode) and value.style == "|" and _embeds_config(path):
+            if isinstance(value, yaml.ScalarNode) and value.style == "|" and (_embeds_config(path)
+                                                                             or _json_object_block(value)):
                 embedded = _embedded_config(col, value)
                 if embedded is not None:
                     scan_config_roots(col, [embedded])      # KubeRay's `serveConfigV2: |` Serve application config
@@ -695,6 +696,14 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             if key is value and isinstance(value.value, str) and _package_list(path):
                 _requirement_item(col, value)            # Cog `build: python_packages: - "torch==1.10.0"`
                 continue
+            if key is value and isinstance(value.value, str) and _system_package_list(path):
+                # Cog `build: system_packages:`, an installer's `PACKAGES: - nvidia-jetpack` (Seeed's jetson-examples
+                # config.yaml, which its utils.sh hands to `apt install`; tp40): read as apt packages
+                col.add(m.match_requirement("apt:" + raw.strip()), raw.strip(), value.start_mark.line + 1,
+                        value.start_mark.column + 1)
+                continue
+            if key is value and _L4T_KEY_RE.fullmatch(path.rsplit(".", 1)[-1].lower().replace("-", "_")):
+                continue     # one release of a list of Jetson releases: the list is one gate, on its key (_version_keys)
             if path.endswith("widgets_values") and key is value and raw.lower() in _WIDGET_DTYPES:
                 # a ComfyUI workflow node's widget values are its inputs without their names: a loader's weight
                 # dtype widget (`LoadFlux2Model` ["FLUX.2-dev", "sequential_cpu_offload", "bf16"]) is its dtype
@@ -762,7 +771,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 # `executor.accelerator: cuda` (torchchat's device profiles): another tool's key, not Lightning's
                 # trainer; a CUDA value there is a device setting like `device: cuda`
                 rule = m.match_setting("device", raw) if raw.lower() == "cuda" else None
-            build_parameter = rule is not None and name.isupper() and name.endswith("_VERSION") and (
+            # (`CUDA_VER: '12.9.2'`, RAPIDS' matrix entries, is the same name shortened; tp40)
+            build_parameter = rule is not None and name.isupper() and name.endswith(("_VERSION", "_VER")) and (
                 "CUDA" in name or "CUDNN" in name) and any(ch.isdigit() for ch in raw)
             # `CUDA_VERSION: 12.6.3` in a build matrix (composer's docker/build_matrix.yaml feeds `docker build
             # --build-arg`): the CUDA version an image is built for, as `ARG CUDA_VERSION=12.6.3` (info)
@@ -803,6 +813,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                         edit=edit, note=note)
     for root in roots:
         _run_args(col, m, root)
+        _docker_runtimes(col, m, root)
         _argument_lists(col, m, root)
         _version_keys(col, m, root, "")
         _packer_steps(col, m, root)
@@ -1011,6 +1022,44 @@ _CDI_NVIDIA_RE = re.compile(r"nvidia\.com/gpu=[\w:.-]+")
 _OWN_CUDA_SWITCHES = frozenset({"use_cuda", "use_nvidia", "with_cuda"})
 _DEFAULTED_RE = re.compile(r"\$\{\w+:?[-=]([^{}$]+)\}")
 _CUDA_KEY_RE = re.compile(r"(?:\w+_)?(?:cuda|cudnn|cuda_toolkit|nvcc)(?:_versions?|_vers?)?")
+# the Jetson Linux (L4T) / JetPack releases a Jetson installer or image build accepts (`ALLOWED_L4T_VERSIONS:` in Seeed's
+# jetson-examples, `L4T_VERSION`, `JETPACK_VERSION`; tp40)
+_L4T_KEY_RE = re.compile(r"(?:\w+_)?(?:l4t|jetpack)(?:_versions|_releases)")
+# lists of system (apt) packages an installer or platform installs: Cog's `build.system_packages` (cog.yaml reference),
+# an installer config's top-level `PACKAGES:` list
+_SYSTEM_PACKAGE_KEYS = ("system_packages", "apt_packages", "apt-packages")
+
+
+def _system_package_list(path: str) -> bool:
+    """A list of apt packages: a key named for them (`build.system_packages`, `dgx_system_packages`) or a top-level
+    `packages:` list."""
+    lowered = path.lower()
+    return lowered.rsplit(".", 1)[-1].endswith(_SYSTEM_PACKAGE_KEYS) or lowered == "packages"
+
+
+def _json_object_block(value) -> bool:
+    """A `|` block that holds one JSON object (an installer config's `DAEMON: |` with Docker's daemon.json): JSON is
+    YAML's flow syntax, so it is read as the config it is."""
+    text = str(value.value).strip()
+    return text.startswith("{") and text.endswith("}")
+
+
+def _docker_runtimes(col: Collector, m, root) -> None:
+    """Docker's daemon.json `runtimes` entry of NVIDIA's container runtime (`"nvidia": {"path":
+    "nvidia-container-runtime"}`; Docker's dockerd reference, "Daemon configuration file"; NVIDIA container toolkit
+    install guide, "Configuring Docker"): the runtime each `--runtime=nvidia` container starts with, reported on the
+    entry's name (its `default-runtime: nvidia` is a setting of NPU017's list)."""
+    runtimes = _mapping(root).get("runtimes") if isinstance(root, yaml.MappingNode) else None
+    if not isinstance(runtimes, yaml.MappingNode):
+        return
+    for key, value in runtimes.value:
+        entry = _mapping(value) if isinstance(value, yaml.MappingNode) else {}
+        path = entry.get("path")
+        if isinstance(key, yaml.ScalarNode) and (str(key.value).lower() == "nvidia" or isinstance(path, yaml.ScalarNode)
+                                                 and "nvidia-container-runtime" in str(path.value)):
+            line, c = key.start_mark.line + 1, key.start_mark.column + 1
+            c += col.lines[line - 1][c - 1:c] in ("'", '"')
+            col.add(m.match_setting("runtime", "nvidia"), f"runtimes: {key.value}", line, c, c + len(str(key.value)))
 
 
 def _version_keys(col: Collector, m, node, path: str) -> None:
@@ -1029,7 +1078,7 @@ def _version_keys(col: Collector, m, node, path: str) -> None:
         name = str(key.value)
         sub = f"{path}.{name}" if path else name
         flat = name.lower().replace("-", "_")
-        if not isinstance(value, yaml.ScalarNode) and _CUDA_KEY_RE.fullmatch(flat) and (
+        if not isinstance(value, yaml.ScalarNode) and (_CUDA_KEY_RE.fullmatch(flat) or _L4T_KEY_RE.fullmatch(flat)) and (
                 isinstance(value, yaml.MappingNode) and ".inputs." in f".{path}."
                 or isinstance(value, yaml.SequenceNode) and value.start_mark.line > key.start_mark.line):
             rule = m.match_setting(f"{path}.{flat}" if path else flat, "12.4")

@@ -708,11 +708,14 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
     tool = doc.get("tool") or {}
     uv = tool.get("uv") or {}
     indexes: dict[str, str] = {}
+    named = _named_sources(tool)
     for table in (uv.get("index"), (tool.get("poetry") or {}).get("source"), (tool.get("pdm") or {}).get("source")):
         for entry in table if isinstance(table, list) else []:
             url = entry.get("url") if isinstance(entry, dict) else None
             if isinstance(url, str):
                 indexes[str(entry.get("name", ""))] = url
+                if _explicit_source(entry) and str(entry.get("name", "")) not in named:
+                    continue    # an explicit source no dependency names: nothing is installed from it (tp40)
                 number = _locate(lines, url)
                 if number:
                     _index(col, number, lines[number - 1], url)
@@ -984,6 +987,35 @@ def _poetry_dependency_tables(poetry: dict) -> list[tuple[str, dict]]:
     tables += [(f"tool.poetry.group.{name}.dependencies", g.get("dependencies"))
                for name, g in (groups.items() if isinstance(groups, dict) else ()) if isinstance(g, dict)]
     return [(header, table) for header, table in tables if isinstance(table, dict)]
+
+
+def _explicit_source(entry: dict) -> bool:
+    """A package source searched only for the packages that name it: Poetry's `priority = "explicit"` (Poetry docs,
+    "Repositories: Package source priority: explicit") and uv's `explicit = true` index (uv docs, "Package indexes:
+    Pinning a package to an index")."""
+    return entry.get("priority") == "explicit" or entry.get("explicit") is True
+
+
+def _named_sources(tool: dict) -> set[str]:
+    """The package sources some dependency names: `source = "..."` in Poetry's dependency tables (a list of them with
+    markers), `index = "..."` in `[tool.uv.sources]`."""
+    named = {str(e["index"]) for entries in _poetry_source_entries_all(tool.get("poetry") or {}).values()
+             for e in entries}
+    sources = (tool.get("uv") or {}).get("sources") or {}
+    for spec in sources.values() if isinstance(sources, dict) else ():
+        for e in spec if isinstance(spec, list) else [spec]:
+            if isinstance(e, dict) and isinstance(e.get("index"), str):
+                named.add(e["index"])
+    return named
+
+
+def _poetry_source_entries_all(poetry: dict) -> dict[str, list[dict]]:
+    """`_poetry_source_entries` over every Poetry dependency table (main, groups)."""
+    out: dict[str, list[dict]] = {}
+    for _, section in _poetry_dependency_tables(poetry):
+        for package, entries in _poetry_source_entries(section, []).items():
+            out.setdefault(package, []).extend(entries)
+    return out
 
 
 def _poetry_source_entries(section: dict, extras: list[str]) -> dict[str, list[dict]]:

@@ -584,9 +584,10 @@ def _environment_names(tree, raw: bytes, text: str, evaluated: set[str]) -> froz
     return frozenset(names)
 
 
-def scan_shell(col: Collector, text: str, script: bool = False) -> None:
+def scan_shell(col: Collector, text: str, script: bool = False, multi_process: bool = False) -> None:
     """Report what `text` (lines aligned with the file's lines) sets, reads, runs and installs; `script`: `text` is a
-    whole shell script, whose function definitions are kept in its summary (called_scripts.FUNCTIONS_KEY)."""
+    whole shell script, whose function definitions are kept in its summary (called_scripts.FUNCTIONS_KEY);
+    `multi_process`: `text` runs once per task of srun / mpirun (`srun ... bash -c "..."`), as its launches do."""
     raw = text.encode("utf-8")
     tree = _parser().parse(raw)
     pos = _Positions(raw)
@@ -596,6 +597,9 @@ def scan_shell(col: Collector, text: str, script: bool = False) -> None:
     environment_names = _environment_names(tree, raw, text, evaluated)
     appenders = _appender_functions(tree) if "$@" in text or "$*" in text else {}
     container_vars = _container_variables(tree.root_node) if "$" in text else {}
+    # the evaluated variables a command under srun / mpirun expands (`srun ... bash -c "source vars.sh && $cmd"`)
+    multi_process_vars = _Everything() if multi_process else \
+        _multi_process_vars(tree.root_node) & evaluated if evaluated else set()
     for node in _walk(tree.root_node):
         if node.type == "variable_assignment":
             name_node = node.child_by_field_name("name")
@@ -618,8 +622,10 @@ def scan_shell(col: Collector, text: str, script: bool = False) -> None:
                 _program_variable(col, m, pos, tree, name, value)
             if value is not None and value.type in ("string", "raw_string"):
                 _env_list(col, pos, value)
+                _yaml_value(col, pos, value)
                 if name in evaluated:
-                    _nested_script(col, pos, value)     # the command line `eval $name` runs, read in its place
+                    # the command line `eval $name` runs, read in its place
+                    _nested_script(col, pos, value, multi_process=name in multi_process_vars)
             if value is not None and "IMAGE" in name.upper() and not _DERIVED_RE.match(_word(value).strip('"')):
                 # IMAGE_NAME="nvcr.io/nvidia/pytorch:..." (not `GPU_IMAGE=$(get_gpu_image)`: a command's output)
                 ref = _word(value) if value.type != "string" else value.text.decode()[1:-1]
@@ -637,7 +643,7 @@ def scan_shell(col: Collector, text: str, script: bool = False) -> None:
                     col.env(child.text.decode(), line, c, sets=False)   # a read, not a setting
                     break
         elif node.type == "command":
-            _command(col, m, pos, node, source_tree)
+            _command(col, m, pos, node, source_tree, multi_process)
             name_node = node.child_by_field_name("name")
             if name_node is not None and (name_node.text in (b"echo", b"printf") or name_node.text in appenders):
                 _written_exports(col, pos, node, appenders)
@@ -875,6 +881,71 @@ def _container_options_variable(col: Collector, m, pos: _Positions, name: str, v
                     col.add(m.match_image(stem), stem, vline, wc, wc + len(w))
 
 
+# Container runners that run a command in an image (whether the image is an operand after `run` / `exec`, and the options
+# that take a value): Apptainer / SingularityCE `exec` / `run` (apptainer.org/docs/user/latest/cli/apptainer_exec.html),
+# NERSC's Shifter (`shifter --image=... command`, docs.nersc.gov/development/containers/shifter/)
+_IMAGE_RUNNERS: dict[str, tuple[bool, frozenset[str]]] = {
+    **dict.fromkeys(("singularity", "apptainer"), (True, frozenset({
+        "-B", "--bind", "--env", "--env-file", "-H", "--home", "-W", "--workdir", "--pwd", "-o", "--overlay",
+        "--network", "--network-args", "--security", "--app", "-S", "--scratch", "--mount", "--hostname"}))),
+    "shifter": (False, frozenset({"--image", "-V", "--volume", "-e", "--env", "-m", "--module", "-w", "--workdir",
+                                  "--entrypoint", "--env-file"})),
+}
+
+
+def _yaml_value(col: Collector, pos: _Positions, value) -> None:
+    """A multi-line string that is a YAML document of nested keys (RAPIDS' shared-workflows `export MATRIX="
+    conda-cpp-build: pull-request: - { ARCH: 'amd64', CUDA_VER: '12.9.2', ... }"`, which the step hands to `yq` as
+    the CI build matrix; tp40): read by the config reader in its place, as a here-document config is. A one-line
+    string, a command line or a message (no key holding a mapping or a list) is not one."""
+    if value.start_point[0] == value.end_point[0]:
+        return
+    import yaml
+
+    from auditor.project.configs import scan_config_roots   # configs reads CI `run:` blocks through here
+
+    row, byte_col = value.start_point
+    start = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + 1
+    text = "\n" * row + " " * start + value.text.decode("utf-8", errors="replace")[1:-1]
+    try:
+        root = yaml.compose(text.replace("\t", " "), Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return
+    if isinstance(root, yaml.MappingNode) and any(isinstance(v, (yaml.MappingNode, yaml.SequenceNode))
+                                                  for _, v in root.value):
+        scan_config_roots(col, [root])
+
+
+def _runner_option(col: Collector, m, pos: _Positions, runner: str, option: str, node) -> None:
+    """One option of a container runner whose command is read on its own (`singularity exec --nv ...`, `shifter
+    --module=gpu ...`): its command pattern (`singularity --nv`) or its setting (`module=gpu`), as the option loop of
+    `_command` reads a program's options."""
+    line, c = pos.at(node.start_point)
+    word = node.text.decode("utf-8", errors="replace")
+    rule = m.match_command(f"{runner} {option}")
+    if rule is not None:
+        col.add(rule, f"{runner} {option}", line, c, c + len(word))
+        return
+    key, _, value = option.partition("=")
+    if key.startswith("--") and len(key) > 2:
+        setting = m.match_setting(setting_path(key), value or "true") or cli_setting(m, setting_path(key),
+                                                                                    value or "true")
+        if setting is not None:
+            col.add(setting, f"{key} {value}".strip(), line, c, c + len(word), value=value or "true")
+
+
+def _multi_process_vars(root) -> set[str]:
+    """The variables expanded inside a command that srun / mpirun runs once per task (`srun ... bash -c "source
+    export_DDP_vars.sh && $cmd"`, NERSC's nersc-dl-wandb)."""
+    out: set[str] = set()
+    for node in _walk(root):
+        first = node.child_by_field_name("name") if node.type == "command" else None
+        if first is not None and _word(first).rsplit("/", 1)[-1] in ("srun", "mpirun", "mpiexec"):
+            out |= {c.text.decode() for n in _walk(node) if n.type in ("simple_expansion", "expansion")
+                    for c in n.children if c.type == "variable_name"}
+    return out
+
+
 def _expansion_between(command, before, after) -> bool:
     """Whether a variable or command substitution stands between two word nodes of a command."""
     return any(c.type in ("expansion", "simple_expansion", "command_substitution")
@@ -956,7 +1027,8 @@ def _ci_set_variable(col: Collector, pos: "_Positions", node) -> None:
 
 
 # `echo "MATRIX_CUDA_VERSION=..." >> $GITHUB_ENV`: a GitHub Actions step writing a variable for the later steps
-_GITHUB_ENV_RE = re.compile(r">>?\s*\"?\$\{?GITHUB_ENV\}?\"?")
+# (or `echo base=nvidia/cuda:... >> $GITHUB_OUTPUT`: a step output the later steps read as `steps.<id>.outputs.base`)
+_GITHUB_ENV_RE = re.compile(r">>?\s*\"?\$\{?GITHUB_(?:ENV|OUTPUT)\}?\"?")
 _ENV_FILE_ITEM_RE = re.compile(r"([A-Za-z_]\w*)=(.*)", re.DOTALL)
 
 
@@ -973,9 +1045,18 @@ def _github_env_write(col: Collector, m, pos: "_Positions", node) -> None:
     if len(args) != 1:
         return
     item = _ENV_FILE_ITEM_RE.fullmatch(_word(args[0]))
-    if item is None or not item.group(1).upper().endswith("_VERSION"):
+    if item is None:
         return
     line, c = pos.at(args[0].start_point)
+    image = item.group(2).strip()
+    if re.fullmatch(r"[\w.-]+(?:/[\w.${}-]+)+:\S+", image) and (rule := m.match_image(image)) is not None:
+        # `echo base=nvidia/cuda:${{ matrix.cuda }}-cudnn...-runtime-ubuntu... >> $GITHUB_OUTPUT` (cml's images
+        # workflow, tp40): the CUDA base image a later `docker build --build-arg BASE_IMAGE=...` step builds on
+        at = c + (args[0].type in ("string", "raw_string")) + len(item.group(1)) + 1
+        col.add(rule, image, line, at, at + len(image))
+        return
+    if not item.group(1).upper().endswith("_VERSION"):
+        return
     _cuda_version_parameter(col, m, item.group(1), item.group(2), line, c + (args[0].type in ("string", "raw_string")))
 
 
@@ -1546,7 +1627,9 @@ def _backgrounded_in_loop(node) -> bool:
     return background and node is not None
 
 
-def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree) -> None:
+def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree, under_launcher: bool = False) -> None:
+    """One command: what it runs, installs and asks for; `under_launcher`: it runs in a script string that srun /
+    mpirun starts once per task."""
     name_node = node.child_by_field_name("name")
     if name_node is None:
         return
@@ -1574,7 +1657,7 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
                 col.env(var, vl, vc + (nodes[i + 1].type in ("string", "raw_string")), value=value)
     # under srun / mpirun: one process per task, each running the launched script; or started in the background once
     # per pass of a loop (`for ((i = 0; i < ngpu; ++i)); do { python -m x.bin.train --gpu_id $i ...; } & done`)
-    multi_process = _backgrounded_in_loop(node)
+    multi_process = under_launcher or _backgrounded_in_loop(node)
     while words and (words[0].rsplit("/", 1)[-1] in _WRAPPERS or words[0].rsplit("/", 1)[-1] in _PREFIX_COMMANDS
                      or "=" in words[0] and words[0][0] != "-"):
         wrapper = words[0].rsplit("/", 1)[-1]
@@ -1590,6 +1673,14 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
                 skip = 1        # `mpiexec -n ${N} -ppn ${PPN} ...`: the value is an expansion, not one of `words`
             if slurm and _value_expanded(nodes[0]):
                 skip = 1        # `srun -p $PARTITION python ...`: the value is an expansion, not one of `words`
+                # `srun -n $ngpu --gpus-per-node $ngpu shifter ...` (NERSC's nersc-dl-wandb, tp40): a request whose
+                # count a variable holds is still a request for GPUs
+                value = nodes[0].next_sibling.text.decode("utf-8", errors="replace")
+                rule = m.match_setting(setting_path(words[0]), value) if words[0].startswith("--") \
+                    and "=" not in words[0] else None
+                if rule is not None and rule.code in _SCHEDULER_REQUESTS:
+                    wl, wc = pos.at(nodes[0].start_point)
+                    col.add(rule, f"{words[0]} {value}", wl, wc, wc + len(words[0]), value=value)
             elif slurm and words[0] in _SRUN_SHORT_VALUES and len(words) > 2:
                 skip = 2        # `srun -p video --job-name=x python run.py` (pd6, VideoMAEv2)
             elif slurm:
@@ -1619,6 +1710,21 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
                 skip = 2 if words[0] in _EXEC_VALUE_OPTIONS else 1
                 words, nodes = words[skip:], nodes[skip:]
             words, nodes = words[1:], nodes[1:]
+        elif words[0].rsplit("/", 1)[-1] in _IMAGE_RUNNERS and (
+                not _IMAGE_RUNNERS[words[0].rsplit("/", 1)[-1]][0] or words[1] in ("run", "exec")):
+            # `singularity run $SIF bash -c '...'`, `apptainer exec --nv image.sif python train.py`, `shifter
+            # --image=nersc/pytorch:... bash -c "..."`: the command run inside the container, after the runner's
+            # options and its image (an expanded image is not one of `words`)
+            runner = words[0].rsplit("/", 1)[-1]
+            image_operand, value_options = _IMAGE_RUNNERS[runner]
+            k = 2 if image_operand else 1
+            while k < len(words) and words[k].startswith("-"):
+                valued = words[k] in value_options and not _value_expanded(nodes[k]) and k + 1 < len(words)
+                _runner_option(col, m, pos, runner, f"{words[k]}={words[k + 1]}" if valued else words[k], nodes[k])
+                k += 2 if valued else 1
+            if image_operand and k < len(words) and not _expansion_between(node, nodes[k - 1], nodes[k]):
+                k += 1
+            words, nodes = words[k:], nodes[k:]
         elif re.fullmatch(r"\$\{?[A-Za-z_]\w*\}?", words[0]) and not re.search("PY|PIP", words[0].upper()) \
                 and not words[1].startswith("-"):
             words, nodes = words[1:], nodes[1:]    # `${CONDA_RUN} pip install ...`: a runner held in a variable
@@ -1789,7 +1895,9 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
     if name == "sbatch":
         _wrapped_job(col, pos, words, nodes)     # `sbatch ... --wrap="srun python train.py --bf16"` (t15o)
     if name in _SHELLS and len(words) > 2 and words[1] == "-c" and nodes[2].type in ("string", "raw_string", "word"):
-        _nested_script(col, pos, nodes[2])       # `bash -c "python -m sglang.launch_server ..."`
+        # `bash -c "python -m sglang.launch_server ..."`; under srun (`srun singularity run $SIF bash -c 'python -m
+        # torch.distributed.run ...'`) once per task
+        _nested_script(col, pos, nodes[2], multi_process=multi_process)
         return
     if name == "ssh":
         remote = _ssh_command(words)
@@ -2150,14 +2258,14 @@ def _ssh_command(words: list[str]) -> int | None:
     return i + 1 if i + 2 == len(words) else i if i + 1 == len(words) else None
 
 
-def _nested_script(col: Collector, pos: _Positions, node) -> None:
+def _nested_script(col: Collector, pos: _Positions, node, multi_process: bool = False) -> None:
     """The script string of `bash -c "..."`, read as a script in its place: its lines and columns are kept by
-    padding with blank lines and spaces."""
+    padding with blank lines and spaces; `multi_process`: the string runs once per srun / mpirun task."""
     row, byte_col = node.start_point
     inner = node.text.decode("utf-8", errors="replace")
     quoted = node.type in ("string", "raw_string") and len(inner) >= 2
     start = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + quoted
-    scan_shell(col, "\n" * row + " " * start + (inner[1:-1] if quoted else inner))
+    scan_shell(col, "\n" * row + " " * start + (inner[1:-1] if quoted else inner), multi_process=multi_process)
 
 
 def _printed_only(code: str) -> bool:
