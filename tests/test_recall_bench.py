@@ -208,7 +208,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                    "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73",
                                    "test75", "test77", "test76", "test79", "test82", "test81", "test84", "test85", "test87",
-                                   "test88", "test90", "test91", "tuned_t14d",
+                                   "test88", "test90", "test91", "test93", "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c",
                                    "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -958,7 +958,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test66", "test68", "test70", "test73", "test75", "test71",
                                                "test77",
                                                "test76", "test79", "test82", "test81", "test84", "test85", "test87",
-                                               "test88", "test90", "test91", "tuned_t17c",
+                                               "test88", "test90", "test91", "test93", "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
                                                "tuned_t22a",
@@ -1065,7 +1065,7 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test77", 19), ("test76", 20), ("test79", 24),
                                                ("test82", 24), ("test81", 24), ("test84", 24), ("test85", 18),
                                                ("test87", 21), ("test88", 24), ("test90", 23),
-                                               ("test91", 18)])
+                                               ("test91", 18), ("test93", 20)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -1684,6 +1684,48 @@ def test_test91_files_are_exactly_what_its_rule_draws():
     assert labelled[35:] == later
     assert pairs(labelled) < 350
     assert len(labelled) == 64
+
+
+def test_test93_files_are_exactly_what_its_rule_draws():
+    """test93 (bench/corpus_test93/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 20 code bases, the
+    seeds "npu-audit-test-split-93:...". The draw ran to its end before the deadline: kernel reached 35 with its first
+    top-up file, third_party's pool had no open file, attention's pool ran dry under 35, precision reached 35 with its
+    second top-up file, apex's pool is empty, distributed's pool ran dry under 20, device was over 20 after the main
+    rounds, and the further rounds reached 350 pairs with the split's 67th file."""
+    draw = _LimitedDraw("test93", 20)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test93"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test93"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test93"] == "npu-audit-test-split-93:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test93"] == 8 and "test93" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 20 code bases, three of them (NLSPN_ECCV20, FastTD3, parkour) with one
+    # eligible file.
+    assert len(main) == 37 and labelled[:37] == main
+    # Top-up, each pool in its order, skipping drawn files: kernel drew one file, which brought it to 35; third_party's
+    # one pool file was drawn in the main rounds; attention drew its two open files (its pool ran dry under 35);
+    # precision drew two files, the second bringing it to 35; apex's pool is empty; distributed drew its two open
+    # files (under 20); device was over 20 after the main rounds.
+    assert pairs(main, "kernel") < 35 and labelled[37:38] == open_(pool("kernel"), main)[:1]
+    assert pairs(labelled[:38], "kernel") >= 35
+    assert open_(pool("third_party"), labelled[:38]) == [] and pairs(labelled[:38], "third_party") < 35
+    assert labelled[38:40] == open_(pool("attention"), labelled[:38]) and pairs(labelled[:40], "attention") < 35
+    assert labelled[40:42] == open_(pool("precision"), labelled[:40])[:2]
+    assert pairs(labelled[:41], "precision") < 35 <= pairs(labelled[:42], "precision")
+    assert pool("apex") == []
+    assert labelled[42:44] == open_(pool("distributed"), labelled[:42]) and pairs(labelled[:44], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # Further main rounds from round 3, one file per code base per round, skipping drawn files and code bases at 8
+    # files, until the split reached 350 pairs.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:44])
+    assert labelled[44:] == later[:len(labelled) - 44]
+    assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
+    assert len(labelled) == 67
 
 
 def test_test22_files_are_exactly_what_its_rule_draws():
