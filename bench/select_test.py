@@ -94,6 +94,7 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  # test91: the brief gave the seeds "npu-audit-test-split-87:..." (bench/corpus_test91/SELECTION.md)
                  "test91": "npu-audit-test-split-87:",
                  "test93": "npu-audit-test-split-93:",
+                 "test92": "npu-audit-test-split-92:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -258,6 +259,9 @@ SPLIT_TOPUP_WORDS["test91"] = SPLIT_TOPUP_WORDS["test84"]
 # test93 (bench/corpus_test93/SELECTION.md, written before its draw): test84's entry (the same object); every category
 # of its top-up order has words there or in TOPUP_WORDS, so no word is added
 SPLIT_TOPUP_WORDS["test93"] = SPLIT_TOPUP_WORDS["test84"]
+# test92 (bench/corpus_test92/SELECTION.md, written before its draw): test84's entry (the same object); every category
+# of its top-up order has words there or in TOPUP_WORDS, so no word is added
+SPLIT_TOPUP_WORDS["test92"] = SPLIT_TOPUP_WORDS["test84"]
 TOPUP_MIN_LINES = 2
 
 
@@ -734,12 +738,33 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                                       "based/models/mixers/mamba/", "synthetic/zoology/", "train/src/", "based/utils/",
                                       "based/distributed/", "based/ops/", "core/utils/flow_viz.py",
                                       "utils/visualization.py", "ImageGeneration/models/", "rsl_rl/"),
+                           # test92 (bench/corpus_test92/SELECTION.md, vendoring check): FastDiff's NATSpeech files (NATSpeech
+                           # USED; blobs shared) and its ParallelWaveGAN / wavenet_vocoder copies (by folder name);
+                           # Comprehensive-Transformer-TTS's HiFi-GAN (USED) and deep-speaker copies (by folder name);
+                           # ByProt's ProteinMPNN helper scripts (ProteinMPNN USED; blobs shared with se3_diffusion /
+                           # multiflow); PB-LLM's GPTQ files (gptq / BiLLM, USED); DuQuant's and QLLM's lm-evaluation-harness
+                           # copies (USED; blobs shared with each other, SpQR, RPTQ4LLM), their shared models_utils.py and
+                           # DuQuant's MMLU categories.py (shared with MC-MoE); QKFormer's Spikingformer files (USED; also
+                           # in-tree duplicates) and its MAE util/ copy (USED); SViTE's DeiT files whose blobs it shares with
+                           # evit / DynamicViT / pmf (DeiT USED); OmniQuant's LMClass.py (DuQuant's blob shared with
+                           # LLaMA3-Quantization, an OmniQuant copy; QLLM's by name; OmniQuant USED); owq's lm-evaluation-harness
+                           # copy (lm_eval/, above); DSnoT's SparseGPT file (shared with wanda, USED); Spike-Driven-Transformer-V2's
+                           # MAE util/ copy (shared with AudioLDM; MAE USED); MGMAE's RAFT copy (shared with RAFT / VBench)
+                           "test92": ("egs/tts/fs2_orig.py", "utils/ddp_utils.py", "utils/indexed_datasets.py",
+                                      "utils/rnnoise.py", "modules/parallel_wavegan/", "modules/wavenet_vocoder/",
+                                      "hifigan/", "deepspeaker/", "examples/pmpnn_compatible/helper_scripts/",
+                                      "gptq_pb/modelutils.py", "gptq_pb/eval_ppl_utils.py", "lm_eval/",
+                                      "models/models_utils.py", "categories.py", "cifar10-dvs/autoaugment.py",
+                                      "dvs128-gesture/autoaugment.py", "cifar10-dvs/monitor.py", "dvs128-gesture/monitor.py",
+                                      "dvs128-gesture/utils.py", "imagenet/util/", "SViTE/hubconf.py", "SViTE/losses.py",
+                                      "SViTE/run_with_submitit.py", "SViTE/samplers.py", "models/LMClass.py",
+                                      "lib/sparsegpt.py", "classification/util/", "flow_utils/raft/"),
                            }
 # Splits whose SPLIT_EXCLUDED_SUBTREES also apply to their top-up pools (tuned_t14g's applied to its main rounds only).
 TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                      "test60", "test63", "test64", "test66", "test68", "test70", "test73", "test75",
                                      "test71", "test77", "test76", "test79", "test82", "test81", "test84",
-                                     "test85", "test87", "test88", "test90", "test91", "test93"})
+                                     "test85", "test87", "test88", "test90", "test91", "test93", "test92"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
@@ -750,8 +775,7 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test53": 8, "test56": 8, "test59": 8, "test60": 8, "test63": 8, "test64": 8, "test66": 8, "test68": 8,
                            "test70": 8, "test73": 8, "test75": 8, "test71": 8, "test77": 8, "test76": 8, "test79": 8, "test82": 8,
                            "test81": 8, "test84": 8, "test85": 8, "test87": 8, "test88": 8, "test90": 8, "test91": 8,
-                           "test93": 8,
-                           "tuned_s15c": 6,
+                           "test93": 8, "test92": 8, "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
 # test25 (bench/corpus_test25/SELECTION.md): the top-up runs in this category order, with this target of must-flag
@@ -945,6 +969,11 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test93 entry (test84's)
                "test93": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                          "cap": 16},
+               # test92 (bench/corpus_test92/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test92 entry (test84's)
+               "test92": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
                           "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
@@ -954,7 +983,7 @@ AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23
                                  "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                  "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73", "test75", "test77",
                                  "test76", "test79", "test82", "test81", "test84", "test85", "test87", "test88", "test90", "test91",
-                                 "test93", "tuned_t17c",
+                                 "test93", "test92", "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 
 

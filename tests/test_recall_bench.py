@@ -208,7 +208,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                    "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73",
                                    "test75", "test77", "test76", "test79", "test82", "test81", "test84", "test85", "test87",
-                                   "test88", "test90", "test91", "test93", "tuned_t14d",
+                                   "test88", "test90", "test91", "test93", "test92", "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c",
                                    "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -958,7 +958,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test66", "test68", "test70", "test73", "test75", "test71",
                                                "test77",
                                                "test76", "test79", "test82", "test81", "test84", "test85", "test87",
-                                               "test88", "test90", "test91", "test93", "tuned_t17c",
+                                               "test88", "test90", "test91", "test93", "test92", "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
                                                "tuned_t22a",
@@ -1065,7 +1065,7 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test77", 19), ("test76", 20), ("test79", 24),
                                                ("test82", 24), ("test81", 24), ("test84", 24), ("test85", 18),
                                                ("test87", 21), ("test88", 24), ("test90", 23),
-                                               ("test91", 18), ("test93", 20)])
+                                               ("test91", 18), ("test93", 20), ("test92", 24)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -1726,6 +1726,41 @@ def test_test93_files_are_exactly_what_its_rule_draws():
     assert labelled[44:] == later[:len(labelled) - 44]
     assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
     assert len(labelled) == 67
+def test_test92_files_are_exactly_what_its_rule_draws():
+    """test92 (bench/corpus_test92/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 24 code bases, the
+    seeds "npu-audit-test-split-92:...". The draw ran to its end before the 15:20 deadline: kernel reached 35 with its
+    second top-up file, third_party's and attention's pools ran dry under 35, precision was over 35 after the main
+    rounds, apex's pool was drawn in the main rounds, distributed drew its one open file (under 20), device was over
+    20 after the main rounds, and the split had 350 pairs or more after the top-up, so no further round was drawn."""
+    draw = _LimitedDraw("test92", 24)
+    select_test, labelled, main = draw.select_test, draw.labelled, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test92"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test92"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test92"] == "npu-audit-test-split-92:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test92"] == 8 and "test92" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 24 code bases, two of them (Spike-Driven-Transformer-V2, TDN) with one
+    # eligible file.
+    assert len(main) == 46 and labelled[:46] == main
+    # Top-up, each pool in its order, skipping drawn files: kernel drew two files, the second bringing it to 35;
+    # third_party drew its one open file and its pool ran dry; attention drew its two open files and its pool ran dry;
+    # precision was over 35 after the main rounds; apex's two-file pool was drawn in the main rounds; distributed drew
+    # its one open file (under 20); device was over 20 after the main rounds.
+    assert pairs(main, "kernel") < 35 and labelled[46:48] == open_(pool("kernel"), main)[:2]
+    assert pairs(labelled[:47], "kernel") < 35 <= pairs(labelled[:48], "kernel")
+    assert labelled[48:49] == open_(pool("third_party"), labelled[:48]) and pairs(labelled[:49], "third_party") < 35
+    assert labelled[49:51] == open_(pool("attention"), labelled[:49]) and pairs(labelled[:51], "attention") < 35
+    assert pairs(main, "precision") >= 35
+    assert open_(pool("apex"), main) == []
+    assert labelled[51:52] == open_(pool("distributed"), labelled[:51]) and pairs(labelled[:52], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # No further round: 350 pairs or more after the top-up.
+    assert pairs(labelled[:51]) >= 350
+    assert len(labelled) == 52
 
 
 def test_test22_files_are_exactly_what_its_rule_draws():
