@@ -95,6 +95,7 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test91": "npu-audit-test-split-87:",
                  "test93": "npu-audit-test-split-93:",
                  "test92": "npu-audit-test-split-92:",
+                 "test95": "npu-audit-test-split-95:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -262,6 +263,9 @@ SPLIT_TOPUP_WORDS["test93"] = SPLIT_TOPUP_WORDS["test84"]
 # test92 (bench/corpus_test92/SELECTION.md, written before its draw): test84's entry (the same object); every category
 # of its top-up order has words there or in TOPUP_WORDS, so no word is added
 SPLIT_TOPUP_WORDS["test92"] = SPLIT_TOPUP_WORDS["test84"]
+# test95 (bench/corpus_test95/SELECTION.md, written before its draw): test84's entry (the same object); every category
+# of the top-up order has words there or in TOPUP_WORDS, so no word is added
+SPLIT_TOPUP_WORDS["test95"] = SPLIT_TOPUP_WORDS["test84"]
 TOPUP_MIN_LINES = 2
 
 
@@ -759,12 +763,27 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                                       "dvs128-gesture/utils.py", "imagenet/util/", "SViTE/hubconf.py", "SViTE/losses.py",
                                       "SViTE/run_with_submitit.py", "SViTE/samplers.py", "models/LMClass.py",
                                       "lib/sparsegpt.py", "classification/util/", "flow_utils/raft/"),
+                           # test95 (bench/corpus_test95/SELECTION.md, vendoring check): PointRCNN's iou3d / roipool3d /
+                           # pointnet2 ops (SE-SSD, EPNet), mmdetection's fp16 utils and sigmoid focal loss op and
+                           # second.pytorch's KITTI evaluation, buildtools and find.py (SE-SSD, EPNet), the point
+                           # transformer pointops2 copy (4D Gaussian splatting; shared with PointTransformerV2),
+                           # simple-knn and the confidence rasterizer copy, 3DGS's metrics.py / utils/general_utils.py
+                           # (blobs shared; the names take the other trees' same-named files too), gaussian-grouping's
+                           # LaMa and DEVA copies, GPS-Gaussian's RAFT-Stereo corr.py, the in-tree or cross-tree duplicates
+                           # of P4Transformer and TC-GNN, TALLRec's alpaca-lora finetune.py
+                           "test95": ("iou3d/", "roipool3d/", "det3d/ops/pointnet2/", "pointnet2_lib/", "det3d/core/fp16/",
+                                      "det3d/ops/sigmoid_focal_loss/", "kitti_object_eval_python/",
+                                      "det3d/utils/buildtools/", "det3d/utils/find.py", "pointops2/", "simple-knn/",
+                                      "diff-gaussian-rasterization-confidence/", "metrics.py", "utils/general_utils.py",
+                                      "lama/", "Tracking-Anything-with-DEVA/", "core/corr.py",
+                                      "modules-pytorch-1.8.1/pointnet2_test.py", "pyg-baseline/dataset.py",
+                                      "finetune.py"),
                            }
 # Splits whose SPLIT_EXCLUDED_SUBTREES also apply to their top-up pools (tuned_t14g's applied to its main rounds only).
 TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                      "test60", "test63", "test64", "test66", "test68", "test70", "test73", "test75",
                                      "test71", "test77", "test76", "test79", "test82", "test81", "test84",
-                                     "test85", "test87", "test88", "test90", "test91", "test93", "test92"})
+                                     "test85", "test87", "test88", "test90", "test91", "test93", "test92", "test95"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
@@ -775,7 +794,7 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test53": 8, "test56": 8, "test59": 8, "test60": 8, "test63": 8, "test64": 8, "test66": 8, "test68": 8,
                            "test70": 8, "test73": 8, "test75": 8, "test71": 8, "test77": 8, "test76": 8, "test79": 8, "test82": 8,
                            "test81": 8, "test84": 8, "test85": 8, "test87": 8, "test88": 8, "test90": 8, "test91": 8,
-                           "test93": 8, "test92": 8, "tuned_s15c": 6,
+                           "test93": 8, "test92": 8, "test95": 8, "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
 # test25 (bench/corpus_test25/SELECTION.md): the top-up runs in this category order, with this target of must-flag
@@ -974,6 +993,11 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test92 entry (test84's)
                "test92": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                          "cap": 16},
+               # test95 (bench/corpus_test95/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test95 entry (test84's)
+               "test95": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
                           "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
@@ -983,7 +1007,7 @@ AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23
                                  "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                  "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73", "test75", "test77",
                                  "test76", "test79", "test82", "test81", "test84", "test85", "test87", "test88", "test90", "test91",
-                                 "test93", "test92", "tuned_t17c",
+                                 "test93", "test92", "test95", "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 
 
