@@ -96,6 +96,7 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test93": "npu-audit-test-split-93:",
                  "test92": "npu-audit-test-split-92:",
                  "test95": "npu-audit-test-split-95:",
+                 "test96": "npu-audit-test-split-96:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -266,6 +267,9 @@ SPLIT_TOPUP_WORDS["test92"] = SPLIT_TOPUP_WORDS["test84"]
 # test95 (bench/corpus_test95/SELECTION.md, written before its draw): test84's entry (the same object); every category
 # of the top-up order has words there or in TOPUP_WORDS, so no word is added
 SPLIT_TOPUP_WORDS["test95"] = SPLIT_TOPUP_WORDS["test84"]
+# test96 (bench/corpus_test96/SELECTION.md, written before its draw): test84's entry (the same object); every category
+# of its top-up order has words there or in TOPUP_WORDS, so no word is added
+SPLIT_TOPUP_WORDS["test96"] = SPLIT_TOPUP_WORDS["test84"]
 TOPUP_MIN_LINES = 2
 
 
@@ -778,12 +782,42 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                                       "lama/", "Tracking-Anything-with-DEVA/", "core/corr.py",
                                       "modules-pytorch-1.8.1/pointnet2_test.py", "pyg-baseline/dataset.py",
                                       "finetune.py"),
+                           # test96 (bench/corpus_test96/SELECTION.md, vendoring check): RoboFlamingo's OpenFlamingo copy
+                           # (USED), SpatialVLA's Open X-Embodiment data configs (openvla's oxe/, USED, by folder name),
+                           # CogACT's DiT diffusion files (blobs shared with LLaMA2-Accessory / LaVie; DiT USED), LISA's
+                           # LLaVA and segment-anything copies (both USED), Earthformer's EarthNet toolkit, Makani's
+                           # third_party/ and its two files shared with other NVIDIA trees, nuwave's tacotron2 STFT (USED),
+                           # ProDiff's FastDiff / ParallelWaveGAN / HiFi-GAN copies and its files shared with FastDiff and
+                           # NATSpeech (both USED), jukebox's apex and tensorboardX copies, MagicDec's RULER copy,
+                           # SqueezedAttention's transformers and LongBench copies, XMem's f-BRS copy and the files XMem
+                           # and STCN (both code bases of this split) share, ViT-Adapter's mmdet / mmseg base configs,
+                           # Deformable-DETR ops, mmdet core, mmcv_custom and Mask2Former files (blobs shared with DCNv4 /
+                           # Vision-RWKV / PlainMamba / UniFormer)
+                           "test96": ("open_flamingo/", "data/oxe/", "action_model/__init__.py",
+                                      "action_model/diffusion_utils.py", "action_model/timestep_sampler.py",
+                                      "action_model/gaussian_diffusion.py", "action_model/respace.py",
+                                      "model/llava/", "model/segment_anything/", "earthnet_toolkit/",
+                                      "makani/third_party/", "datasets/__init__.py", "makani/mpu/__init__.py",
+                                      "utils/stft.py", "modules/FastDiff/", "modules/parallel_wavegan/",
+                                      "modules/hifigan/", "data_gen/tts/bin/binarize.py", "data_gen/tts/bin/pre_align.py",
+                                      "data_gen/tts/wav_processors/base_processor.py", "tasks/vocoder/vocoder_base.py",
+                                      "utils/common_schedulers.py", "utils/ddp_utils.py", "utils/indexed_datasets.py",
+                                      "utils/rnnoise.py", "utils/text_encoder.py", "utils/tts_utils.py",
+                                      "vocoders/vocoder_utils.py", "apex/", "tensorboardX/", "Data/Ruler/",
+                                      "transformers/", "LongBench/", "inference/interact/fbrs/",
+                                      "dataset/range_transform.py", "dataset/tps.py", "model/cbam.py",
+                                      "scripts/resize_youtube.py", "util/load_subset.py", "util/log_integrator.py",
+                                      "configs/_base_/", "detection/ops/", "segmentation/mmseg_custom/core/", "mmcv_custom/",
+                                      "segmentation/mmseg_custom/datasets/pipelines/formatting.py",
+                                      "segmentation/mmseg_custom/models/losses/", "segmentation/mmseg_custom/models/plugins/",
+                                      "segmentation/mmseg_custom/models/segmentors/", "segmentation/mmseg_custom/models/utils/",
+                                      "wsdm2023/mmdet_custom/models/utils/point_sample.py"),
                            }
 # Splits whose SPLIT_EXCLUDED_SUBTREES also apply to their top-up pools (tuned_t14g's applied to its main rounds only).
 TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                      "test60", "test63", "test64", "test66", "test68", "test70", "test73", "test75",
                                      "test71", "test77", "test76", "test79", "test82", "test81", "test84",
-                                     "test85", "test87", "test88", "test90", "test91", "test93", "test92", "test95"})
+                                     "test85", "test87", "test88", "test90", "test91", "test93", "test92", "test95", "test96"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
@@ -794,7 +828,7 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test53": 8, "test56": 8, "test59": 8, "test60": 8, "test63": 8, "test64": 8, "test66": 8, "test68": 8,
                            "test70": 8, "test73": 8, "test75": 8, "test71": 8, "test77": 8, "test76": 8, "test79": 8, "test82": 8,
                            "test81": 8, "test84": 8, "test85": 8, "test87": 8, "test88": 8, "test90": 8, "test91": 8,
-                           "test93": 8, "test92": 8, "test95": 8, "tuned_s15c": 6,
+                           "test93": 8, "test92": 8, "test95": 8, "test96": 8, "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
 # test25 (bench/corpus_test25/SELECTION.md): the top-up runs in this category order, with this target of must-flag
@@ -998,6 +1032,11 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test95 entry (test84's)
                "test95": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                          "cap": 16},
+               # test96 (bench/corpus_test96/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test96 entry (test84's)
+               "test96": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
                           "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
@@ -1007,7 +1046,7 @@ AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23
                                  "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                  "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73", "test75", "test77",
                                  "test76", "test79", "test82", "test81", "test84", "test85", "test87", "test88", "test90", "test91",
-                                 "test93", "test92", "test95", "tuned_t17c",
+                                 "test93", "test92", "test95", "test96", "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 
 

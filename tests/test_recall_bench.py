@@ -208,7 +208,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                    "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73",
                                    "test75", "test77", "test76", "test79", "test82", "test81", "test84", "test85", "test87",
-                                   "test88", "test90", "test91", "test93", "test92", "test95", "tuned_t14d",
+                                   "test88", "test90", "test91", "test93", "test92", "test95", "test96", "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c",
                                    "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -958,7 +958,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test66", "test68", "test70", "test73", "test75", "test71",
                                                "test77",
                                                "test76", "test79", "test82", "test81", "test84", "test85", "test87",
-                                               "test88", "test90", "test91", "test93", "test92", "test95", "tuned_t17c",
+                                               "test88", "test90", "test91", "test93", "test92", "test95", "test96", "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
                                                "tuned_t22a",
@@ -1065,7 +1065,7 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test77", 19), ("test76", 20), ("test79", 24),
                                                ("test82", 24), ("test81", 24), ("test84", 24), ("test85", 18),
                                                ("test87", 21), ("test88", 24), ("test90", 23),
-                                               ("test91", 18), ("test93", 20), ("test92", 24), ("test95", 24)])
+                                               ("test91", 18), ("test93", 20), ("test92", 24), ("test95", 24), ("test96", 24)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -1796,6 +1796,41 @@ def test_test95_files_are_exactly_what_its_rule_draws():
     assert [name for name, _ in labelled[63:]] == ["SE-SSD", "P4Transformer", "EPNet", "4d-gaussian-splatting",
                                                    "gaussian-grouping", "LangSplat"]
     assert len(labelled) == 69
+def test_test96_files_are_exactly_what_its_rule_draws():
+    """test96 (bench/corpus_test96/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 24 code bases. The
+    draw ran to its end before the deadline: kernel reached 35 with its seventh top-up file, third_party's pool ran dry
+    under 35, attention and precision were over 35 after the kernel and third_party top-ups, apex's and distributed's
+    pools ran dry under 20, device was over 20 after the main rounds, and the pairs were over 350 after the top-up, so
+    no further round was drawn."""
+    draw = _LimitedDraw("test96", 24)
+    select_test, labelled, main = draw.select_test, draw.labelled, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test96"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test96"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test96"] == "npu-audit-test-split-96:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test96"] == 8 and "test96" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 24 code bases, three of them (RoboFlamingo, LayerSkip, SqueezedAttention)
+    # with one eligible file.
+    assert len(main) == 45 and labelled[:45] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel drew 7 files, the last
+    # bringing it to 35; third_party drew its seven open files (its pool ran dry under 35); attention and precision were
+    # over 35 by then (MagicDec's flashinfer and bf16 defaults in the kernel and third_party top-ups); apex drew its one
+    # open file and distributed its four (both pools ran dry under 20); device was over 20 after the main rounds.
+    assert labelled[45:52] == open_(pool("kernel"), labelled[:45])[:7]
+    assert pairs(labelled[:51], "kernel") < 35 <= pairs(labelled[:52], "kernel")
+    assert labelled[52:59] == open_(pool("third_party"), labelled[:52]) and pairs(labelled[:59], "third_party") < 35
+    assert pairs(main, "attention") < 35 <= pairs(labelled[:59], "attention")
+    assert pairs(main, "precision") < 35 <= pairs(labelled[:59], "precision")
+    assert labelled[59:60] == open_(pool("apex"), labelled[:59]) and pairs(labelled[:60], "apex") < 20
+    assert labelled[60:64] == open_(pool("distributed"), labelled[:60]) and pairs(labelled[:64], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # The pairs were over 350 after the top-up, so no further round was drawn.
+    assert pairs(labelled) >= 350
+    assert len(labelled) == 64
 
 
 def test_test22_files_are_exactly_what_its_rule_draws():
