@@ -23,6 +23,7 @@ from auditor.static.platform_builds import apply_platform_builds
 from auditor.static.platform_predicates import apply_platform_predicates
 from auditor.static.class_twins import apply_class_twins
 from auditor.static.ci_jobs import apply_colab_notebooks, apply_cuda_ci_jobs
+from auditor.static.switch_fed_settings import drop_switch_fed_settings
 from auditor.static.unread_fields import drop_unread_attention_fields
 from auditor.static.call_defaults import drop_overridden_defaults, lower_off_autocasts, \
     lower_self_flag_branches, lower_unset_attribute_branches, lower_unswitched_flags
@@ -308,6 +309,7 @@ def run_static(
     lower_unset_attribute_branches(run.results, project)   # `if hasattr(self, "final_offload_hook") and ...`
     lower_off_autocasts(run.results, project)      # `autocast(enabled=self.args.mixed_precision)`, always set False
     drop_unread_attention_fields(run.results, project)   # `attn_implementation: str = field(default="flash_attention_2")` read by nothing
+    drop_switch_fed_settings(run.results, project)   # `tf32: bool = True` that only feeds the tree's own allow_tf32 switch
     lower_self_flag_branches(run.results, project)   # `if self.use_evo:` where the class sets it only False
     apply_unreached_defs(run.results, project)     # a ComfyUI node pack's vendored helpers nothing calls (t17e)
     drop_tree_cuda_helpers(run.results)      # `_cuda_device(device)`: the tree's own helper, its body is audited (t11r)
