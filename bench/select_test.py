@@ -93,6 +93,10 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test90": "npu-audit-test-split-87:",
                  # test91: the brief gave the seeds "npu-audit-test-split-87:..." (bench/corpus_test91/SELECTION.md)
                  "test91": "npu-audit-test-split-87:",
+                 "test93": "npu-audit-test-split-93:",
+                 "test92": "npu-audit-test-split-92:",
+                 "test95": "npu-audit-test-split-95:",
+                 "test96": "npu-audit-test-split-96:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -254,6 +258,18 @@ SPLIT_TOPUP_WORDS["test90"] = SPLIT_TOPUP_WORDS["test84"]
 # test91 (bench/corpus_test91/SELECTION.md, written before its draw): test84's entry (the same object); every category
 # of its top-up order has words there or in TOPUP_WORDS, so no word is added
 SPLIT_TOPUP_WORDS["test91"] = SPLIT_TOPUP_WORDS["test84"]
+# test93 (bench/corpus_test93/SELECTION.md, written before its draw): test84's entry (the same object); every category
+# of its top-up order has words there or in TOPUP_WORDS, so no word is added
+SPLIT_TOPUP_WORDS["test93"] = SPLIT_TOPUP_WORDS["test84"]
+# test92 (bench/corpus_test92/SELECTION.md, written before its draw): test84's entry (the same object); every category
+# of its top-up order has words there or in TOPUP_WORDS, so no word is added
+SPLIT_TOPUP_WORDS["test92"] = SPLIT_TOPUP_WORDS["test84"]
+# test95 (bench/corpus_test95/SELECTION.md, written before its draw): test84's entry (the same object); every category
+# of the top-up order has words there or in TOPUP_WORDS, so no word is added
+SPLIT_TOPUP_WORDS["test95"] = SPLIT_TOPUP_WORDS["test84"]
+# test96 (bench/corpus_test96/SELECTION.md, written before its draw): test84's entry (the same object); every category
+# of its top-up order has words there or in TOPUP_WORDS, so no word is added
+SPLIT_TOPUP_WORDS["test96"] = SPLIT_TOPUP_WORDS["test84"]
 TOPUP_MIN_LINES = 2
 
 
@@ -707,12 +723,101 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                                       "DeepSolo/adet/evaluation/text_eval_script_ic15.py",
                                       "pretrained_backbone/convert-torchvision-to-d2.py",
                                       "create_lmdb_dataset.py", "torchdiffeq/", "_themes/"),
+                           # test93 (bench/corpus_test93/SELECTION.md, vendoring check): EDM's / StyleGAN's torch_utils/ and
+                           # dnnlib/ (DMD2, ctm, ect, SiD; blobs shared among them and with Latte / ECON; NVlabs/edm and
+                           # StyleGAN3 USED), DMD2's third_party/edm/ copy, StyleGAN's metrics files by name (ect, SiD),
+                           # ctm's consistency_models / guided-diffusion helpers cm/dist_util.py, cm/fp16_util.py,
+                           # cm/random_util.py (openai/consistency_models USED, by name), PatchFusion's DINOv2 and ZoeDepth
+                           # copies (external/torchhub/, external/zoedepth/; both USED), FTVSR's mmediting copy (mmedit/;
+                           # open-mmlab/mmagic USED), HCFlow's BasicSR dist_util.py (shared with EDVR / DiffIR), the
+                           # prefix-linear-attention copies of mamba_ssm (based/models/mixers/mamba/), zoology
+                           # (synthetic/zoology/), flash-attention's training scaffold and ops (train/src/, based/utils/,
+                           # based/distributed/, based/ops/; blobs shared with flash-fft-conv), SEA-RAFT's RAFT flow_viz.py and
+                           # ACVNet's cascade-stereo visualization.py (blobs shared), RectifiedFlow's score_sde_pytorch models
+                           # (ImageGeneration/models/, blobs shared with DiffPure's score_sde copy), parkour's rsl_rl/ copy
+                           # (leggedrobotics/rsl_rl USED, by folder name)
+                           "test93": ("torch_utils/", "dnnlib/", "torch_utils_cm/", "third_party/edm/",
+                                      "metrics/equivariance.py", "metrics/frechet_inception_distance.py",
+                                      "metrics/inception_score.py", "metrics/kernel_inception_distance.py",
+                                      "metrics/metric_main.py", "metrics/metric_utils.py",
+                                      "metrics/perceptual_path_length.py", "metrics/precision_recall.py",
+                                      "cm/dist_util.py", "cm/fp16_util.py", "cm/random_util.py",
+                                      "external/torchhub/", "external/zoedepth/", "mmedit/", "codes/utils/dist_util.py",
+                                      "based/models/mixers/mamba/", "synthetic/zoology/", "train/src/", "based/utils/",
+                                      "based/distributed/", "based/ops/", "core/utils/flow_viz.py",
+                                      "utils/visualization.py", "ImageGeneration/models/", "rsl_rl/"),
+                           # test92 (bench/corpus_test92/SELECTION.md, vendoring check): FastDiff's NATSpeech files (NATSpeech
+                           # USED; blobs shared) and its ParallelWaveGAN / wavenet_vocoder copies (by folder name);
+                           # Comprehensive-Transformer-TTS's HiFi-GAN (USED) and deep-speaker copies (by folder name);
+                           # ByProt's ProteinMPNN helper scripts (ProteinMPNN USED; blobs shared with se3_diffusion /
+                           # multiflow); PB-LLM's GPTQ files (gptq / BiLLM, USED); DuQuant's and QLLM's lm-evaluation-harness
+                           # copies (USED; blobs shared with each other, SpQR, RPTQ4LLM), their shared models_utils.py and
+                           # DuQuant's MMLU categories.py (shared with MC-MoE); QKFormer's Spikingformer files (USED; also
+                           # in-tree duplicates) and its MAE util/ copy (USED); SViTE's DeiT files whose blobs it shares with
+                           # evit / DynamicViT / pmf (DeiT USED); OmniQuant's LMClass.py (DuQuant's blob shared with
+                           # LLaMA3-Quantization, an OmniQuant copy; QLLM's by name; OmniQuant USED); owq's lm-evaluation-harness
+                           # copy (lm_eval/, above); DSnoT's SparseGPT file (shared with wanda, USED); Spike-Driven-Transformer-V2's
+                           # MAE util/ copy (shared with AudioLDM; MAE USED); MGMAE's RAFT copy (shared with RAFT / VBench)
+                           "test92": ("egs/tts/fs2_orig.py", "utils/ddp_utils.py", "utils/indexed_datasets.py",
+                                      "utils/rnnoise.py", "modules/parallel_wavegan/", "modules/wavenet_vocoder/",
+                                      "hifigan/", "deepspeaker/", "examples/pmpnn_compatible/helper_scripts/",
+                                      "gptq_pb/modelutils.py", "gptq_pb/eval_ppl_utils.py", "lm_eval/",
+                                      "models/models_utils.py", "categories.py", "cifar10-dvs/autoaugment.py",
+                                      "dvs128-gesture/autoaugment.py", "cifar10-dvs/monitor.py", "dvs128-gesture/monitor.py",
+                                      "dvs128-gesture/utils.py", "imagenet/util/", "SViTE/hubconf.py", "SViTE/losses.py",
+                                      "SViTE/run_with_submitit.py", "SViTE/samplers.py", "models/LMClass.py",
+                                      "lib/sparsegpt.py", "classification/util/", "flow_utils/raft/"),
+                           # test95 (bench/corpus_test95/SELECTION.md, vendoring check): PointRCNN's iou3d / roipool3d /
+                           # pointnet2 ops (SE-SSD, EPNet), mmdetection's fp16 utils and sigmoid focal loss op and
+                           # second.pytorch's KITTI evaluation, buildtools and find.py (SE-SSD, EPNet), the point
+                           # transformer pointops2 copy (4D Gaussian splatting; shared with PointTransformerV2),
+                           # simple-knn and the confidence rasterizer copy, 3DGS's metrics.py / utils/general_utils.py
+                           # (blobs shared; the names take the other trees' same-named files too), gaussian-grouping's
+                           # LaMa and DEVA copies, GPS-Gaussian's RAFT-Stereo corr.py, the in-tree or cross-tree duplicates
+                           # of P4Transformer and TC-GNN, TALLRec's alpaca-lora finetune.py
+                           "test95": ("iou3d/", "roipool3d/", "det3d/ops/pointnet2/", "pointnet2_lib/", "det3d/core/fp16/",
+                                      "det3d/ops/sigmoid_focal_loss/", "kitti_object_eval_python/",
+                                      "det3d/utils/buildtools/", "det3d/utils/find.py", "pointops2/", "simple-knn/",
+                                      "diff-gaussian-rasterization-confidence/", "metrics.py", "utils/general_utils.py",
+                                      "lama/", "Tracking-Anything-with-DEVA/", "core/corr.py",
+                                      "modules-pytorch-1.8.1/pointnet2_test.py", "pyg-baseline/dataset.py",
+                                      "finetune.py"),
+                           # test96 (bench/corpus_test96/SELECTION.md, vendoring check): RoboFlamingo's OpenFlamingo copy
+                           # (USED), SpatialVLA's Open X-Embodiment data configs (openvla's oxe/, USED, by folder name),
+                           # CogACT's DiT diffusion files (blobs shared with LLaMA2-Accessory / LaVie; DiT USED), LISA's
+                           # LLaVA and segment-anything copies (both USED), Earthformer's EarthNet toolkit, Makani's
+                           # third_party/ and its two files shared with other NVIDIA trees, nuwave's tacotron2 STFT (USED),
+                           # ProDiff's FastDiff / ParallelWaveGAN / HiFi-GAN copies and its files shared with FastDiff and
+                           # NATSpeech (both USED), jukebox's apex and tensorboardX copies, MagicDec's RULER copy,
+                           # SqueezedAttention's transformers and LongBench copies, XMem's f-BRS copy and the files XMem
+                           # and STCN (both code bases of this split) share, ViT-Adapter's mmdet / mmseg base configs,
+                           # Deformable-DETR ops, mmdet core, mmcv_custom and Mask2Former files (blobs shared with DCNv4 /
+                           # Vision-RWKV / PlainMamba / UniFormer)
+                           "test96": ("open_flamingo/", "data/oxe/", "action_model/__init__.py",
+                                      "action_model/diffusion_utils.py", "action_model/timestep_sampler.py",
+                                      "action_model/gaussian_diffusion.py", "action_model/respace.py",
+                                      "model/llava/", "model/segment_anything/", "earthnet_toolkit/",
+                                      "makani/third_party/", "datasets/__init__.py", "makani/mpu/__init__.py",
+                                      "utils/stft.py", "modules/FastDiff/", "modules/parallel_wavegan/",
+                                      "modules/hifigan/", "data_gen/tts/bin/binarize.py", "data_gen/tts/bin/pre_align.py",
+                                      "data_gen/tts/wav_processors/base_processor.py", "tasks/vocoder/vocoder_base.py",
+                                      "utils/common_schedulers.py", "utils/ddp_utils.py", "utils/indexed_datasets.py",
+                                      "utils/rnnoise.py", "utils/text_encoder.py", "utils/tts_utils.py",
+                                      "vocoders/vocoder_utils.py", "apex/", "tensorboardX/", "Data/Ruler/",
+                                      "transformers/", "LongBench/", "inference/interact/fbrs/",
+                                      "dataset/range_transform.py", "dataset/tps.py", "model/cbam.py",
+                                      "scripts/resize_youtube.py", "util/load_subset.py", "util/log_integrator.py",
+                                      "configs/_base_/", "detection/ops/", "segmentation/mmseg_custom/core/", "mmcv_custom/",
+                                      "segmentation/mmseg_custom/datasets/pipelines/formatting.py",
+                                      "segmentation/mmseg_custom/models/losses/", "segmentation/mmseg_custom/models/plugins/",
+                                      "segmentation/mmseg_custom/models/segmentors/", "segmentation/mmseg_custom/models/utils/",
+                                      "wsdm2023/mmdet_custom/models/utils/point_sample.py"),
                            }
 # Splits whose SPLIT_EXCLUDED_SUBTREES also apply to their top-up pools (tuned_t14g's applied to its main rounds only).
 TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                      "test60", "test63", "test64", "test66", "test68", "test70", "test73", "test75",
                                      "test71", "test77", "test76", "test79", "test82", "test81", "test84",
-                                     "test85", "test87", "test88", "test90", "test91"})
+                                     "test85", "test87", "test88", "test90", "test91", "test93", "test92", "test95", "test96"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
@@ -723,7 +828,7 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test53": 8, "test56": 8, "test59": 8, "test60": 8, "test63": 8, "test64": 8, "test66": 8, "test68": 8,
                            "test70": 8, "test73": 8, "test75": 8, "test71": 8, "test77": 8, "test76": 8, "test79": 8, "test82": 8,
                            "test81": 8, "test84": 8, "test85": 8, "test87": 8, "test88": 8, "test90": 8, "test91": 8,
-                           "tuned_s15c": 6,
+                           "test93": 8, "test92": 8, "test95": 8, "test96": 8, "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
 # test25 (bench/corpus_test25/SELECTION.md): the top-up runs in this category order, with this target of must-flag
@@ -912,6 +1017,26 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test91 entry (test84's)
                "test91": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                          "cap": 16},
+               # test93 (bench/corpus_test93/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test93 entry (test84's)
+               "test93": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                          "cap": 16},
+               # test92 (bench/corpus_test92/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test92 entry (test84's)
+               "test92": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                          "cap": 16},
+               # test95 (bench/corpus_test95/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test95 entry (test84's)
+               "test95": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                          "cap": 16},
+               # test96 (bench/corpus_test96/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test96 entry (test84's)
+               "test96": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
                           "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
@@ -921,7 +1046,7 @@ AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23
                                  "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                  "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73", "test75", "test77",
                                  "test76", "test79", "test82", "test81", "test84", "test85", "test87", "test88", "test90", "test91",
-                                 "tuned_t17c",
+                                 "test93", "test92", "test95", "test96", "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 
 

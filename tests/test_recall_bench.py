@@ -208,7 +208,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                    "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73",
                                    "test75", "test77", "test76", "test79", "test82", "test81", "test84", "test85", "test87",
-                                   "test88", "test90", "test91", "tuned_t14d",
+                                   "test88", "test90", "test91", "test93", "test92", "test95", "test96", "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c",
                                    "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -958,7 +958,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test66", "test68", "test70", "test73", "test75", "test71",
                                                "test77",
                                                "test76", "test79", "test82", "test81", "test84", "test85", "test87",
-                                               "test88", "test90", "test91", "tuned_t17c",
+                                               "test88", "test90", "test91", "test93", "test92", "test95", "test96", "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
                                                "tuned_t22a",
@@ -1065,7 +1065,7 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test77", 19), ("test76", 20), ("test79", 24),
                                                ("test82", 24), ("test81", 24), ("test84", 24), ("test85", 18),
                                                ("test87", 21), ("test88", 24), ("test90", 23),
-                                               ("test91", 18)])
+                                               ("test91", 18), ("test93", 20), ("test92", 24), ("test95", 24), ("test96", 24)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -1683,6 +1683,153 @@ def test_test91_files_are_exactly_what_its_rule_draws():
                    if rnd < len(order)], labelled[:35])
     assert labelled[35:] == later
     assert pairs(labelled) < 350
+    assert len(labelled) == 64
+
+
+def test_test93_files_are_exactly_what_its_rule_draws():
+    """test93 (bench/corpus_test93/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 20 code bases, the
+    seeds "npu-audit-test-split-93:...". The draw ran to its end before the deadline: kernel reached 35 with its first
+    top-up file, third_party's pool had no open file, attention's pool ran dry under 35, precision reached 35 with its
+    second top-up file, apex's pool is empty, distributed's pool ran dry under 20, device was over 20 after the main
+    rounds, and the further rounds reached 350 pairs with the split's 67th file."""
+    draw = _LimitedDraw("test93", 20)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test93"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test93"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test93"] == "npu-audit-test-split-93:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test93"] == 8 and "test93" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 20 code bases, three of them (NLSPN_ECCV20, FastTD3, parkour) with one
+    # eligible file.
+    assert len(main) == 37 and labelled[:37] == main
+    # Top-up, each pool in its order, skipping drawn files: kernel drew one file, which brought it to 35; third_party's
+    # one pool file was drawn in the main rounds; attention drew its two open files (its pool ran dry under 35);
+    # precision drew two files, the second bringing it to 35; apex's pool is empty; distributed drew its two open
+    # files (under 20); device was over 20 after the main rounds.
+    assert pairs(main, "kernel") < 35 and labelled[37:38] == open_(pool("kernel"), main)[:1]
+    assert pairs(labelled[:38], "kernel") >= 35
+    assert open_(pool("third_party"), labelled[:38]) == [] and pairs(labelled[:38], "third_party") < 35
+    assert labelled[38:40] == open_(pool("attention"), labelled[:38]) and pairs(labelled[:40], "attention") < 35
+    assert labelled[40:42] == open_(pool("precision"), labelled[:40])[:2]
+    assert pairs(labelled[:41], "precision") < 35 <= pairs(labelled[:42], "precision")
+    assert pool("apex") == []
+    assert labelled[42:44] == open_(pool("distributed"), labelled[:42]) and pairs(labelled[:44], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # Further main rounds from round 3, one file per code base per round, skipping drawn files and code bases at 8
+    # files, until the split reached 350 pairs.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:44])
+    assert labelled[44:] == later[:len(labelled) - 44]
+    assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
+    assert len(labelled) == 67
+def test_test92_files_are_exactly_what_its_rule_draws():
+    """test92 (bench/corpus_test92/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 24 code bases, the
+    seeds "npu-audit-test-split-92:...". The draw ran to its end before the 15:20 deadline: kernel reached 35 with its
+    second top-up file, third_party's and attention's pools ran dry under 35, precision was over 35 after the main
+    rounds, apex's pool was drawn in the main rounds, distributed drew its one open file (under 20), device was over
+    20 after the main rounds, and the split had 350 pairs or more after the top-up, so no further round was drawn."""
+    draw = _LimitedDraw("test92", 24)
+    select_test, labelled, main = draw.select_test, draw.labelled, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test92"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test92"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test92"] == "npu-audit-test-split-92:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test92"] == 8 and "test92" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 24 code bases, two of them (Spike-Driven-Transformer-V2, TDN) with one
+    # eligible file.
+    assert len(main) == 46 and labelled[:46] == main
+    # Top-up, each pool in its order, skipping drawn files: kernel drew two files, the second bringing it to 35;
+    # third_party drew its one open file and its pool ran dry; attention drew its two open files and its pool ran dry;
+    # precision was over 35 after the main rounds; apex's two-file pool was drawn in the main rounds; distributed drew
+    # its one open file (under 20); device was over 20 after the main rounds.
+    assert pairs(main, "kernel") < 35 and labelled[46:48] == open_(pool("kernel"), main)[:2]
+    assert pairs(labelled[:47], "kernel") < 35 <= pairs(labelled[:48], "kernel")
+    assert labelled[48:49] == open_(pool("third_party"), labelled[:48]) and pairs(labelled[:49], "third_party") < 35
+    assert labelled[49:51] == open_(pool("attention"), labelled[:49]) and pairs(labelled[:51], "attention") < 35
+    assert pairs(main, "precision") >= 35
+    assert open_(pool("apex"), main) == []
+    assert labelled[51:52] == open_(pool("distributed"), labelled[:51]) and pairs(labelled[:52], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # No further round: 350 pairs or more after the top-up.
+    assert pairs(labelled[:51]) >= 350
+    assert len(labelled) == 52
+def test_test95_files_are_exactly_what_its_rule_draws():
+    """test95 (bench/corpus_test95/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 24 code bases. The
+    draw ran to its end before the deadline: kernel was over 35 after the main rounds, third_party's pool ran dry under
+    35 with two files, attention's pool was empty, precision's pool ran dry under 35 with eight files, apex's with two
+    and distributed's with three files under 20, device was over 20 after the main rounds, and round 3 reached 350
+    pairs with its sixth file."""
+    draw = _LimitedDraw("test95", 24)
+    select_test, labelled, main = draw.select_test, draw.labelled, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test95"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test95"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test95"] == "npu-audit-test-split-95:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test95"] == 8 and "test95" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 24 code bases, each with at least two eligible files.
+    assert len(main) == 48 and labelled[:48] == main
+    # Top-up: kernel was over 35 after the main rounds; third_party drew its two open files and attention's pool is
+    # empty (both under 35); precision drew its eight open files (under 35); apex drew its two and distributed its
+    # three open files (both under 20); device was over 20 after the main rounds.
+    assert pairs(main, "kernel") >= 35
+    assert labelled[48:50] == open_(pool("third_party"), labelled[:48]) and pairs(labelled[:50], "third_party") < 35
+    assert pool("attention") == []
+    assert labelled[50:58] == open_(pool("precision"), labelled[:50]) and pairs(labelled[:58], "precision") < 35
+    assert labelled[58:60] == open_(pool("apex"), labelled[:58]) and pairs(labelled[:60], "apex") < 20
+    assert labelled[60:63] == open_(pool("distributed"), labelled[:60]) and pairs(labelled[:63], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # Further rounds: round 3 in sources.json order (code bases at 8 files or with no third file skipped) until the
+    # split reached 350 pairs, with its sixth file.
+    assert pairs(labelled[:63]) < 350 and pairs(labelled[:68]) < 350 <= pairs(labelled)
+    assert [name for name, _ in labelled[63:]] == ["SE-SSD", "P4Transformer", "EPNet", "4d-gaussian-splatting",
+                                                   "gaussian-grouping", "LangSplat"]
+    assert len(labelled) == 69
+def test_test96_files_are_exactly_what_its_rule_draws():
+    """test96 (bench/corpus_test96/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 24 code bases. The
+    draw ran to its end before the deadline: kernel reached 35 with its seventh top-up file, third_party's pool ran dry
+    under 35, attention and precision were over 35 after the kernel and third_party top-ups, apex's and distributed's
+    pools ran dry under 20, device was over 20 after the main rounds, and the pairs were over 350 after the top-up, so
+    no further round was drawn."""
+    draw = _LimitedDraw("test96", 24)
+    select_test, labelled, main = draw.select_test, draw.labelled, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test96"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test96"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test96"] == "npu-audit-test-split-96:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test96"] == 8 and "test96" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 24 code bases, three of them (RoboFlamingo, LayerSkip, SqueezedAttention)
+    # with one eligible file.
+    assert len(main) == 45 and labelled[:45] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel drew 7 files, the last
+    # bringing it to 35; third_party drew its seven open files (its pool ran dry under 35); attention and precision were
+    # over 35 by then (MagicDec's flashinfer and bf16 defaults in the kernel and third_party top-ups); apex drew its one
+    # open file and distributed its four (both pools ran dry under 20); device was over 20 after the main rounds.
+    assert labelled[45:52] == open_(pool("kernel"), labelled[:45])[:7]
+    assert pairs(labelled[:51], "kernel") < 35 <= pairs(labelled[:52], "kernel")
+    assert labelled[52:59] == open_(pool("third_party"), labelled[:52]) and pairs(labelled[:59], "third_party") < 35
+    assert pairs(main, "attention") < 35 <= pairs(labelled[:59], "attention")
+    assert pairs(main, "precision") < 35 <= pairs(labelled[:59], "precision")
+    assert labelled[59:60] == open_(pool("apex"), labelled[:59]) and pairs(labelled[:60], "apex") < 20
+    assert labelled[60:64] == open_(pool("distributed"), labelled[:60]) and pairs(labelled[:64], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # The pairs were over 350 after the top-up, so no further round was drawn.
+    assert pairs(labelled) >= 350
     assert len(labelled) == 64
 
 
