@@ -140,6 +140,29 @@ def test_clip_fp16_weight_conversion():
     assert _at(codes, _line(src, "open_clip.convert_weights_to_lp("), "NPU247")
 
 
+def test_eva_vit_fp16_conversion_call_not_its_definition():
+    # MiniGPT-4 minigpt4/models/eva_vit.py (trimmed)
+    src = '''
+    def convert_weights_to_fp16(model: nn.Module):
+        """Convert applicable model parameters to fp16"""
+        def _convert_weights_to_fp16(l):
+            if isinstance(l, (nn.Conv1d, nn.Conv2d, nn.Linear)):
+                l.weight.data = l.weight.data.half()
+        model.apply(_convert_weights_to_fp16)
+
+
+    def create_eva_vit_g(img_size=224, precision="fp16"):
+        model = VisionTransformer(img_size=img_size)
+        if precision == "fp16":
+            convert_weights_to_fp16(model)
+        return model
+    '''
+    codes = _codes(src, "eva_vit.py")
+    assert _at(codes, _line(src, "    convert_weights_to_fp16(model)"), "NPU247")
+    assert not _at(codes, _line(src, "def convert_weights_to_fp16"), "NPU247")
+    assert not _at(codes, _line(src, "model.apply(_convert_weights_to_fp16)"), "NPU247")
+
+
 def test_other_convert_weights_stay_quiet():
     src = '''
     from tools.checkpoint import convert_weights
