@@ -99,6 +99,9 @@ RULE_SCHEMA: dict[str, Any] = {
             # `num_fp16_res = 4`; not a value computed or passed through, which tp12 found 0 of 8 right on the
             # precision trees)
             "keyword_true_only": {"type": "boolean"},
+            # keyword rules: these keywords report also when the same name is passed on (`build(cuda_home=cuda_home)`:
+            # a path handed to the build that uses it, not a switch decided where the value is made; tk40)
+            "passed_on_keywords": {"type": "array", "items": {"type": "string"}},
             # callname rules: their globs are tried before the other rules' (a name a more general glob also matches:
             # `ENABLE_CUDA_KERNEL` is NPU894's, not the `*CUDA*` helper rule NPU039's; t29a)
             "glob_first": {"type": "boolean"},

@@ -1926,7 +1926,8 @@ class MatchVisitor(cst.CSTVisitor):
                             (qual or "").startswith("torch.") or not _literal_on(arg.value)):
                         continue    # `torch.batch_norm(..., cudnn_enabled=True)`: aten's own parameter; a value
                                     # passed on (`cudnn_enabled=state.cudnn_enabled`) records a setting made elsewhere
-                    if not _switched_off(arg.value, arg.keyword.value) \
+                    passed_on = arg.keyword.value in (kw[0].extra.get("passed_on_keywords") or ())
+                    if not _switched_off(arg.value, "" if passed_on else arg.keyword.value) \
                             and (kw[0].category not in call_categories or kw[0].extra.get("stack")
                                  or kw[0].category == "kernel" and _starts_line(node, index)
                                  and not self._names_rule(arg.value, kw[0])) \
