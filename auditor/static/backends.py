@@ -101,6 +101,9 @@ class BackendContext:
     # (line, package) of a guarded `import pkg` whose name the file reads only for its metadata, and of those reads
     # (`try: import bitsandbytes; info["Bitsandbytes version"] = bitsandbytes.__version__`): a version report
     version_reads: set[tuple[int, str]] = field(default_factory=set)
+    # bodies of the arms of an if chain whose test holds only on the NPU (`if x.device.type == "npu":`, `elif
+    # is_torch_npu_available():`; not the other arms): the Ascend path's own choices (tq39's NPU branches, tq40)
+    npu_arms: list[Span] = field(default_factory=list)
     # `choices=["cpu", "cuda", "mps"]` of a command-line option: (span, first col, last col) of each such list, whose
     # device names are what the option accepts, not what it picks (the option's default is the choice)
     choices: list[tuple[Span, int, int]] = field(default_factory=list)
@@ -114,6 +117,21 @@ class BackendContext:
             if _inside(spans, line):
                 return name
         return None
+
+
+def _npu_arm_test(test: ast.expr) -> bool:
+    """A test that holds only on the NPU: `x.device.type == "npu"`, `"npu" in device`, `is_torch_npu_available()`,
+    `torch.npu.is_available()`, `IS_NPU_AVAILABLE`, or an `and` with one of these (not a negation; tq39's reading,
+    moved here from gates.py by tq40)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_npu_arm_test(v) for v in test.values)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.In)):
+        sides = (test.left, test.comparators[0])
+        return any(isinstance(x, ast.Constant) and isinstance(x.value, str) and backends_in_text(x.value) == {"npu"}
+                   for x in sides) and not all(isinstance(x, ast.Constant) for x in sides)
+    if isinstance(test, ast.Call):
+        test = test.func
+    return isinstance(test, (ast.Name, ast.Attribute)) and backends_in_text(ast.unparse(test)) == {"npu"}
 
 
 def _inside(spans: list[Span], line: int) -> bool:
@@ -505,6 +523,8 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
         while True:
             names = backends_in_text(segment(cur.test))
             names_of.append(names)
+            if cur.body and _npu_arm_test(cur.test):
+                ctx.npu_arms.append((cur.body[0].lineno, line_span(cur.body[-1])[1]))
             if cur.body and (_other_backend_test(cur.test, names) or _requires_other_backend(cur.test, segment)):
                 if not _other_backend_test(cur.test, names):
                     ctx.other.append(line_span(cur.test))     # the probe itself: its CUDA half asks for HIP's build
@@ -643,7 +663,7 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
     ctx.file_backend, ctx.star_backend = _file_backend(tree.body)
     ctx.foreign_export = _foreign_lowering(tree)
     for spans in (ctx.npu, ctx.dispatch, ctx.platform, ctx.import_guard, ctx.other, ctx.mmengine_dist, ctx.test_marks,
-                  ctx.cuda_available, ctx.registrations):
+                  ctx.cuda_available, ctx.registrations, ctx.npu_arms):
         spans.sort()
     return ctx
 
@@ -712,21 +732,46 @@ _TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 _VERSION_ATTRS = frozenset({"__version__", "VERSION"})
 
 
+VERSION_TEST = "?"     # the package slot of a version_reads entry on the test of an `if` that only reads a version
+
+
 def _version_reads(tree: ast.Module, guarded_lines: set[int]) -> set[tuple[int, str]]:
     """(line, package) of each guarded `import pkg` (`import pkg as p`) whose bound name every read in the file uses
     only as `p.__version__` inside the same try body (the handler catches the import's failure), and of those reads:
     an environment report (LLaMA-Factory-style `print_env`, tuned_pd28's LLamaTuner `env_utils`) that runs nothing of
     the package. A version read outside the try (`if flash_attn.__version__ >= "2.7.0":` after `except: flash_attn =
-    None`, which fails on Ascend) keeps the import's finding; a name never read is left."""
-    loads: dict[str, int] = {}
-    for node in module_nodes(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            loads[node.id] = loads.get(node.id, 0) + 1
+    None`, which fails on Ascend) keeps the import's finding; a name never read is left.
+    tq40: the body of an `if <flag>:` too (the AUTOMATIC1111 UI's `if shared.xformers_available: import xformers;
+    xformers_version = xformers.__version__` for its footer, and its version check that prints a notice): the flag
+    keeps the import from running on Ascend; when the body does nothing but import the package and read its version
+    into a value or a message (`_version_only_body`), the `if` line's flag test is an entry too, (line, VERSION_TEST)."""
+    def count_loads(scope: ast.AST) -> dict[str, int]:
+        loads: dict[str, int] = {}
+        for node in (module_nodes(scope) if isinstance(scope, ast.Module) else ast.walk(scope)):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                loads[node.id] = loads.get(node.id, 0) + 1
+        return loads
+
+    # an import inside a function binds a local name: its reads are counted in that function (the innermost one)
+    functions = [n for n in module_nodes(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    scope_loads: dict[int, dict[str, int]] = {}
+
+    def loads_around(node: ast.AST) -> dict[str, int]:
+        scope: ast.AST = tree
+        for fn in functions:
+            if fn.lineno <= node.lineno <= (fn.end_lineno or fn.lineno) and fn.lineno >= getattr(scope, "lineno", 0):
+                scope = fn
+        if id(scope) not in scope_loads:
+            scope_loads[id(scope)] = count_loads(scope)
+        return scope_loads[id(scope)]
+
     out: set[tuple[int, str]] = set()
     for node in module_nodes(tree):
-        if not isinstance(node, _TRY) or not node.body:
+        if not isinstance(node, (*_TRY, ast.If)) or not node.body:
             continue
+        loads = loads_around(node)
         last = node.body[-1].end_lineno or node.body[-1].lineno
+        names: set[str] = set()
         for stmt in node.body:
             if not isinstance(stmt, ast.Import) or stmt.lineno not in guarded_lines:
                 continue
@@ -738,7 +783,45 @@ def _version_reads(tree: ast.Module, guarded_lines: set[int]) -> set[tuple[int, 
                 if reads and len(reads) == loads.get(name, 0):
                     out.add((stmt.lineno, pkg))
                     out.update((line, pkg) for line in reads)
+                    names.add(name)
+        if names and isinstance(node, ast.If) and _version_only_body(node.body, names):
+            out.add((node.test.lineno, VERSION_TEST))
     return out
+
+
+def _version_only_body(body: list[ast.stmt], names: set[str]) -> bool:
+    """Whether `body` only imports the packages bound to `names` and reads their versions: into a name
+    (`v = pkg.__version__`), or into a test (`if version.parse(pkg.__version__) < ...:`) whose body only calls
+    something with a message text (`print_error_explanation(f"... {pkg.__version__} ...")`)."""
+    for stmt in body:
+        if isinstance(stmt, ast.Import):
+            if any((a.asname or a.name.split(".")[0]) not in names for a in stmt.names):
+                return False
+        elif isinstance(stmt, ast.Assign):
+            if not all(isinstance(t, ast.Name) for t in stmt.targets) or not _reads_version(stmt.value, names):
+                return False
+        elif isinstance(stmt, ast.If):
+            if stmt.orelse or not _reads_version(stmt.test, names) or not all(_message_call(s) for s in stmt.body):
+                return False
+        elif not _message_call(stmt):
+            return False
+    return True
+
+
+def _reads_version(node: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr in _VERSION_ATTRS and isinstance(n.value, ast.Name)
+               and n.value.id in names for n in ast.walk(node))
+
+
+def _message_call(stmt: ast.stmt) -> bool:
+    """`print(...)`, `logger.warning(...)`, `print_error_explanation(f"...".strip())`: an expression statement calling
+    something whose every argument is a text (a string, an f-string, or a method of one)."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)) or not stmt.value.args:
+        return False
+    args = [*stmt.value.args, *(k.value for k in stmt.value.keywords)]
+    return all(isinstance(a, ast.JoinedStr) or isinstance(a, ast.Constant) and isinstance(a.value, str)
+               or isinstance(a, ast.Call) and isinstance(a.func, ast.Attribute)
+               and isinstance(a.func.value, (ast.JoinedStr, ast.Constant)) for a in args)
 # packages that exist only for one other backend and fail to import without it (Gaudi's habana_frameworks,
 # Cambricon's torch_mlu, Moore Threads' torch_musa): a file importing one unguarded at its top needs that backend
 _BACKEND_PACKAGES = {"habana_frameworks": "hpu", "torch_mlu": "mlu", "torch_musa": "musa",
@@ -953,8 +1036,9 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
         if kind in (None, "backend-dispatch") and f.name == "cuda-device-string" and \
                 _in_columns(ctx.choices, f.line, f.col):
             kind = "option-choices"
-        if kind is None and f.category in _PACKAGE_CATEGORIES and \
-                (f.line, (f.symbol or "").split(".", 1)[0]) in ctx.version_reads:
+        if kind is None and f.category in _PACKAGE_CATEGORIES and (
+                (f.line, (f.symbol or "").split(".", 1)[0]) in ctx.version_reads
+                or f.name.endswith("feature-check") and (f.line, VERSION_TEST) in ctx.version_reads):
             kind = "version-probe"
         changes: dict = {}
         if kind is not None:
@@ -977,6 +1061,12 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
             changes["fix"] = "none"
             if f.severity == "error":
                 changes["severity"] = "warning"
+        if f.category == "precision" and changes.get("severity", f.severity) == "info" and \
+                _inside(ctx.npu_arms, f.line):
+            # `if self.device.type == "npu": self.dtype = torch.float16` (unified-cache-management's hash encoder:
+            # "NPU only supports float16, float32 and float64"): the NPU arm's own dtype, chosen for Ascend already;
+            # nothing to port (tq39's reading, heldout42; read off this context's if chains since tq40)
+            continue
         if kind is None:
             if f.name == "cuda-device-string" and _inside(ctx.registrations, f.line):
                 f = replace(f, data={**f.data, "dispatch_key": True})

@@ -39,7 +39,8 @@ false constant that no call in the tree turns on (context `flag-off`, info). Opt
 tree may set X (context `unset-attribute`, info). Class flags (pd40, `lower_self_flag_branches`): a block that runs
 only when `self.X` holds, in a class that sets `self.X` only to a false constant and that nothing else in the tree turns
 on (context `flag-never-set`, info).
-Module functions (t11q's shapes, t11s): a top-level, undecorated function's call overrides when it passes the
+Module functions (t11q's shapes, t11s): a top-level function, undecorated or only under wrappers that neither register
+nor replace it (`_plain`; tq40: Streamlit's `@st.cache_resource`), whose call overrides when it passes the
 parameter with any value (a keyword, or enough positional arguments before any `*`); a CUDA value written at the
 call is that call's own finding. A public entry point (called from nowhere in the tree, or only from tests and
 examples), a callable handed on as a value, or a decorated function (a decorator may wrap or register it) keeps its
@@ -177,8 +178,11 @@ def _defaults(tree: ast.Module) -> list[list[Any]]:
                     for arg, default, index in _params(item, True):
                         if default is not None and _PARAM.match(arg.arg):
                             out.append([*node_span(default), key, arg.arg, index, True])
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.decorator_list:
-            add(node, node.name, False)     # a module function's defaults too (t11s; a decorated one may be wrapped)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _plain(node):
+            # a module function's defaults too (t11s; a decorated one may be wrapped). tq40: a function under a
+            # caching wrapper only (`@st.cache_resource`, `@functools.lru_cache`) is called by its own name like an
+            # undecorated one (riffusion's `streamlit/util.py` loaders, whose tasks all pass `device=device`)
+            add(node, node.name, False)
     return out
 
 

@@ -52,6 +52,17 @@ _DEPTH = 8          # callers of callers followed at most
 _BACKEND_SETTING = re.compile(r"(?i)nccl")
 
 
+def _collected_test(rel: str, caller: str) -> bool:
+    """A test pytest collects and runs itself: `test*` functions (and `Test*` classes' `test*` methods) of
+    `test_*.py` / `*_test.py` files (https://docs.pytest.org/en/stable/explanation/goodpractices.html, "Conventions
+    for Python test discovery"); `spawn_multiprocess_job(size=torch.cuda.device_count(), job=partial(_test_x, ...))`
+    in one is a gated site the tree runs (tq40)."""
+    stem = rel.rsplit("/", 1)[-1]
+    owner, _, name = caller.rpartition(".")
+    return (stem.startswith("test_") or stem.endswith("_test.py")) and name.startswith("test") \
+        and (not owner or owner.startswith("Test"))
+
+
 def _decorator(node: ast.expr) -> str:
     target = node.func if isinstance(node, ast.Call) else node
     return ast.unparse(target)
@@ -193,7 +204,7 @@ class _Tree:
         block too), or a definition the tree calls or mentions somewhere. A gate inside a `main()` nothing calls (a
         library module without a `__main__` block) says nothing about how the tree reaches the callee, which is then
         the module's API for callers outside the tree (pd44's library-module control)."""
-        if caller == "":
+        if caller == "" or _collected_test(rel, caller):
             return True
         owner, _, name = caller.rpartition(".")
         names = ["." + name, owner] if owner else [name]

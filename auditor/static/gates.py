@@ -887,6 +887,10 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
                 # `_require_cuda_deepgemm(monkeypatch)`, whose first statement skips the test without CUDA
                 # (like a test mark: the test's own dtype choices stay hints)
                 add(_stmt_region(stmts[i + 1], stmts[-1]), f"after {_dotted(stmt.value.func)}(){_SKIPS_TEST}")
+            if i + 1 < len(stmts) and (skipped := _skips_without_cuda_package(stmt)) is not None:
+                # `te = pytest.importorskip("transformer_engine")`: the rest of the module (or test) is skipped where
+                # the NVIDIA-only package is not installed, as on every Ascend host (tq40)
+                add(_stmt_region(stmts[i + 1], stmts[-1]), f"after pytest.importorskip({skipped!r}){_SKIPS_TEST}")
             if isinstance(stmt, ast.Assert) and is_cuda_test(stmt.test, flags) and i + 1 < len(stmts):
                 add(_stmt_region(stmts[i + 1], stmts[-1]), f"after assert {gate_text(stmt.test)}")
             if isinstance(stmt, (ast.For, ast.AsyncFor)) and stmt.body and _cuda_count_range(stmt.iter):
@@ -990,7 +994,17 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
             enabled = next((kw.value for kw in node.keywords if kw.arg == "enabled"), None)
             if enabled is not None and is_cuda_test(enabled, flags):
                 add(node_span(node.args[0], node.args[-1]), f"enabled={gate_text(enabled)}")
-        elif isinstance(node, ast.Call):
+        if isinstance(node, ast.Call) and _spawner(node.func):
+            # `spawn_multiprocess_job(size=torch.cuda.device_count(), job=partial(_test_x, ...), backend="nccl")`,
+            # `mp.spawn(worker, nprocs=torch.cuda.device_count())`: on Ascend the count is 0 and no process starts,
+            # so the job and the backend it names run only with CUDA devices; the count stays the finding (tq40,
+            # TensorRT-Model-Optimizer's tests/gpu, the spawned-behind-a-count reading of t33d)
+            count = next((kw for kw in node.keywords if kw.arg in _PROCESS_COUNTS and _cuda_count(kw.value, flags)),
+                         None)
+            if count is not None:
+                for arg in [*node.args, *(kw.value for kw in node.keywords if kw is not count)]:
+                    add(node_span(arg, open_end=True), f"{count.arg}={gate_text(count.value)}")
+        if isinstance(node, ast.Call) and not node.args:
             # `autocast(device_type="cuda", enabled=use_amp)`: the keyword spelling of the same (pd50, ultimate-rvc)
             keywords = {kw.arg: kw.value for kw in node.keywords}
             enabled, named = keywords.get("enabled"), keywords.get("device_type")
@@ -1002,6 +1016,35 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
             first, last = (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt, node.elt)
             add(node_span(first, last), f"for ... in {gate_text(node.generators[0].iter)}")
     return gates
+
+
+# keywords of a process launcher that give the number of processes (torch.multiprocessing.spawn's `nprocs`,
+# https://pytorch.org/docs/stable/multiprocessing.html#spawning-subprocesses; a test helper's `size` / `world_size`)
+_PROCESS_COUNTS = frozenset({"nprocs", "size", "world_size", "num_processes"})
+
+
+def _spawner(func: ast.expr) -> bool:
+    """`mp.spawn`, `torch.multiprocessing.start_processes`, a project's `spawn_multiprocess_job`: a call that starts
+    one process per count."""
+    name = _dotted(func).rsplit(".", 1)[-1]
+    return "spawn" in name.lower() or name == "start_processes"
+
+
+# packages built only for NVIDIA GPUs whose absence a test skips on: the finders' list above, and NVIDIA's Transformer
+# Engine ("accelerating Transformer models on NVIDIA GPUs", https://github.com/NVIDIA/TransformerEngine) and
+# TensorRT-LLM (https://nvidia.github.io/TensorRT-LLM/)
+_SKIPPED_WITHOUT = _CUDA_ONLY_PACKAGES | {"transformer_engine", "tensorrt_llm"}
+
+
+def _skips_without_cuda_package(stmt: ast.stmt) -> str | None:
+    """The package of `pytest.importorskip("transformer_engine")` (a statement, or its result bound to a name) when
+    it is built only for NVIDIA GPUs (https://docs.pytest.org/en/stable/reference/reference.html#pytest-importorskip)."""
+    call = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
+    if not (isinstance(call, ast.Call) and _dotted(call.func) in ("pytest.importorskip", "importorskip")
+            and call.args and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)):
+        return None
+    package = call.args[0].value
+    return package if package.split(".", 1)[0] in _SKIPPED_WITHOUT else None
 
 
 def _cuda_count_range(node: ast.AST) -> bool:
@@ -1498,33 +1541,6 @@ def _drop_capability_keys(findings: list, tree: ast.Module) -> list:
     return [f for f in findings if f.name != "cuda-device-string" or (f.line, f.col - 1) not in keys]
 
 
-def _npu_test(test: ast.expr) -> bool:
-    """A test that holds only on the NPU: `x.device.type == "npu"`, `"npu" in device`, `is_torch_npu_available()`,
-    `torch.npu.is_available()`, `IS_NPU_AVAILABLE`, or an `and` with one of these (not a negation)."""
-    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        return any(_npu_test(v) for v in test.values)
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.In)):
-        sides = (test.left, test.comparators[0])
-        return any(isinstance(x, ast.Constant) and isinstance(x.value, str) and backends_in_text(x.value) == {"npu"}
-                   for x in sides) and not all(isinstance(x, ast.Constant) for x in sides)
-    if isinstance(test, ast.Call):
-        test = test.func
-    return isinstance(test, (ast.Name, ast.Attribute)) and backends_in_text(_dotted(test)) == {"npu"}
-
-
-def _drop_npu_branch_dtypes(findings: list, tree: ast.Module) -> list:
-    """Dtype hints (precision, info) in the body of `if <npu test>:` (`if self.device.type == "npu": self.dtype =
-    torch.float16`, unified-cache-management's hash encoder: "NPU only supports float16, float32 and float64 for
-    hash_weights"): the NPU path's own dtype, chosen for Ascend already; nothing to port (tq39, heldout42). The
-    other arms keep theirs."""
-    if not any(f.category == "precision" and f.severity == "info" for f in findings):
-        return findings
-    bodies = [node_span(n.body[0], n.body[-1]) for n in _walk(tree) if isinstance(n, ast.If) and _npu_test(n.test)]
-    if not bodies:
-        return findings
-    return [f for f in findings if not (f.category == "precision" and f.severity == "info" and starts_in(f, bodies))]
-
-
 _SWITCH_RULES = frozenset({"cuda-switch-value"})
 
 
@@ -1554,8 +1570,8 @@ def _drop_probe_copies(findings: list, tree: ast.Module) -> list:
 def apply_gates(findings: list, tree: ast.Module) -> list:
     """Findings as the CUDA gates read them: an error behind a gate is a warning (the gate is the error), a hint
     about code that never runs on Ascend goes, a use of a guarded optional import is a warning; Triton used only
-    for host helpers is info; a dtype hint in an NPU branch goes."""
-    findings = _drop_probe_copies(_drop_npu_branch_dtypes(findings, tree), tree)
+    for host helpers is info (a dtype hint in an NPU branch goes in backends.apply_context, the npu-path context)."""
+    findings = _drop_probe_copies(findings, tree)
     findings = _lower_asserted_not(_triton_helper_findings(findings, tree), tree)
     findings = _drop_mocked_probes(_lower_abstraction_fallbacks(findings, tree), tree)
     findings = _lower_library_refusals(_lower_fallback_gates(findings, tree), tree)

@@ -128,7 +128,11 @@ _WEBUI_MODULES = frozenset({"modules.scripts", "modules.script_callbacks"})
 _WRAPPERS = frozenset({"lru_cache", "cache", "cached_property", "no_grad", "inference_mode", "wraps", "property",
                        "staticmethod", "classmethod", "contextmanager", "enable_grad",
                        # diffusers' marker for torch.compile (torch._dynamo.allow_in_graph): it builds nothing (pd18)
-                       "maybe_allow_in_graph", "allow_in_graph"})
+                       "maybe_allow_in_graph", "allow_in_graph",
+                       # Streamlit's caches memoise the function and return a wrapper called by the same name
+                       # (https://docs.streamlit.io/develop/api-reference/caching-and-state/st.cache_resource,
+                       # .../st.cache_data); `st.cache` is their deprecated predecessor ("cache" above) (tq40)
+                       "cache_resource", "cache_data", "experimental_memo", "experimental_singleton"})
 # compilers' decorators: `@triton.jit`, `@triton.autotune(...)`, `@torch.jit.script`, `@numba.cuda.jit` return a kernel
 # object that runs only where something launches it by name (`_kernel[grid](...)`), registering it nowhere (pd23: SAM3's
 # connected-components kernels, launched only by the video tracker the pack never builds). Apart from _WRAPPERS, which

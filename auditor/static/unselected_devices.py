@@ -392,8 +392,8 @@ _DEVICE_WORD = re.compile(r"(?i)gpu|cuda|device|rank|accelerator|world|node")
 # keyword options that only change speed: AMP (the run stays in fp32 without it), pinned host memory
 _SPEED_KEYWORDS = frozenset({"use_amp", "amp", "pin_memory"})
 _SPEED_NOTE = ("a CUDA check whose only effect is a speed setting (TF32 / cuDNN autotuning, AMP, pinned memory, a "
-               "batch size or tolerance): on Ascend the setting is skipped or takes its other value and the code "
-               "runs, only differently (lead decision 39)")
+               "batch size or tolerance, where a checkpoint copied into a model is staged): on Ascend the setting is "
+               "skipped or takes its other value and the code runs, only differently (lead decision 39)")
 
 
 # CUDA calls that only measure (a timer's sync, the memory statistics): pd48, lead decision 39's reading
@@ -406,6 +406,69 @@ _MEASURE_NOTE = ("a CUDA check whose only effect is a measurement or a warm-up (
                  "call's speed differs; port the check with its body")
 
 
+def _speed_switches_only(body: list[ast.stmt]) -> bool:
+    """Whether each statement sets a speed switch (`_SPEED_SWITCHES`, `_SPEED_CALLS`) or is an `if` without an else
+    whose body does only that (tq40: the AUTOMATIC1111 UI's `enable_tf32`, `if cuda_no_autocast():
+    torch.backends.cudnn.benchmark = True` beside the TF32 switches)."""
+    return all(
+        isinstance(s, ast.Assign) and all((ast_dotted(t) or "") in _SPEED_SWITCHES for t in s.targets) or
+        isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and ast_dotted(s.value.func) in _SPEED_CALLS or
+        isinstance(s, ast.If) and not s.orelse and _speed_switches_only(s.body)
+        for s in body)
+
+
+# what a loaded state dict is read through when its tensors are only copied into a model's own parameters
+_STATE_COPIES = frozenset({"load_state_dict", "copy_"})
+_MAPPING_READS = frozenset({"items", "keys", "values", "get"})
+
+
+def _staging_checks(tree: ast.Module) -> list[ast.expr]:
+    """The tests of `device = "cuda" if torch.cuda.is_available() else "cpu"` in a function that reads `device` only
+    as `torch.load(path, map_location=device)`, and reads the loaded state dict only to copy it into a model
+    (`load_state_dict(sd)`, `param.copy_(sd[k])`, `for k in sd`, `sd.items()`): the check only picks where the
+    checkpoint is staged on its way into parameters that live where the model was built; on Ascend it is staged on
+    the CPU and the result is the same (tq40: DeepLabCut's `load_param`, lead decision 39). A loaded object used any
+    other way (a pickled module called, `.to(...)`) keeps the check's error: the map location is then its device."""
+    out: list[ast.expr] = []
+    for fn in module_nodes(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        nodes = list(walk_list(fn))
+        for stmt in nodes:
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                    and isinstance(stmt.value, ast.IfExp) and _is_availability_check(stmt.value.test)
+                    and all(isinstance(a, ast.Constant) and isinstance(a.value, str)
+                            for a in (stmt.value.body, stmt.value.orelse))):
+                continue
+            name = stmt.targets[0].id
+            reads = [n for n in nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+            loads = [n for n in nodes if isinstance(n, ast.Call) and (ast_dotted(n.func) or "").endswith("load")
+                     and any(k.arg == "map_location" and isinstance(k.value, ast.Name) and k.value.id == name
+                             for k in n.keywords)]
+            if reads and len(reads) == len(loads) and all(_copied_only(nodes, load) for load in loads):
+                out.append(stmt.value.test)
+    return out
+
+
+def _copied_only(nodes: list[ast.AST], load: ast.Call) -> bool:
+    """Whether `sd = torch.load(...)` binds a name whose every read copies it into a model (`_staging_checks`)."""
+    bound = next((n.targets[0].id for n in nodes if isinstance(n, ast.Assign) and n.value is load
+                  and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)), None)
+    if bound is None:
+        return False
+    reads = [n for n in nodes if isinstance(n, ast.Name) and n.id == bound and isinstance(n.ctx, ast.Load)]
+    allowed: set[int] = set()
+    for n in nodes:
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _STATE_COPIES:
+            allowed.update(id(a) for a in n.args)
+            allowed.update(id(a.value) for a in n.args if isinstance(a, ast.Subscript))
+        elif isinstance(n, (ast.For, ast.comprehension)):
+            allowed.add(id(n.iter))
+        elif isinstance(n, ast.Attribute) and n.attr in _MAPPING_READS:
+            allowed.add(id(n.value))
+    return bool(reads) and all(id(r) in allowed for r in reads)
+
+
 def _speed_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     """Spans of CUDA checks whose only effect is a speed setting (lead decision 39):
 
@@ -416,12 +479,10 @@ def _speed_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     - `use_amp=torch.cuda.is_available()` passed to a speed option (`_SPEED_KEYWORDS`; heldout36's
       sentence-transformers `model.fit(..., use_amp=torch.cuda.is_available())`): AMP or pinned memory is off on
       Ascend, the code runs in fp32 / unpinned, only slower."""
-    spans = [node_span(n.test) for n in _cuda_checks(tree) if all(
-        isinstance(s, ast.Assign) and all((ast_dotted(t) or "") in _SPEED_SWITCHES for t in s.targets) or
-        isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and ast_dotted(s.value.func) in _SPEED_CALLS
-        for s in n.body)]
+    spans = [node_span(n.test) for n in _cuda_checks(tree) if _speed_switches_only(n.body)]
     devices = {id(n.value) for n in module_nodes(tree) if isinstance(n, ast.keyword) and _DEVICE_WORD.search(
         n.arg or "") or isinstance(n, ast.Assign) and any(_DEVICE_WORD.search(ast.unparse(t)) for t in n.targets)}
+    spans += [node_span(test) for test in _staging_checks(tree)]
     for n in module_nodes(tree):
         if isinstance(n, ast.IfExp) and _is_availability_check(n.test) and _positive_number(n.body) \
                 and _positive_number(n.orelse) and id(n) not in devices:

@@ -30,11 +30,20 @@ _EXCEPTION_CLASS = re.compile(r"(?:Error|Exception|Warning)\Z")
 _REGISTERED_BY_NAME = frozenset({"tvm.register_func", "tvm._ffi.register_func", "tvm.ffi.register_func"})
 _DEVICE_STRING_RULE = "cuda-device-string"    # NPU003
 _NPU_VALUE = re.compile(r"^npu(?::(?:\d+|\x00))?\Z")
+# FastAPI's route decorators and registration (https://fastapi.tiangolo.com/reference/apirouter/) and their keywords
+# that name a type (tq40)
+_ROUTE_METHODS = frozenset({"get", "post", "put", "patch", "delete", "head", "options", "trace", "api_route",
+                            "add_api_route", "websocket"})
+_ROUTE_TYPE_KEYWORDS = frozenset({"response_model"})
 # builtins whose second argument is an attribute name (`hasattr(torch, "cuda")`), never a device
 _NAME_ARG_FUNCS = frozenset({"hasattr", "getattr", "setattr", "delattr"})
 # modules every torch build has (`hasattr(torch, "cuda")` is true on Ascend too): probing them names nothing CUDA-only
 _NPU_SEGMENT = re.compile(r"(?i)(?:^|[._])(?:npu|ascend)(?:$|[._])|_C_ascend|torch_npu")
-_PROBED_EVERYWHERE = frozenset({"torch.cuda", "torch.backends.cuda", "torch.backends.cudnn", "torch.cuda.amp"})
+_PROBED_EVERYWHERE = frozenset({"torch.cuda", "torch.backends.cuda", "torch.backends.cudnn", "torch.cuda.amp",
+                                # tq40: torch.cuda's queries that every build defines and that answer without CUDA
+                                # (False / 0: https://pytorch.org/docs/stable/cuda.html): `hasattr(torch.cuda,
+                                # "is_available")` is true on Ascend too; the call it guards is the finding
+                                "torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_initialized"})
 _PERCENT_SPEC = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]")
 _FORMAT_FIELD = re.compile(r"\{[^{}]*\}")
 _SENTENCE_END = re.compile(r"[A-Za-z][!?]\s*$")     # `nvcc unavailable!`, `nvidia-smi found?`: a text for a person
@@ -549,6 +558,7 @@ class MatchVisitor(cst.CSTVisitor):
         self._enum_compared: set[int] = set()
         self._compared_attributes: set[int] = set()   # attribute chains a comparison compares (`x == Enum.MEMBER`)
         self._handled: set[int] = set()   # ids of nodes already matched (or binding names)
+        self._type_args: set[int] = set()  # ids of arguments that name a type (`response_model=`), not visited
         self._saved_locations: set[int] = set()   # keys of map_location dicts (RawHit.saved_location)
         self._launched: set[int] = set()  # calls of a CuPy / PyCUDA kernel loader whose result is launched at once
         self._fed_to_switch: set[int] = set()   # ids of parameters whose default is no finding (_mark_fed_to_switch)
@@ -1676,6 +1686,8 @@ class MatchVisitor(cst.CSTVisitor):
     leave_List = leave_Tuple = leave_Set = _leave_collection
 
     def visit_Arg(self, node: cst.Arg) -> bool:
+        if id(node) in self._type_args:
+            return False      # `@app.post("/v1/completions", response_model=CompletionResponse)`: a type
         if node.keyword is not None:
             self._handled.add(id(node.keyword))
             self._implementation_names(node.keyword, node.value)
@@ -1760,6 +1772,11 @@ class MatchVisitor(cst.CSTVisitor):
         func = node.func
         first_hit = len(self.hits)
         self._call_args.update((id(arg.value), node) for arg in node.args)
+        if isinstance(func, cst.Attribute) and func.attr.value in _ROUTE_METHODS:
+            # FastAPI's `response_model=` is the route's response type, read like an annotation (decisions 31 / 40;
+            # https://fastapi.tiangolo.com/tutorial/response-model/): the class's import is the finding (tq40)
+            self._type_args.update(id(a) for a in node.args if a.keyword is not None
+                                   and a.keyword.value in _ROUTE_TYPE_KEYWORDS)
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value == "map_location" and isinstance(arg.value, cst.Dict):
                 # `torch.load(f, map_location={'cuda:0': 'cpu'})`: a key names where the checkpoint's tensors were
