@@ -34,6 +34,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from auditor.astnodes import line_span, walk_list
 from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
@@ -756,7 +757,7 @@ def _version_reads(tree: ast.Module, guarded_lines: set[int]) -> set[tuple[int, 
     functions = [n for n in module_nodes(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     scope_loads: dict[int, dict[str, int]] = {}
 
-    def loads_around(node: ast.AST) -> dict[str, int]:
+    def loads_around(node: ast.stmt) -> dict[str, int]:
         scope: ast.AST = tree
         for fn in functions:
             if fn.lineno <= node.lineno <= (fn.end_lineno or fn.lineno) and fn.lineno >= getattr(scope, "lineno", 0):
@@ -767,25 +768,28 @@ def _version_reads(tree: ast.Module, guarded_lines: set[int]) -> set[tuple[int, 
 
     out: set[tuple[int, str]] = set()
     for node in module_nodes(tree):
-        if not isinstance(node, (*_TRY, ast.If)) or not node.body:
+        if not isinstance(node, (*_TRY, ast.If)):
             continue
-        loads = loads_around(node)
-        last = node.body[-1].end_lineno or node.body[-1].lineno
+        block = cast("ast.Try | ast.If", node)      # (mypy does not narrow through the starred tuple)
+        if not block.body:
+            continue
+        loads = loads_around(block)
+        last = block.body[-1].end_lineno or block.body[-1].lineno
         names: set[str] = set()
-        for stmt in node.body:
+        for stmt in block.body:
             if not isinstance(stmt, ast.Import) or stmt.lineno not in guarded_lines:
                 continue
             for alias in stmt.names:
                 name, pkg = alias.asname or alias.name.split(".")[0], alias.name.split(".")[0]
-                reads = [n.lineno for s in node.body for n in walk_list(s) if isinstance(n, ast.Attribute)
+                reads = [n.lineno for s in block.body for n in walk_list(s) if isinstance(n, ast.Attribute)
                          and n.attr in _VERSION_ATTRS and isinstance(n.value, ast.Name) and n.value.id == name
                          and stmt.lineno < n.lineno <= last]
                 if reads and len(reads) == loads.get(name, 0):
                     out.add((stmt.lineno, pkg))
                     out.update((line, pkg) for line in reads)
                     names.add(name)
-        if names and isinstance(node, ast.If) and _version_only_body(node.body, names):
-            out.add((node.test.lineno, VERSION_TEST))
+        if names and isinstance(block, ast.If) and _version_only_body(block.body, names):
+            out.add((block.test.lineno, VERSION_TEST))
     return out
 
 
