@@ -342,13 +342,20 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+# Rules that took over part of another rule's findings: a row labelled under the old code matches the new code's
+# finding at the same line (the same construct, reported under its new rule). NPU411 -> NPU831: FlashInfer and
+# SageAttention moved from the NVIDIA-only packages to the attention-kernel libraries (lead, session 40).
+CODE_SUCCESSORS: dict[str, tuple[str, ...]] = {"NPU411": ("NPU831",)}
+
+
 def rescore(rows: list[dict], emitted: dict[str, list[dict]],
             file_of: Callable[[str, str], str] = lambda tree, path: path) -> dict:
     """Score labelled rows against a later tool's findings (`emitted`: tree -> findings). A row whose finding is
     still emitted at the same line, rule and severity keeps its label (`kept`); one emitted there at another
     severity keeps its label too but is listed as `moved` (its reason says whether the new severity is right);
     one no longer emitted is `gone`: a false row gone counts as fixed (true), a true row gone as lost (false).
-    Column and symbol may change between tool versions, so rows are matched by tree, path, line and rule; `file_of`
+    Column and symbol may change between tool versions, so rows are matched by tree, path, line and rule (or the rule
+    that took the finding over, CODE_SUCCESSORS); `file_of`
     names a path's file (its real path in the tree), so a row drawn under a symlinked folder's path matches the
     same file's finding under its own path."""
     at: dict[tuple, set[str]] = defaultdict(set)
@@ -359,7 +366,9 @@ def rescore(rows: list[dict], emitted: dict[str, list[dict]],
     good = 0
     labelled = [r for r in rows if r["label"] in ("true", "false")]
     for r in labelled:
-        severities = at.get((r["tree"], file_of(r["tree"], r["path"]), int(r["line"]), r["code"]))
+        place = (r["tree"], file_of(r["tree"], r["path"]), int(r["line"]))
+        severities = at.get((*place, r["code"])) or \
+            set().union(*(at.get((*place, code), set()) for code in CODE_SUCCESSORS.get(r["code"], ())))
         where = f"{r['tree']}/{r['path']}:{r['line']} {r['code']} ({r['label']}, was {r['severity']})"
         if not severities:
             out["gone"].append(where)

@@ -363,6 +363,20 @@ def test_rescore_counts_false_rows_gone_as_fixed_true_rows_gone_as_lost_and_list
     assert len(r["gone"]) == 2 and len(r["moved"]) == 1 and r["moved"][0].endswith("-> info")
 
 
+def test_rescore_matches_a_row_to_the_rule_that_took_its_finding_over():
+    """`import flashinfer` labelled under NPU411 (NVIDIA-only packages) is NPU831's (attention-kernel libraries) since
+    session 40: the same construct on the same line keeps its label; another rule's finding there does not."""
+    mod = _bench_module()
+    rows = [{"tree": "app-1", "path": "serve.py", "line": "6", "col": "8", "code": "NPU411", "symbol": "flashinfer",
+             "severity": "error", "text": "import flashinfer", "label": "true", "reason": "r", "tool_commit": "abc"},
+            {"tree": "app-1", "path": "serve.py", "line": "9", "col": "8", "code": "NPU411", "symbol": "deep_gemm",
+             "severity": "error", "text": "import deep_gemm", "label": "true", "reason": "r", "tool_commit": "abc"}]
+    emitted = {"app-1": [{"path": "serve.py", "line": 6, "col": 8, "code": "NPU831", "severity": "error"},
+                         {"path": "serve.py", "line": 9, "col": 8, "code": "NPU001", "severity": "error"}]}
+    r = mod.rescore(rows, emitted)
+    assert r["kept"] == {"true": 1} and len(r["gone"]) == 1 and r["lost_true"] == 1
+
+
 def test_rescore_matches_a_row_drawn_under_a_symlinked_folder_to_the_same_file_under_its_own_path():
     # wetts: examples/aishell-3/vits -> wetts/vits; the draw named the link's path, a later tool the file's own
     mod = _bench_module()

@@ -82,6 +82,7 @@ def _pipeline_tree(root: Path) -> Path:
            "def get_dit():\n    return Attention()\n")
     _write(root, "inference/model/dit/dit_module.py", """\
         import torch
+        import deep_gemm
         import flashinfer
         from flash_attn import flash_attn_varlen_func
 

@@ -108,7 +108,7 @@ def test_mamba_causal_conv_liger_and_others():
         import flashinfer
     ''')
     assert codes(found) == {1: ["NPU402"], 2: ["NPU403"], 3: ["NPU404", "NPU404"], 4: ["NPU405"],
-                            5: ["NPU409"], 6: ["NPU408"], 7: ["NPU411"]}
+                            5: ["NPU409"], 6: ["NPU408"], 7: ["NPU831"]}
     assert "npu_fused_causal_conv1d" in found[2][0].substitution
     assert "torch_npu.npu_rms_norm" in [f for f in found[3] if f.symbol.endswith("LigerRMSNorm")][0].substitution
 
