@@ -344,8 +344,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 # Rules that took over part of another rule's findings: a row labelled under the old code matches the new code's
 # finding at the same line (the same construct, reported under its new rule). NPU411 -> NPU831: FlashInfer and
-# SageAttention moved from the NVIDIA-only packages to the attention-kernel libraries (lead, session 40).
-CODE_SUCCESSORS: dict[str, tuple[str, ...]] = {"NPU411": ("NPU831",)}
+# SageAttention moved from the NVIDIA-only packages to the attention-kernel libraries; NPU344 -> NPU832: flash-attn's
+# non-Triton norm wrappers moved from kernel to attention (lead, session 40).
+CODE_SUCCESSORS: dict[str, tuple[str, ...]] = {"NPU411": ("NPU831",), "NPU344": ("NPU832",)}
 
 
 def rescore(rows: list[dict], emitted: dict[str, list[dict]],
