@@ -65,6 +65,19 @@ def env_read(value: ast.AST) -> bool:
 _NESTED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
+def import_bound_names(tree: ast.Module, absolute_only: bool = False) -> set[str]:
+    """Names the module binds by an import (`import a.b as c` -> c, `import a.b` -> a, `from x import y` -> y; not a
+    star import): the modules and objects a call may go through (call_defaults). `absolute_only`: not the names of a
+    relative import (`from .utils import setup`: the tree's own module; switch_fed_settings)."""
+    out: set[str] = set()
+    for node in module_nodes(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.asname or a.name.split(".", 1)[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not (absolute_only and node.level):
+            out.update(a.asname or a.name for a in node.names if a.name != "*")
+    return out
+
+
 def bound_names(nodes: list[ast.AST], scoped: bool, params: Iterable[str] = (), imports: bool = False) -> set[str]:
     """The names `nodes` (and the nodes inside them) bind: stored names, parameters, def / class names, `except ... as`
     and `case ... as` names. One walker, two readings:

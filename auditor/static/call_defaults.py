@@ -56,7 +56,7 @@ from typing import Any
 from auditor.astnodes import is_main_guard, node_span, walk_list
 from auditor.static.backends import as_info
 from auditor.static.unreached_defs import _WRAPPERS, _decorator_name, comfy_node_pack
-from auditor.static.astutil import ast_dotted, module_nodes, self_attr
+from auditor.static.astutil import ast_dotted, import_bound_names, module_nodes, self_attr
 from auditor.static.attribute_sets import false_constant as _false_constant
 from auditor.static.attribute_sets import may_set as _binds
 
@@ -411,17 +411,6 @@ def _autocasts(tree: ast.Module) -> list[list[Any]]:
     return out
 
 
-def _module_aliases(tree: ast.Module) -> set[str]:
-    """Names the file binds by an import (a module it may call through: `offload.enable_cpu_offload(...)`)."""
-    out: set[str] = set()
-    for node in module_nodes(tree):
-        if isinstance(node, ast.Import):
-            out.update(a.asname or a.name.split(".", 1)[0] for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            out.update(a.asname or a.name for a in node.names if a.name != "*")
-    return out
-
-
 def _forwarded(node: ast.expr, params: frozenset[str]) -> bool:
     """A value the caller hands on or chose where it is defined: a name (a parameter of the enclosing function,
     `device=device`; pd17: a local or a global too, `device = mm.get_torch_device()` in BrushNet's node, whose CUDA
@@ -481,7 +470,7 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
     value other than a false constant, sites: name -> (the definition holding the call or the value handed on: `f`,
     `Class.method`, "" at module level, UNKNOWN_CALLER; its line; its 0-based column; the gate a CUDA dispatch key
     makes, or ""), read by caller_gates)."""
-    modules = _module_aliases(tree)
+    modules = import_bound_names(tree)   # the modules (and objects) a call may go through
     calls: dict[str, set[_Shape]] = {}
     main_calls: dict[str, set[_Shape]] = {}
     main_blocks = {id(n) for n in tree.body if is_main_guard(n)}
@@ -1023,7 +1012,7 @@ def _imported_names(tree: ast.Module) -> list[str]:
     """What the file may take from another module by name: `<module's last part>:<name>` of each `from M import name`
     (`:*` for a star import), and `<module>.<name>` of each attribute read through a module the file imports
     (`raft.autocast`); `_imported_elsewhere` asks it."""
-    modules = _module_aliases(tree)
+    modules = import_bound_names(tree)   # the modules (and objects) a call may go through
     out: set[str] = set()
     for n in module_nodes(tree):
         if isinstance(n, ast.ImportFrom) and n.module:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from auditor.static.astutil import ast_dotted
+from auditor.static.astutil import ast_dotted, import_bound_names
 
 # the settings rules whose values the torch.backends switches take (rules/settings.yaml, rules/device.yaml)
 SETTING_RULES = frozenset({"tf32-setting-value", "cudnn-switch-value"})
@@ -124,6 +124,7 @@ def drop_switch_fed_settings(results: list, project: Any) -> int:
     from auditor.static.project_imports import read_counted
 
     fed: set[str] = set()
+    units: dict[str, list[tuple[int, ast.Module]]] = {}    # each file's parsed units, for both loops (a notebook's cells)
     for rel, path in project.paths.items():
         if not rel.endswith((".py", ".ipynb")):
             continue
@@ -135,7 +136,8 @@ def drop_switch_fed_settings(results: list, project: Any) -> int:
             continue
         if not any(name.encode() in data for name in wanted):
             continue
-        for _offset, tree in _modules(project, rel, data):
+        units[rel] = _modules(project, rel, data)
+        for _offset, tree in units[rel]:
             fed |= fed_names(tree)
     if not fed & wanted:
         return 0
@@ -144,25 +146,14 @@ def drop_switch_fed_settings(results: list, project: Any) -> int:
         if not r.path.endswith((".py", ".ipynb")) or \
                 not any(f.name in SETTING_RULES and f.symbol in fed for f in r.findings):
             continue
-        bound = {(name, offset + line) for offset, tree in _modules(project, r.path)
+        if r.path not in units:
+            units[r.path] = _modules(project, r.path)
+        bound = {(name, offset + line) for offset, tree in units[r.path]
                  for name, line in binding_lines(tree, fed & wanted)}
         kept = [f for f in r.findings if not (f.name in SETTING_RULES and (f.symbol, f.line) in bound)]
         dropped += len(r.findings) - len(kept)
         r.findings = kept
     return dropped
-
-
-def _imported_roots(tree: ast.Module) -> set[str]:
-    """Names the module binds by an absolute import (`from transformers import TrainingArguments`, `import
-    transformers`): a call through one of them hands its keywords to another package. Relative imports are the
-    tree's own modules."""
-    out: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and not node.level:
-            out.update(a.asname or a.name for a in node.names)
-    return out
 
 
 def _root_name(node: ast.expr) -> str | None:
@@ -177,7 +168,7 @@ def binding_lines(tree: ast.Module, names: set[str]) -> set[tuple[str, int]]:
     keyword argument of a call that is not made through an imported name (EDM's `c.update(cudnn_benchmark=opts.bench)`,
     the options its own training loop writes into the switch). A keyword of a call through an imported name hands the
     value to another package, which may set the switch itself (`TrainingArguments(tf32=True)`); a dict key is left too."""
-    imported = _imported_roots(tree)
+    imported = import_bound_names(tree, absolute_only=True)   # a relative import is the tree's own module
     out: set[tuple[str, int]] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and _root_name(node.func) not in imported:
