@@ -281,6 +281,29 @@ def _other_vendor_gpu_counts(node) -> set[int]:
     return found
 
 
+# Slurm's per-GPU amounts (`--mem-per-gpu`, `--cpus-per-gpu`; submitit's `slurm_mem_per_gpu`) as config keys
+_PER_GPU_AMOUNT_RE = re.compile(r"(?:slurm_)?(?:mem|cpus)[-_]per[-_]gpu", re.I)
+# a sibling key that asks for the GPUs themselves (`gpus_per_node`, `gpus`, `gres`)
+_GPU_COUNT_KEY_RE = re.compile(r"(?:slurm_)?(?:gpus?(?:[-_]per[-_](?:node|task))?|gres|num_gpus)", re.I)
+
+
+def _lone_per_gpu_amounts(node) -> set[int]:
+    """The values of a per-GPU amount (`mem_per_gpu: 220G`, vjepa2's eval / train configs, which its launcher hands
+    to submitit's `slurm_mem_per_gpu`) in a mapping with no GPU count beside it: Slurm allocates that memory per GPU
+    it allocates (sbatch docs, `--mem-per-gpu`), so the job's only GPU-tied request is this one; beside a count
+    (`gpus_per_node: 8`) the count is the request and the amount adds nothing (test89's labels; test97's, tp41).
+    Null / zero amounts ask for nothing. Value nodes, by id."""
+    found: set[int] = set()
+    for entries in _mappings(node):
+        if any(_GPU_COUNT_KEY_RE.fullmatch(str(k)) for k in entries):
+            continue
+        for name, value in entries.items():
+            if _PER_GPU_AMOUNT_RE.fullmatch(str(name)) and isinstance(value, yaml.ScalarNode) \
+                    and str(value.value).strip().lower() not in ("", "null", "none", "~", "0"):
+                found.add(id(value))
+    return found
+
+
 def _llama_cpp_switches(node) -> set[int]:
     """The `flash_attn` values of a llama.cpp model's settings: a mapping that also holds llama.cpp's `n_gpu_layers`
     (llama-cpp-python's server config `models: [{"model": ..., "n_gpu_layers": -1, "flash_attn": true}]`, the
@@ -624,6 +647,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         built = _built_service_images(root)
         other_vendor_counts = _other_vendor_gpu_counts(root)
         llama_cpp_switches = _llama_cpp_switches(root)
+        lone_per_gpu_amounts = _lone_per_gpu_amounts(root)
         image_repositories = _image_repositories(root)
         # a SkyPilot task: its top-level `setup:` script runs once before `run:` (SkyPilot's task YAML reference)
         sky_task = isinstance(_entries(root).get("run"), yaml.ScalarNode) and "resources" in _entries(root)
@@ -790,6 +814,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 rule = None     # a top-level `gradient_accumulation_dtype: bf16` in a DeepSpeed config: DeepSpeed reads
                 # its dtypes from `data_types.grad_accum_dtype`, `bf16` / `fp16` and `*communication_data_type`
                 # (deepspeed/runtime/constants.py), so the key is read by nothing (test29's TencentPretrain)
+            if rule is None and id(value) in lone_per_gpu_amounts:
+                rule = m.match_setting("gpus_per_node", "1")    # the job's GPU request (_lone_per_gpu_amounts)
             if rule is not None and id(value) in llama_cpp_switches:
                 rule = None     # llama.cpp's own flash attention (_llama_cpp_switches)
             if rule is not None and id(value) in other_vendor_counts:
