@@ -365,3 +365,15 @@ def test_torch2trt_built_from_its_repository(tmp_path):
     found = _audit(tmp_path, "Dockerfile", TORCH2TRT)
     assert _codes(found, 3) == {"NPU440"} and _codes(found, 5) == {"NPU440"}
     assert not _codes(found, 2) and not _codes(found, 6)
+
+
+OPENMPI_TEST = """\
+    #!/bin/bash
+    source dev-container-features-test-lib
+    check "OMPI_MCA_opal_cuda_support is true" test "${OMPI_MCA_opal_cuda_support:-}" = true
+    reportResults
+"""
+
+
+def test_a_read_of_open_mpi_cuda_support_sets_nothing(tmp_path):
+    assert not _codes(_audit(tmp_path, "features/test/openmpi/cuda_ucx_openmpi.sh", OPENMPI_TEST), 3)
