@@ -377,3 +377,19 @@ OPENMPI_TEST = """\
 
 def test_a_read_of_open_mpi_cuda_support_sets_nothing(tmp_path):
     assert not _codes(_audit(tmp_path, "features/test/openmpi/cuda_ucx_openmpi.sh", OPENMPI_TEST), 3)
+
+
+ISAAC_CONFIG = """\
+    ## Device config
+    physics_engine: 'physx'
+    # whether to use cpu or gpu pipeline
+    pipeline: 'gpu'
+    # pipeline: 'gpu' for the GPU tensor API
+    data_pipeline: 'cpu'
+"""
+
+
+def test_isaac_gym_gpu_pipeline(tmp_path):
+    found = _audit(tmp_path, "omniisaacgymenvs/cfg/config.yaml", ISAAC_CONFIG)
+    assert _codes(found, 4) == {"NPU019"}
+    assert not _codes(found, 3) and not _codes(found, 5) and not _codes(found, 6)

@@ -861,7 +861,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 if default:
                     start += max(str(value.value).find("-" + raw), str(value.value).find("=" + raw)) + 1
                 # a switch (`cuda: True`) has no device value to rewrite
-                edit = None if raw.lower() in ("true", "false") else (
+                # nor Isaac Gym's `pipeline: gpu`, whose values are `cpu` / `gpu` (tp41)
+                edit = None if raw.lower() in ("true", "false") or name == "pipeline" else (
                     lambda new, l=line, s=start, v=raw: {"line": l, "col": s, "end_col": s + len(v),
                                                          "text": _replaced(v, new)})
                 col.add(rule, f"{path}: {raw}", line, start, start + len(raw), value=raw, severity=severity,
