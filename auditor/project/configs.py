@@ -47,6 +47,9 @@ _NVML_WORDS = frozenset({"nvml", "pynvml", "py3nvml"})
 # keys whose list items are pip requirements (see _package_list)
 _PACKAGE_LIST_KEYS = {"python_packages", "pip", "pip_packages"}
 _QUALNAME_RE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+# the keys of a build's layer cache refs: build-push-action's `cache-from` / `cache-to`, a dev container's
+# `cacheFrom`, compose's `cache_from` / `cache_to`
+_BUILD_CACHE_KEY_RE = re.compile(r"(?:^|\.)cache[-_]?(?:from|to)$", re.I)
 # Past this size a YAML/JSON file is data (a tokenizer, a dataset), not a config someone edits.
 MAX_CONFIG_BYTES = 512 * 1024
 
@@ -276,6 +279,39 @@ def _other_vendor_gpu_counts(node) -> set[int]:
                     and "/" in value.value and not value.value.lower().startswith("nvidia.com/"):
                 found.add(id(count))
     return found
+
+
+# Slurm's per-GPU amounts (`--mem-per-gpu`, `--cpus-per-gpu`; submitit's `slurm_mem_per_gpu`) as config keys
+_PER_GPU_AMOUNT_RE = re.compile(r"(?:slurm_)?(?:mem|cpus)[-_]per[-_]gpu", re.I)
+# a sibling key that asks for the GPUs themselves (`gpus_per_node`, `gpus`, `gres`)
+_GPU_COUNT_KEY_RE = re.compile(r"(?:slurm_)?(?:gpus?(?:[-_]per[-_](?:node|task))?|gres|num_gpus)", re.I)
+
+
+def _lone_per_gpu_amounts(node) -> set[int]:
+    """The values of a per-GPU amount (`mem_per_gpu: 220G`, vjepa2's eval / train configs, which its launcher hands
+    to submitit's `slurm_mem_per_gpu`) in a mapping with no GPU count beside it: Slurm allocates that memory per GPU
+    it allocates (sbatch docs, `--mem-per-gpu`), so the job's only GPU-tied request is this one; beside a count
+    (`gpus_per_node: 8`) the count is the request and the amount adds nothing (test89's labels; test97's, tp41).
+    Null / zero amounts ask for nothing. Value nodes, by id."""
+    found: set[int] = set()
+    for entries in _mappings(node):
+        if any(_GPU_COUNT_KEY_RE.fullmatch(str(k)) for k in entries):
+            continue
+        for name, value in entries.items():
+            if _PER_GPU_AMOUNT_RE.fullmatch(str(name)) and isinstance(value, yaml.ScalarNode) \
+                    and str(value.value).strip().lower() not in ("", "null", "none", "~", "0"):
+                found.add(id(value))
+    return found
+
+
+def _llama_cpp_switches(node) -> set[int]:
+    """The `flash_attn` values of a llama.cpp model's settings: a mapping that also holds llama.cpp's `n_gpu_layers`
+    (llama-cpp-python's server config `models: [{"model": ..., "n_gpu_layers": -1, "flash_attn": true}]`, the
+    `Llama(...)` keywords). llama.cpp's flash attention is its own kernel, built for its CPU and CANN backends too
+    (ggml's `GGML_OP_FLASH_ATTN_EXT`), as its `-fa` option is read (test86's labels; test97's, tp41): value nodes,
+    by id."""
+    return {id(entries["flash_attn"]) for entries in _mappings(node)
+            if "flash_attn" in entries and "n_gpu_layers" in entries}
 
 
 def _gpu_service_images(col: Collector, roots: list) -> None:
@@ -610,6 +646,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         seen: set[int] = set()
         built = _built_service_images(root)
         other_vendor_counts = _other_vendor_gpu_counts(root)
+        llama_cpp_switches = _llama_cpp_switches(root)
+        lone_per_gpu_amounts = _lone_per_gpu_amounts(root)
         image_repositories = _image_repositories(root)
         # a SkyPilot task: its top-level `setup:` script runs once before `run:` (SkyPilot's task YAML reference)
         sky_task = isinstance(_entries(root).get("run"), yaml.ScalarNode) and "resources" in _entries(root)
@@ -657,6 +695,12 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 # docker/build-push-action's and metadata-action's `tags:` / `images:` name the image the step builds
                 # and pushes (`dptechnology/unimol:latest-pytorch1.11.0-cuda11.3`), not one it pulls: its Dockerfile
                 # holds the CUDA base (t36b)
+                continue
+            if _BUILD_CACHE_KEY_RE.search(path):
+                # a build's layer cache (build-push-action's `cache-from: type=registry,ref=...:cache-latest-cuda121`,
+                # `cache-to:`; a dev container's `build.cacheFrom`, compose's `build.cache_from`): a registry ref the
+                # builder reads layers from or writes them to, named after the image it builds; nothing runs from
+                # it (docker docs, "Cache storage backends"; tp41, project test94 / test97)
                 continue
             if path.endswith(".options") and (".container." in f".{path}" or ".services." in f".{path}"):
                 _docker_options(col, m, value)           # GitHub Actions `container: options: --gpus all`
@@ -725,6 +769,13 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 col.add(m.match_image(image_repositories[id(value)]), raw, line, c, c + len(raw),
                         **_other_vendor_image(raw))
                 continue
+            if path.lower().endswith("images.newname"):
+                # kustomize's image override (`images: - name: tritonserver-2` / `newName: nvcr.io/nvidia/
+                # tritonserver` / `newTag: "23.04-py3"`): the image every manifest's `tritonserver-2` becomes
+                # (kubectl docs, "Kustomize: images"; modelmesh-serving, kserve, gpu-operator; tp41)
+                col.add(m.match_image(raw), raw, value.start_mark.line + 1, value.start_mark.column + 1,
+                        **_other_vendor_image(raw))
+                continue
             if path.rsplit(".", 1)[-1] == "image":       # compose, Kubernetes, CI `container: image:`
                 col.add(m.match_image(raw), raw, value.start_mark.line + 1, value.start_mark.column + 1,
                         **_other_vendor_image(raw))
@@ -763,6 +814,10 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 rule = None     # a top-level `gradient_accumulation_dtype: bf16` in a DeepSpeed config: DeepSpeed reads
                 # its dtypes from `data_types.grad_accum_dtype`, `bf16` / `fp16` and `*communication_data_type`
                 # (deepspeed/runtime/constants.py), so the key is read by nothing (test29's TencentPretrain)
+            if rule is None and id(value) in lone_per_gpu_amounts:
+                rule = m.match_setting("gpus_per_node", "1")    # the job's GPU request (_lone_per_gpu_amounts)
+            if rule is not None and id(value) in llama_cpp_switches:
+                rule = None     # llama.cpp's own flash attention (_llama_cpp_switches)
             if rule is not None and id(value) in other_vendor_counts:
                 rule = None     # `requestGPU: 1` beside `requestGPUType: "amd.com/gpu"`: another vendor's GPUs
             if rule is not None and rule.code == "NPU124" and name == "gpu_ids" and not _accelerate_config(col.lines):
@@ -806,13 +861,16 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 if default:
                     start += max(str(value.value).find("-" + raw), str(value.value).find("=" + raw)) + 1
                 # a switch (`cuda: True`) has no device value to rewrite
-                edit = None if raw.lower() in ("true", "false") else (
+                # nor Isaac Gym's `pipeline: gpu`, whose values are `cpu` / `gpu` (tp41)
+                edit = None if raw.lower() in ("true", "false") or name == "pipeline" else (
                     lambda new, l=line, s=start, v=raw: {"line": l, "col": s, "end_col": s + len(v),
                                                          "text": _replaced(v, new)})
                 col.add(rule, f"{path}: {raw}", line, start, start + len(raw), value=raw, severity=severity,
                         edit=edit, note=note)
     for root in roots:
         _run_args(col, m, root)
+        if col.rel.lower().endswith("devcontainer.json"):
+            _devcontainer_features(col, m, root)
         _docker_runtimes(col, m, root)
         _argument_lists(col, m, root)
         _version_keys(col, m, root, "")
@@ -916,6 +974,12 @@ def _env_list_item(col: Collector, m, item) -> None:
     name, raw = found.group(1), found.group(2).strip()
     col.env(name, line, c, value=raw)
     value_at = c + len(name) + 1
+    if "-D" in raw:
+        # a build's CMake flags handed through the job's environment (Travis CI's `env: - CMAKE_EXTRA_FLAGS=
+        # "-DENABLE_CUDA=On ..."`, RAJA / Umpire, which their build script passes to cmake; tp41): the switches, as
+        # a mapping value's block of flags is read
+        cmake_defines(col, col.lines[line - 1], lambda off: (line, off + 1))
+        return
     if raw and "$" not in raw and "/" not in raw and col.engine.compiled.match_env(name) is None:
         rule = m.match_setting(name.lower(), raw)
         if rule is not None and rule.code not in _SCHEDULER_REQUESTS:
@@ -1391,6 +1455,33 @@ def _run_args(col: Collector, m, node) -> None:
                 option = w if "=" in w or not nxt or nxt.startswith("-") else f"{w}={nxt}"
                 line, c = item.start_mark.line + 1, item.start_mark.column + 2     # past the opening quote
                 col.add(m.match_command("docker " + option), "docker " + option, line, c, c + len(w))
+
+
+# a dev container feature that installs the CUDA toolkit: the Dev Containers project's `ghcr.io/devcontainers/
+# features/nvidia-cuda:1`, RAPIDS' `ghcr.io/rapidsai/devcontainers/features/cuda:26.10` and its local
+# `./features/src/cuda` (the feature's id is its last path part, the `:tag` its version)
+_CUDA_FEATURE_RE = re.compile(r"(?:^|/)(?:nvidia-)?cuda(?::[\w.-]+)?$", re.I)
+
+
+def _devcontainer_features(col: Collector, m, node) -> None:
+    """A devcontainer.json's `features: {"ghcr.io/devcontainers/features/nvidia-cuda:1": {"installCudnn": true}}`:
+    the feature installs the CUDA toolkit (and cuDNN) into the dev container when it is built (containers.dev,
+    "Features"; github.com/devcontainers/features `src/nvidia-cuda`), as `apt install cuda-toolkit` would; reported
+    on the feature's key (tp41, project test94's RAPIDS devcontainers). A feature list that only names the order
+    (`overrideFeatureInstallOrder`) installs nothing."""
+    if not isinstance(node, yaml.MappingNode):
+        return
+    for key, value in node.value:
+        if not (isinstance(key, yaml.ScalarNode) and str(key.value) == "features"
+                and isinstance(value, yaml.MappingNode)):
+            continue
+        for feature, _ in value.value:
+            name = str(feature.value) if isinstance(feature, yaml.ScalarNode) else ""
+            if not _CUDA_FEATURE_RE.search(name):
+                continue
+            line, c = feature.start_mark.line + 1, feature.start_mark.column + 2     # past the opening quote
+            col.add(m.match_requirement("apt:cuda-toolkit"), name, line, c, c + len(name),
+                    note=" (a dev container feature that installs the CUDA toolkit)")
 
 
 _PACKER_SCRIPT_WORDS = re.compile(r"[a-z0-9]+")

@@ -270,10 +270,16 @@ def _unread_stage_args(instructions: list[dict], lines: list[str]) -> set[int]:
             continue
         end = next((later["startline"] for later in instructions[i + 1:] if later["instruction"] == "FROM"),
                    len(lines))
-        read = re.compile(rf"\$\{{?{name}(?!\w)")
+        # a RUN line sees build arguments as environment variables: PowerShell reads them as `$ENV:CUDA_VER`,
+        # cmd as `%CUDA_VER%` (Windows images' `SHELL ["powershell.exe"]`, RAPIDS' windows.Dockerfile; tp41)
+        read = re.compile(rf"\$\{{?(?:env:)?{name}(?!\w)|%{name}%", re.I)
         if not any(read.search(ln) for ln in lines[ins["endline"] + 1:end]):
             out.add(ins["startline"] + 1)
     return out
+
+
+# a value made only of other variables' expansions (`${CUDA_MAJOR}.${CUDA_MINOR}`, `${CUDA_VERSION:-${CUDA}}`)
+_PASSED_ON_RE = re.compile(r"(?:\$\{?\w+(?::?[-=+][^}]*\}?)?\}?[.\-_]?)+")
 
 
 def _build_settings(col: Collector, m, words: list[str], lines: list[str], first: int) -> None:
@@ -285,8 +291,10 @@ def _build_settings(col: Collector, m, words: list[str], lines: list[str], first
         name, sep, value = word.partition("=")
         # `ENV CUDA_VERSION=${CUDA_VERSION}`: the build argument passed on to the image's environment (t15g)
         # ... or put together from its parts (`ARG CUDA_VERSION=${CUDA_MAJOR_VERSION}.${CUDA_MINOR_VERSION}`, t22f)
-        passed = "CUDA" in name.upper() and name.upper().endswith("_VERSION") \
-            and re.fullmatch(r"(\$\{?\w+\}?[.\-_]?)+", value)
+        # (tp41: quoted, with a default that is another argument, `ENV CUDA_VERSION="${CUDA_VERSION:-${CUDA}}"`,
+        # RAPIDS' devcontainers; and the shortened `CUDA_VER`, as configs read it since tp40)
+        passed = "CUDA" in name.upper() and name.upper().endswith(("_VERSION", "_VER")) \
+            and _PASSED_ON_RE.fullmatch(value.strip("\"'"))
         # the parts of a CUDA version (`ARG CUDA_MAJOR_VERSION=12`, `ARG CUDA_PKG_VERSION=${...}-${...}`, t22f):
         # read as CUDA_VERSION here only, where they are set (a shell test of them is a gate, not a setting)
         key = "cuda_version" if re.fullmatch(r"CUDA_[A-Z]+_VERSION", name.upper()) else name.lower()
@@ -295,7 +303,7 @@ def _build_settings(col: Collector, m, words: list[str], lines: list[str], first
             # installs (tp38); its `+cuda10.1` local part names the CUDA it was built for, the name says NCCL
             key, value = name.lower(), value.split("+", 1)[0]
         setting = m.match_setting(key, value) if sep and value and ("$" not in value or passed) else None
-        if not sep and re.fullmatch(r"CUDA|(?:\w+_)?CUDA_VERSION", name.upper()):
+        if not sep and re.fullmatch(r"CUDA|(?:\w+_)?CUDA_VER(?:SION)?", name.upper()):
             # `ARG CUDA` / `ARG CUDA_VERSION` without a default (alphafold, raster-vision; t35a): the CUDA version
             # the build command passes, which the FROM line or the installs use (not a switch: `ARG USE_CUDA`)
             setting = m.match_setting("cuda_version", "")
@@ -303,7 +311,7 @@ def _build_settings(col: Collector, m, words: list[str], lines: list[str], first
             # NVIDIA's CUDA image package variables (`NV_CUDNN_PACKAGE=libcudnn9-cuda-12=${NV_CUDNN_VERSION}`):
             # the name says what it is whatever the value reads (rules/project_nvidia_tools_images.yaml, NPU072)
             setting = m.match_setting(name.lower(), value)
-        if setting is None or not (name.endswith("_VERSION") or col.engine.compiled.match_env(name) is None):
+        if setting is None or not (name.endswith(("_VERSION", "_VER")) or col.engine.compiled.match_env(name) is None):
             continue
         number = next((i for i, ln in enumerate(lines) if name in ln), 0)
         version = setting.code == "NPU018"

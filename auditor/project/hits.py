@@ -286,6 +286,10 @@ class Collector:
             rule = self.engine.compiled.env_set.get(name, rule)
         if value is not None and _CUDA_OFF_SWITCH_RE.search(name) and value.strip("'\"").lower() in _TRUTHY:
             return      # `DG_SKIP_CUDA_BUILD: "1"`, `export FOO_SKIP_CUDA_BUILD=TRUE`: the CUDA build is off, as on Ascend
+        if rule.code == "NPU189" and (not sets or self._set_off(name, line, value)):
+            # `OMPI_MCA_opal_cuda_support=0`: Open MPI's CUDA support off, as on an Ascend host; a read (a test's
+            # `test "${OMPI_MCA_opal_cuda_support:-}" = true`) sets nothing (tp41)
+            return
         if sets and name.endswith("_BUILD_CUDA") and self._set_off(name, line, value):
             return      # `ENV SAM2_BUILD_CUDA=0`: the CUDA extension build is off, as on Ascend (t15t)
         if rule.name == "npu-debug-env-var" and (not sets or self._quiet_debug_value(name, line)):

@@ -970,9 +970,13 @@ def _gpu_run_image(col: Collector, m, pos, words: list[str], nodes: list, comman
     if _expansion_between(command, nodes[i - 1], nodes[i]):
         return                                  # `${{ parameters.docker_image }} bash ...`: the image is a variable
     image = words[i]
-    if m.match_image(image) is not None:
-        return                                  # `nvidia/cuda:12.1.0-base`: the image rules report it
     line, c = pos.at(nodes[i].start_point)
+    if (rule := m.match_image(image)) is not None:
+        if ":" not in image:
+            # `nvcr.io/nvidia/pytorch` with no tag (the latest; OmniIsaacGymEnvs' `nvcr.io/nvidia/4.0.0`): the text
+            # scan reads tagged references only, so the image argument is reported here (tp41)
+            col.add(rule, image, line, c, c + len(image))
+        return                                  # `nvidia/cuda:12.1.0-base`: the image rules report it
     col.add(m.match_requirement("gpu-run-image:" + image.lower()), image, line, c, c + len(image))
 
 
@@ -1944,7 +1948,7 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
             at = words.index("easy_install", 2)
             _pip(col, m, pos, ["install", *words[at + 1:]], [nodes[at], *nodes[at + 1:]], source_tree)
         return
-    if name == "sed" and "cuda" in node.text.decode("utf-8", errors="replace"):
+    if name == "sed" and _CUDA_WORD_RE.search(node.text.decode("utf-8", errors="replace")):
         _sed_cuda_edits(col, pos, node)
         return
     if name == "dpkg" and ("-i" in words or "--install" in words):
@@ -2186,7 +2190,10 @@ def _writes_cmake(body) -> bool:
 
 
 # files a here-document writes that are scripts: shell scripts and batch-scheduler job files
-_SCRIPT_SUFFIXES = (b".sh", b".bash", b".slurm", b".sbatch", b".job", b".pbs", b".qsub", b".lsf")
+# ... and the shell's startup files, which every later login shell runs (`cat <<EOF >> .bashrc` in RAPIDS' dev
+# container features, tp41)
+_SCRIPT_SUFFIXES = (b".sh", b".bash", b".slurm", b".sbatch", b".job", b".pbs", b".qsub", b".lsf", b"bashrc",
+                    b".bash_profile", b".profile", b".zshrc")
 # programs that read a here-document on their standard input as a script to run
 _SCRIPT_READERS = frozenset({b"bash", b"sh", b"zsh", b"dash", b"sbatch", b"qsub", b"bsub", b"ssh", b"srun"})
 # a body that opens as a script: a shell `#!` line or a scheduler directive
@@ -2346,6 +2353,10 @@ def _inline_python(col: Collector, pos: _Positions, code: str, node, output_read
 
 # a sed substitution `s/PATTERN/REPLACEMENT/`, with `/`, `#`, `|` or `@` as the delimiter
 _SED_SUBSTITUTION_RE = re.compile(r"(?<![\w.])s([/#|@])((?:\\.|(?!\1).)*)\1((?:\\.|(?!\1).)*)\1")
+# the text a sed command must hold to be read for CUDA edits: a CUDA call, or a pin of a CUDA build (`+cu111`)
+_CUDA_WORD_RE = re.compile(r"cuda|\+cu\d", re.I)
+# a requirement a substitution writes: `torch==1.9.1+cu111` (a name, a version operator, a version)
+_REQUIREMENT_PIN_RE = re.compile(r"[A-Za-z0-9][\w.-]*\s*(?:===?|~=|>=|<=|!=|<|>)\s*[\w.*+!-]+")
 # Python CUDA calls a substitution can write into a source file: `.cuda()`, `torch.cuda.<name>`, `.to("cuda")`
 _CUDA_CALL_RE = re.compile(r"\.cuda\(\s*[\w:'\"]*\s*\)|\btorch\.cuda\.\w+(?:\(\))?|\.to\(\s*['\"]cuda(?::\d+)?['\"]\s*\)")
 
@@ -2362,10 +2373,20 @@ def _sed_cuda_edits(col: Collector, pos: _Positions, node) -> None:
     start = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace"))
     for sub in _SED_SUBSTITUTION_RE.finditer(text):
         pattern, replacement = sub.group(2), sub.group(3)
+        line = row + 1 + text.count("\n", 0, sub.start(3))
+        pin = _REQUIREMENT_PIN_RE.fullmatch(replacement.strip())
+        if pin is not None and "+cu" in replacement.lower() and "+cu" not in pattern.lower():
+            # `sed -i 's/torch>=1.7/torch==1.9.1+cu111/g' requirements.txt` (ByteTrack's Dockerfile and its forks,
+            # tp41): the substitution pins a CUDA build of the package into the file the next `pip install -r`
+            # reads; the pin is read as that requirement. One that swaps one CUDA build for another (`s/+cu121/
+            # +cu118/`) edits a pin the file already has, where it is reported
+            c = start + 1 + sub.start(3) if line == row + 1 else 1
+            for symbol, _, rule, note in requirement_hits(matchers(col.engine), replacement.strip()):
+                col.add(rule, symbol, line, c, c + len(replacement), note=note)
+            continue
         added = [c.group(0) for c in _CUDA_CALL_RE.finditer(replacement)]
         if not added or len(added) <= len(_CUDA_CALL_RE.findall(pattern)):
             continue
-        line = row + 1 + text.count("\n", 0, sub.start(3))
         for call in added:
             code = ("import torch\n_ = " + call) if call.startswith("torch.") else "_ = model" + call
             result = col.engine.analyze_bytes((code + "\n").encode("utf-8"), col.rel + ".py")
