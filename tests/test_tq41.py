@@ -531,3 +531,31 @@ def test_device_constants_of_a_traced_graph_are_no_finding():
     found = _findings(CLIP, "clip/clip.py")
     assert "NPU003" not in found.get(_line(CLIP, b'.startswith("cuda")'), {})
     assert "NPU003" in found.get(_line(CLIP, b'if str(device) == "cuda"'), {})
+
+
+ALL_TO_ALL = b'''import torch
+import torch.distributed as dist
+
+
+def get_global_gloo_group():
+    return dist.new_group(backend="gloo")
+
+
+def gather_list(data):
+    group = get_global_gloo_group()
+    out = [None] * dist.get_world_size(group)
+    dist.all_gather_object(out, data, group=group)
+    return out
+
+
+def all_to_all(x, scatter_dim, gather_dim, group=None):
+    inputs = [u.contiguous() for u in x.chunk(dist.get_world_size(group), dim=scatter_dim)]
+    outputs = [torch.empty_like(u) for u in inputs]
+    dist.all_to_all(outputs, inputs, group=group)
+    return torch.cat(outputs, dim=gather_dim)
+'''
+
+
+def test_a_group_parameter_is_not_a_gloo_group():
+    found = _findings(ALL_TO_ALL, "scepter/modules/utils/distribute.py")
+    assert found[_line(ALL_TO_ALL, b"dist.all_to_all(")]["NPU108"] == "warning"

@@ -691,7 +691,7 @@ def _membership_lists(tree: ast.Module) -> list[tuple[Span, int, int]]:
         return []
     tested = {id(c) for n in module_nodes(tree) if isinstance(n, ast.Compare)
               for op, c in zip(n.ops, n.comparators) if isinstance(op, (ast.In, ast.NotIn))}
-    tested |= {id(n.value) for n in module_nodes(tree) if isinstance(n, ast.FormattedValue)}   # shown in a message
+    tested |= {id(x) for n in module_nodes(tree) if isinstance(n, ast.JoinedStr) for x in walk_list(n)}   # shown
     out = []
     for name, values in bound.items():
         reads = [n for n in module_nodes(tree) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]

@@ -972,8 +972,9 @@ def _gloo_group_calls(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     """Spans of calls given `group=` a gloo process group (tq41; dLLM-RL's `gloo_group = dist.new_group(backend='gloo')`
     then `dist.scatter(..., group=gloo_group)`, the helpers `_get_global_gloo_group()` of detectron2-style `comm.py`
     copies): a collective on a gloo group runs on the host through gloo, never through NCCL or HCCL, so HCCL's
-    behaviour is no concern of it. The group is a name bound in the file to `new_group(..., backend="gloo")` or to the
-    call of a function of the file that returns one, or such a call itself."""
+    behaviour is no concern of it. The group is a name the calling function binds to `new_group(..., backend="gloo")`
+    or to the call of a function of the file that returns one (not a parameter: scepter's `all_to_all(x, ...,
+    group=None)` takes any group), or such a call itself."""
     def gloo(call: ast.AST) -> bool:
         return isinstance(call, ast.Call) and (ast_dotted(call.func) or "").rsplit(".", 1)[-1] == "new_group" and any(
             k.arg == "backend" and _str(k.value) == "gloo" for k in call.keywords)
@@ -985,13 +986,18 @@ def _gloo_group_calls(tree: ast.Module) -> list[tuple[int, int, int, int]]:
         return gloo(value) or isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and \
             value.func.id in makers
 
-    names = {t.id for n in module_nodes(tree) if isinstance(n, ast.Assign) and makes(n.value)
-             for t in n.targets if isinstance(t, ast.Name)}
-    out = []
-    for n in module_nodes(tree):
-        if isinstance(n, ast.Call) and any(k.arg == "group" and (isinstance(k.value, ast.Name) and k.value.id in names
-                                                                 or makes(k.value)) for k in n.keywords):
-            out.append(node_span(n))
+    out = [node_span(n) for n in module_nodes(tree) if isinstance(n, ast.Call) and
+           any(k.arg == "group" and makes(k.value) for k in n.keywords)]
+    for fn in module_nodes(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        # a name the function itself binds to a gloo group (a parameter named `group` may be any group)
+        nodes = list(walk_list(fn))
+        names = {t.id for n in nodes if isinstance(n, ast.Assign) and makes(n.value)
+                 for t in n.targets if isinstance(t, ast.Name)}
+        names -= {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
+        out += [node_span(n) for n in nodes if names and isinstance(n, ast.Call) and any(
+            k.arg == "group" and isinstance(k.value, ast.Name) and k.value.id in names for k in n.keywords)]
     return out
 
 
