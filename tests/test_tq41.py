@@ -559,3 +559,45 @@ def all_to_all(x, scatter_dim, gather_dim, group=None):
 def test_a_group_parameter_is_not_a_gloo_group():
     found = _findings(ALL_TO_ALL, "scepter/modules/utils/distribute.py")
     assert found[_line(ALL_TO_ALL, b"dist.all_to_all(")]["NPU108"] == "warning"
+
+
+# -- dtype facts in code that only follows a dtype chosen elsewhere (policy (a2)) ---------------------------------------
+
+FOLLOWING = b'''import torch
+
+
+def transcribe(model, mel, dtype=torch.float32):
+    segment = mel[:, :3000]
+    if dtype == torch.float16:
+        segment = segment.half()
+    return model(segment)
+
+
+def create_model(model, precision: str):
+    if "fp16" in precision or "bf16" in precision:
+        model = model.to(torch.bfloat16) if "bf16" in precision else model.to(torch.float16)
+    return model
+
+
+def dtype_name(dtype):
+    if dtype == torch.bfloat16:
+        name = "bf16"
+    else:
+        assert dtype == torch.float16
+        name = "fp16"
+    return name
+
+
+def build(model, use_half: bool):
+    if use_half:
+        model = model.half()
+    return model
+'''
+
+
+def test_dtype_facts_that_follow_a_tested_dtype_are_dropped():
+    found = _findings(FOLLOWING, "whisper/transcribe.py")
+    assert "NPU202" not in found.get(_line(FOLLOWING, b"segment = segment.half()"), {})
+    assert not {"NPU201", "NPU202"} & set(found.get(_line(FOLLOWING, b"model = model.to(torch.bfloat16)"), {}))
+    assert "NPU202" not in found.get(_line(FOLLOWING, b'name = "fp16"'), {})
+    assert found[_line(FOLLOWING, b"model = model.half()")]["NPU202"] == "info"
