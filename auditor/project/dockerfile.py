@@ -11,7 +11,7 @@ from auditor.findings import FileResult, as_info
 from auditor.project.hits import (NCCL_VERSION_NAME_RE, Collector, cuda_member_siblings, decode_text,
                                   lower_cuda_member, matchers)
 from auditor.project.shell import gate_findings, index_env, scan_fragment, scan_shell, system_config_paths
-from auditor.backend_words import OTHER_BACKENDS, backends_in_text
+from auditor.backend_words import OTHER_BACKENDS, backends_in_text, member_backend
 
 if TYPE_CHECKING:
     from auditor.static.engine import StaticEngine
@@ -244,6 +244,14 @@ def _cuda_stages(instructions: list[dict]) -> list[tuple[int, int, str, list[str
     out = []
     for n, (first, name) in enumerate(stages):
         siblings = cuda_member_siblings(name, names) if name else []
+        if name and not siblings:
+            # `anomalib-studio-cuda-base` / `-cuda-cleanup`: stages that build the CUDA member `anomalib-studio-cuda`
+            # beside `anomalib-studio-cpu` / `-xpu` (tq41): the name up to its CUDA word is that member's
+            words = re.split(r"[-_.]", name)
+            cut = next((i for i, w in enumerate(words) if member_backend(w.lower()) == "cuda"), None)
+            if cut is not None and cut + 1 < len(words):
+                siblings = cuda_member_siblings("-".join(words[:cut + 1]), ["-".join(re.split(r"[-_.]", o)[:cut + 1])
+                                                                             for o in names if o != name])
         if siblings:
             last = stages[n + 1][0] - 1 if n + 1 < len(stages) else 1 << 30
             out.append((first, last, name, siblings))

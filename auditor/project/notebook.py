@@ -13,6 +13,7 @@ from auditor.project.hits import Collector, decode_text
 from auditor.project.shell import scan_shell
 from auditor.findings import FileError, FileResult
 from auditor.astnodes import walk_list
+from auditor.static.unselected_devices import cpu_fallback_defaults
 
 if TYPE_CHECKING:
     from auditor.static.engine import StaticEngine
@@ -210,6 +211,7 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
     imported: list[str] = []      # the kernel's imports so far, put on one line before each later cell
     switches: list[tuple[int, int, str, str]] = []     # `cuda = True` at a cell's top level: (line, col, name, value)
     read: set[str] = set()        # names the notebook's code reads
+    python_code: list[str] = []   # the Python of every code cell, a line per notebook line (blank elsewhere)
     shifted: dict[int, tuple[int, int]] = {}   # line -> (column of a magic read as shell, columns it grew)
     for number, source in cells:
         lines = source.splitlines() or [""]
@@ -221,6 +223,7 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
                 message=f"{f.message} [cell {number}, line {f.line + 1}: the config it writes]", fix="none",
                 data={**f.data, "cell": number, "cell_line": f.line + 1}) for f in config.findings)
             shell_lines.extend([""] * len(lines))
+            python_code.extend([""] * len(lines))
             offset += len(lines)
             continue
         if lines[0].strip().startswith(_SHELL_CELL_MAGICS) or _WRITES_SCRIPT_RE.match(lines[0].strip()):
@@ -279,6 +282,7 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
                     python_lines.append(ln)
                     shell_lines.append("")
         code = "\n".join(python_lines) + "\n"
+        python_code.extend(python_lines[:len(lines)] + [""] * (len(lines) - len(python_lines)))
         for n, text in _system_call_lines(code):
             if not shell_lines[len(shell_lines) - len(lines) + n - 1].strip():
                 shell_lines[len(shell_lines) - len(lines) + n - 1] = _PY_INTERPOLATION_RE.sub(_placeholder, text)
@@ -320,5 +324,6 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
             result.findings.append(replace(f, message=f"{f.message} [cell {number}, line {f.line - base}]",
                                            fix="none", data={"cell": number, "cell_line": f.line - base}))
     result.lines = offset
+    result.findings = cpu_fallback_defaults(result.findings, "\n".join(python_code))
     result.findings.sort(key=lambda f: f.sort_key())
     return result

@@ -106,7 +106,8 @@ def _kind(name: str) -> str:
         return "dockerfile"
     if low.startswith("requirements"):
         return "requirements"
-    return os.path.splitext(low)[1]
+    ext = os.path.splitext(low)[1]
+    return ".yaml" if ext == ".yml" else ext      # one format, two spellings (tq41: anomalib's compose pair)
 
 
 def _compose_file(name: str) -> bool:
@@ -304,7 +305,8 @@ def _cuda_dropped(cuda_name: str, plain_name: str) -> bool:
 
 
 def _words(name: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(name)]
+    """The name's words, YAML's `yml` spelled `yaml` (`docker-compose.cuda.yaml` beside `docker-compose.yml`)."""
+    return ["yaml" if w.lower() == "yml" else w.lower() for w in _WORD.findall(name)]
 
 
 def _words_without_cuda(name: str) -> tuple[list[str], list[str]]:

@@ -663,10 +663,41 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
         ctx.version_reads = _version_reads(tree, ctx.guarded_imports)
     ctx.file_backend, ctx.star_backend = _file_backend(tree.body)
     ctx.foreign_export = _foreign_lowering(tree)
+    ctx.choices += _membership_lists(tree)
     for spans in (ctx.npu, ctx.dispatch, ctx.platform, ctx.import_guard, ctx.other, ctx.mmengine_dist, ctx.test_marks,
                   ctx.cuda_available, ctx.registrations, ctx.npu_arms):
         spans.sort()
     return ctx
+
+
+def _membership_lists(tree: ast.Module) -> list[tuple[Span, int, int]]:
+    """(span, first col, last col) of the device-name lists a value is checked against (`allowed_devices = ("auto",
+    "cpu", "cuda", "xpu")` ... `if device not in allowed_devices: raise ValueError(...)`; anomalib's TorchInferencer,
+    tq41): a tuple, list or set literal of two or more strings naming CUDA and another device, bound to a name whose
+    every read is the right side of an `in` / `not in` test (or shown in an f-string). Like an option's `choices=`, the list says what a
+    user may pass, not what runs (the default or the value passed picks)."""
+    bound: dict[str, list[ast.expr]] = {}
+    for n in module_nodes(tree):
+        if not (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and
+                isinstance(n.value, (ast.List, ast.Tuple, ast.Set)) and len(n.value.elts) > 1 and
+                all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in n.value.elts)):
+            continue
+        named = backends_in_text(" ".join(_backend_literals(n.value)))
+        if "cpu" in literal_strings(n.value):
+            named |= {"cpu"}
+        if "cuda" in named and len(named) > 1:
+            bound.setdefault(n.targets[0].id, []).append(n.value)
+    if not bound:
+        return []
+    tested = {id(c) for n in module_nodes(tree) if isinstance(n, ast.Compare)
+              for op, c in zip(n.ops, n.comparators) if isinstance(op, (ast.In, ast.NotIn))}
+    tested |= {id(x) for n in module_nodes(tree) if isinstance(n, ast.JoinedStr) for x in walk_list(n)}   # shown
+    out = []
+    for name, values in bound.items():
+        reads = [n for n in module_nodes(tree) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+        if reads and all(id(r) in tested for r in reads):
+            out += [(line_span(v), v.col_offset, v.end_col_offset or 0) for v in values]
+    return out
 
 
 def _probes_read_on_npu_paths(tree: ast.Module, npu: list[Span], wanted: list[int]) -> list[Span]:
@@ -909,8 +940,8 @@ _NOTES = {
     "negated-flag": "a negated test (`not cfg.fp8`): it selects the path without the low-precision mode; the "
                     "setting itself is what to port",
     "version-probe": "an optional import read only for its version: nothing of the package runs here",
-    "option-choices": "one of the values a command-line option accepts, not the one it picks (its default is): "
-                      "add \"npu\" beside it",
+    "option-choices": "one of the values a command-line option (or a list a value is checked against) accepts, "
+                      "not the one it picks (its default, or the value passed, is): add \"npu\" beside it",
     "import-guard": "under a guard on an optional import that is never true on Ascend, so the other path runs; "
                     "port the guard and the call together by hand",
 }

@@ -689,11 +689,15 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
         (_numpy_result_functions(tree) if ".numpy()" in text else [])
     exports = _onnx_export_functions(tree) if "onnx" in text else []
     defaults += _host_astype_spans(tree) if ".astype(" in text else []
+    following = _dtype_following_spans(tree) if _DTYPE_TEXT.search(text) else []
     kept = []
     for f in findings:
         if f.category == "precision":
             col = (getattr(f, "col", 1) or 1) - 1       # findings count columns from 1, ast from 0
             if any((lo, lc) <= (f.line, col) < (hi, hc) for lo, lc, hi, hc in defaults):
+                continue
+            if _DTYPE_RULE_WORDS.get(f.code) in {w for lo, hi, words in following if lo <= f.line <= hi
+                                                 for w in words}:
                 continue
             if f.name not in _BACKEND_SWITCHES and any(lo <= f.line <= hi for lo, hi in exports):
                 continue
@@ -703,6 +707,50 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
             continue        # a torch API the support tables doubt, run on host tensors: the CPU kernel (policy (e))
         kept.append(f)
     return kept
+
+
+# the dtype facts a precision rule reports (rules/precision.yaml) and the words that name each dtype in a test
+_DTYPE_RULE_WORDS = {"NPU202": "fp16", "NPU201": "bf16"}
+_DTYPE_NAMES = {"torch.float16": "fp16", "torch.half": "fp16", "fp16": "fp16", "float16": "fp16", "half": "fp16",
+                "torch.bfloat16": "bf16", "bf16": "bf16", "bfloat16": "bf16"}
+_DTYPE_TEXT = re.compile(r"float16|fp16|bf16|\.half\b")
+
+
+def _tested_dtypes(test: ast.AST) -> set[str]:
+    """The dtypes a test says a value already has: `dtype == torch.float16`, `"fp16" in precision`, `precision ==
+    "bf16"`, either side; an `or` of such tests names each of them; anything else in it names none."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        parts = [_tested_dtypes(v) for v in test.values]
+        return set().union(*parts) if all(parts) else set()
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.Is, ast.In))):
+        return set()
+    left, right = test.left, test.comparators[0]
+    sides = [left] if isinstance(test.ops[0], ast.In) else [left, right]
+    names = {_DTYPE_NAMES.get(ast_dotted(x) or (x.value if isinstance(x, ast.Constant) and isinstance(x.value, str)
+                                                else "")) for x in sides}
+    names.discard(None)
+    return names if len(names) == 1 else set()
+
+
+def _dtype_following_spans(tree: ast.AST) -> list[tuple[int, int, set[str]]]:
+    """(first line, last line, dtypes) of code that only follows a dtype chosen elsewhere (policy (a2); tq41): the body
+    of `if dtype == torch.float16:` (whisper's `segment = segment.half()`, vendored in echomimic_v2), of `if "fp16" in
+    precision or "bf16" in precision:` (EVA-CLIP's `model.to(torch.bfloat16) if "bf16" in precision else
+    model.to(torch.float16)`, vendored in nunchaku's PuLID), and the statements after `assert dtype ==
+    torch.float16` in its block (nunchaku's test utility naming the dtype `dtype_str = "fp16"`). A precision fact on
+    the tested dtype there is where the value was chosen, reported there; another dtype in the branch is a choice."""
+    out: list[tuple[int, int, set[str]]] = []
+    for node in module_nodes(tree):
+        if isinstance(node, ast.If) and node.body and (words := _tested_dtypes(node.test)):
+            out.append((node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno, words))
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            for i, stmt in enumerate(block):
+                if isinstance(stmt, ast.Assert) and (words := _tested_dtypes(stmt.test)) and i + 1 < len(block):
+                    out.append((block[i + 1].lineno, block[-1].end_lineno or block[-1].lineno, words))
+    return out
 
 
 def _host_astype_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:

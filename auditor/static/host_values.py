@@ -572,6 +572,9 @@ def on_host(ctx, node: cst.CSTNode, line: int) -> bool:
             cur = cur.func
         elif isinstance(cur, cst.Attribute) and cur.attr.value.startswith(_NON_TENSOR):
             return True
+        elif isinstance(cur, cst.Attribute) and (dotted := _cst_dotted(cur)) is not None and any(
+                name == dotted and first <= line <= last for name, first, last in _sync_spans(ctx)[0]):
+            return True     # `out.sequences` after `out.sequences = out.sequences.cpu()` (tq41)
         elif isinstance(cur, (cst.Attribute, cst.Subscript)):
             cur = cur.value
         elif isinstance(cur, cst.Name):
@@ -747,7 +750,46 @@ def _read_sync_spans(ctx) -> tuple[list[tuple[str, int, int]], set[int]]:
             for branch in _own_turn_nodes(node.body):
                 if isinstance(branch, ast.If) and _tests_one_turn(branch.test, counter):
                     once.update(_lines_outside_loops(branch.body))
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                guards += _host_rebinds(block, lambda v: _cpu_move(v) or _ast_host_call(ctx, v) is True)
     return guards, once
+
+
+def _host_rebinds(block: list[ast.stmt], host: Callable[[ast.AST], bool]) -> list[tuple[str, int, int]]:
+    """(target, first, last) for each `x = <...>.cpu()` (or `.to("cpu")`, `.numpy()`, or any other value `host`
+    proves on the host: a processor's `return_tensors="np"` output) of a block, a name or an attribute
+    (`out.sequences = out.sequences.cpu()`, dLLM-RL's sampler before `out.sequences[:, n:].tolist()`; VLM2Vec's
+    `inputs = processor(..., return_tensors="np")` in a function that binds `inputs` to a dict of tensors further
+    down; tq41): from the next line to the end of the block, or to the next assignment of the same target in it."""
+    out = []
+    for i, stmt in enumerate(block):
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and host(stmt.value)):
+            continue
+        target = ast_dotted(stmt.targets[0])
+        if target is None:
+            continue
+        last = block[-1].end_lineno or block[-1].lineno
+        for later in block[i + 1:]:
+            if any(isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and target in
+                   {ast_dotted(t) for t in (n.targets if isinstance(n, ast.Assign) else [n.target])}
+                   for n in walk_list(later)):
+                last = later.lineno - 1
+                break
+        out.append((target, (stmt.end_lineno or stmt.lineno) + 1, last))
+    return out
+
+
+def _cpu_move(value: ast.AST) -> bool:
+    """`t.cpu()`, `t.detach().cpu()`, `t.to("cpu")`, `t.to(device="cpu")`, `t.cpu().numpy()`: a copy on the host."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
+        return False
+    attr = value.func.attr
+    if attr in ("cpu", "numpy") and not value.args:
+        return True
+    return attr == "to" and any(isinstance(a, ast.Constant) and a.value == "cpu"
+                                for a in [*value.args[:1], *(k.value for k in value.keywords if k.arg == "device")])
 
 
 def _numpy_isinstance(ctx, test: ast.AST) -> str | None:

@@ -1736,6 +1736,27 @@ def _launch_script(project: Any, rel: str, own: Collection[str], launched: Colle
         bool(imported & (set(own) - {base[:-3]}))
 
 
+def _build_folder_scripts(python: Collection[str]) -> set[str]:
+    """The scripts of a folder below the root that holds its own `setup.py`: a vendored extension the user builds and
+    tests by hand (Deformable-DETR's `ops/`: `python setup.py build install`, then `python test.py`; carried by
+    XPose, DINO, GroundingDINO; tq41): the build and its test run, whatever the application imports."""
+    folders = {rel[:-len("setup.py")] for rel in python if rel.endswith("/setup.py")}
+    return {rel for rel in python for folder in folders if rel.startswith(folder) and "/" not in rel[len(folder):]}
+
+
+def _empty_module(project: Any, path: Any) -> bool:
+    """Whether a Python file holds no statement besides a docstring (an empty package marker)."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    try:
+        body = ast.parse(read_counted(project, path)).body
+    except (OSError, SourceError, SyntaxError, ValueError):
+        return False
+    return all(isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+               for n in body)
+
+
 def _app_entries(project: Any) -> set[str]:
     """The files an APPLICATION runs itself (pd29, heldout27: Wan2GP's `wgp.py`): a tree with no root `__init__.py`,
     not pip-installable (`_library`), whose root, or a top-level folder that is no package (pd30: voice-changer's
@@ -1743,9 +1764,10 @@ def _app_entries(project: Any) -> set[str]:
     `python3 wgp.py --listen` in its shell scripts, UVR's tkinter `UVR.py`) importing that folder's own modules. Its
     entry files are every script of the root and of that folder, every file its shell scripts run and every file of a
     root `scripts/` or `tools/` folder (a user may run any of them); the rest runs only as far as they import or load
-    it by name. Empty for any other tree."""
+    it by name. Empty for any other tree. A root `__init__.py` that holds no statement (tq41: JoyVASA's empty one beside
+    its Gradio `app.py`) makes the tree no package anyone imports: it is read as absent."""
     paths = getattr(project, "paths", {})
-    if "__init__.py" in paths:
+    if "__init__.py" in paths and not _empty_module(project, paths["__init__.py"]):
         return set()
     launched: set[str] = set()       # the .py files the tree's shell scripts run, as paths from the root
     for rel in paths:
@@ -1765,7 +1787,7 @@ def _app_entries(project: Any) -> set[str]:
                 return set()
             tools = {p for p in python if p.split("/", 1)[0] in _APP_TOOL_FOLDERS}
             root = {rel for rel in python if "/" not in rel and rel != "setup.py"}
-            return root | scripts | (launched & set(paths)) | tools
+            return root | scripts | (launched & set(paths)) | tools | _build_folder_scripts(python)
     return set()
 
 

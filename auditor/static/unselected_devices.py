@@ -38,6 +38,7 @@ from typing import Any, TypeGuard
 from auditor.astnodes import node_span, parents_of, starts_in, walk_list
 from auditor.static.astutil import MESSAGE_CALLS, ast_dotted, literal_strings, module_nodes, self_attr
 from auditor.static.backends import as_info
+from auditor.static.visitor import _DEVICE_CHOICE_OPTION_RE, _OPTION_MAKERS
 
 # rules whose match on an import statement is the name of a class whose module imports on Ascend
 _CARRIED_BY_USE = frozenset({"NPU069"})
@@ -420,6 +421,12 @@ def _speed_switches_only(body: list[ast.stmt]) -> bool:
 # what a loaded state dict is read through when its tensors are only copied into a model's own parameters
 _STATE_COPIES = frozenset({"load_state_dict", "copy_"})
 _MAPPING_READS = frozenset({"items", "keys", "values", "get"})
+# the entries of a Lightning checkpoint that hold no tensors (hyperparameters, counters, versions; Lightning's
+# "Checkpointing" guide, https://lightning.ai/docs/pytorch/stable/common/checkpointing_intermediate.html, lists the
+# checkpoint's contents): read from a checkpoint loaded to the CPU they are the same values (tq41: careamics'
+# `load_pretrained` reads `checkpoint["hyper_parameters"]`, then copies the rest into the model)
+_CHECKPOINT_METADATA = frozenset({"hyper_parameters", "hparams_name", "epoch", "global_step",
+                                  "pytorch-lightning_version"})
 
 
 def _staging_checks(tree: ast.Module) -> list[ast.expr]:
@@ -435,10 +442,14 @@ def _staging_checks(tree: ast.Module) -> list[ast.expr]:
             continue
         nodes = list(walk_list(fn))
         for stmt in nodes:
-            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-                    and isinstance(stmt.value, ast.IfExp) and _is_availability_check(stmt.value.test)
-                    and all(isinstance(a, ast.Constant) and isinstance(a.value, str)
-                            for a in (stmt.value.body, stmt.value.orelse))):
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+                continue
+            value = stmt.value
+            if isinstance(value, ast.Call) and ast_dotted(value.func) == "torch.device" and len(value.args) == 1 \
+                    and not value.keywords:
+                value = value.args[0]   # `torch.device("cuda:0" if torch.cuda.is_available() else "cpu")` (tq41)
+            if not (isinstance(value, ast.IfExp) and _is_availability_check(value.test)
+                    and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in (value.body, value.orelse))):
                 continue
             name = stmt.targets[0].id
             reads = [n for n in nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
@@ -446,14 +457,16 @@ def _staging_checks(tree: ast.Module) -> list[ast.expr]:
                      and any(k.arg == "map_location" and isinstance(k.value, ast.Name) and k.value.id == name
                              for k in n.keywords)]
             if reads and len(reads) == len(loads) and all(_copied_only(nodes, load) for load in loads):
-                out.append(stmt.value.test)
+                out.append(value.test)
     return out
 
 
 def _copied_only(nodes: list[ast.AST], load: ast.Call) -> bool:
     """Whether `sd = torch.load(...)` binds a name whose every read copies it into a model (`_staging_checks`)."""
     bound = next((n.targets[0].id for n in nodes if isinstance(n, ast.Assign) and n.value is load
-                  and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)), None)
+                  and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)), None) or \
+        next((n.target.id for n in nodes if isinstance(n, ast.AnnAssign) and n.value is load
+              and isinstance(n.target, ast.Name)), None)     # `checkpoint: dict = torch.load(...)`
     if bound is None:
         return False
     reads = [n for n in nodes if isinstance(n, ast.Name) and n.id == bound and isinstance(n.ctx, ast.Load)]
@@ -465,6 +478,8 @@ def _copied_only(nodes: list[ast.AST], load: ast.Call) -> bool:
         elif isinstance(n, (ast.For, ast.comprehension)):
             allowed.add(id(n.iter))
         elif isinstance(n, ast.Attribute) and n.attr in _MAPPING_READS:
+            allowed.add(id(n.value))
+        elif isinstance(n, ast.Subscript) and (_str(n.slice) or "") in _CHECKPOINT_METADATA:
             allowed.add(id(n.value))
     return bool(reads) and all(id(r) in allowed for r in reads)
 
@@ -489,7 +504,23 @@ def _speed_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
             spans.append(node_span(n.test))
         elif isinstance(n, ast.keyword) and n.arg in _SPEED_KEYWORDS and _is_availability_check(n.value):
             spans.append(node_span(n.value))
+        elif isinstance(n, ast.Assign) and _is_availability_check(n.value) and \
+                any(_setting_name(t) in _SPEED_KEYWORDS for t in n.targets):
+            spans.append(node_span(n.value))
+        elif isinstance(n, ast.Dict):
+            spans += [node_span(v) for k, v in zip(n.keys, n.values)
+                      if k is not None and (_str(k) or "").lower() in _SPEED_KEYWORDS and _is_availability_check(v)]
     return spans
+
+
+def _setting_name(target: ast.expr) -> str | None:
+    """The name of the setting an assignment stores (tq41): `params["pin_memory"]` (careamics' DataConfig validator),
+    `cfg.pin_memory`, `PIN_MEMORY` -> pin_memory; None for any other target."""
+    if isinstance(target, ast.Subscript):
+        return (_str(target.slice) or "").lower() or None
+    if isinstance(target, ast.Attribute):
+        return target.attr.lower()
+    return target.id.lower() if isinstance(target, ast.Name) else None
 
 
 
@@ -799,6 +830,177 @@ def _named_choices(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     return out
 
 
+_FALLBACK_NOTE = ("the default of a device option or parameter the code itself turns to the CPU when CUDA is absent "
+                  "(`if not torch.cuda.is_available(): device = \"cpu\"`): on Ascend the run goes on on the CPU, "
+                  "only slower; add the NPU to the choice")
+
+
+def _cpu_value(node: ast.expr | None) -> bool:
+    """`"cpu"`, `"cpu:0"`, `torch.device("cpu")`."""
+    if isinstance(node, ast.Call) and ast_dotted(node.func) == "torch.device" and len(node.args) == 1:
+        node = node.args[0]
+    return (_str(node) or "").split(":")[0] == "cpu"
+
+
+def _cuda_default(node: ast.expr | None) -> bool:
+    return (_str(node) or "").split(":")[0] == "cuda"
+
+
+def _fallback_defaults(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of the "cuda" defaults of a device option (`parser.add_argument("--device", default="cuda")`) or of a
+    function's device parameter (`def run(device="cuda")`) whose value the code sends to the CPU when CUDA is absent
+    (tq41; echomimic_v2's infer scripts): `if device.__contains__("cuda") and not torch.cuda.is_available(): device =
+    "cpu"` after `device = args.device`, `args.device = "cpu"` under such a test, or `device = args.device if
+    torch.cuda.is_available() else "cpu"`. The value is read as an attribute of that name (the parsed option) or a
+    name bound from one, or as the parameter itself in its function; a fallback test that reads no CUDA probe (a
+    user's `--cpu` switch) is none."""
+    options: dict[str, list[ast.expr]] = {}      # option dest -> its "cuda" defaults
+    for n in module_nodes(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _OPTION_MAKERS:
+            default = next((k.value for k in n.keywords if k.arg == "default"), None)
+            if not _cuda_default(default):
+                continue
+            dest = next((_str(k.value) for k in n.keywords if k.arg == "dest"), None) or next(
+                (f.lstrip("-").replace("-", "_") for f in (_str(a) for a in n.args) if f and f.startswith("--")), None)
+            if dest and _DEVICE_CHOICE_OPTION_RE.search(dest):
+                options.setdefault(dest, []).append(default)
+    out = [node_span(d) for dest, defaults in options.items() if _falls_back(tree, dest, attribute=True)
+           for d in defaults]
+    for fn in module_nodes(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = [*fn.args.posonlyargs, *fn.args.args]
+            pairs = list(zip(args[len(args) - len(fn.args.defaults):], fn.args.defaults)) + \
+                [(a, d) for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None]
+            out += [node_span(d) for a, d in pairs if _cuda_default(d) and _DEVICE_CHOICE_OPTION_RE.search(a.arg)
+                    and _falls_back(fn, a.arg, attribute=False)]
+    return out
+
+
+def _falls_back(scope: ast.AST, name: str, attribute: bool) -> bool:
+    """Whether `scope` sends the value named `name` to the CPU when CUDA is absent (`_fallback_defaults`)."""
+    holders = set() if attribute else {name}      # local names holding the value
+    nodes = list(walk_list(scope))
+    for n in nodes:
+        if attribute and isinstance(n, ast.Assign) and isinstance(n.value, ast.Attribute) and n.value.attr == name:
+            holders |= {t.id for t in n.targets if isinstance(t, ast.Name)}
+
+    def holds(target: ast.expr) -> bool:
+        return isinstance(target, ast.Name) and target.id in holders or \
+            attribute and isinstance(target, ast.Attribute) and target.attr == name
+
+    def probed(test: ast.expr) -> bool:
+        return any(isinstance(c, ast.Call) and ast_dotted(c.func) in _CUDA_PROBES for c in walk_list(test))
+
+    for n in nodes:
+        if isinstance(n, ast.If) and probed(n.test) and any(
+                isinstance(s, ast.Assign) and _cpu_value(s.value) and any(holds(t) for t in s.targets) for s in n.body):
+            return True
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.IfExp) and probed(n.value.test) and \
+                any(holds(t) for t in n.targets) and (_cpu_value(n.value.orelse) or _cpu_value(n.value.body)):
+            return True
+    return False
+
+
+# the CUDA probes a fallback to the CPU tests
+_CUDA_PROBES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count"})
+
+
+def cpu_fallback_defaults(findings: list, code: str) -> list:
+    """A notebook's findings with the "cuda" defaults its later cells send to the CPU (`_fallback_defaults`, read over
+    the Python of all its cells: echomimic_v2's demo.ipynb parses `--device` in one cell and falls back in the next)
+    at warning; each cell alone cannot see the fallback (and reads the option as unread: `unread-option`)."""
+    if not any(f.code == "NPU003" and (f.severity == "error" or f.data.get("context") == "unread-option")
+               for f in findings):
+        return findings
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return findings
+    spans = _fallback_defaults(tree)
+    return [as_info(f, "cpu-fallback", _FALLBACK_NOTE, severity="warning")
+            if f.code == "NPU003" and (f.severity == "error" or f.data.get("context") == "unread-option")
+            and starts_in(f, spans) else f for f in findings]
+
+
+_CONTIGUOUS_NOTE = ("a device check whose only effect is making tensors contiguous (transformers' SDPA workaround for "
+                    "a CUDA memory-efficient-kernel bug, pytorch/pytorch#112577): on Ascend the copy is skipped and "
+                    "F.scaled_dot_product_attention runs on the tensors as they are; nothing to port")
+
+
+def _contiguous_only_checks(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of the tests of `if query_states.device.type == "cuda" and attention_mask is not None:` (no else) whose
+    body only rebinds tensors to their contiguous copies (`query_states = query_states.contiguous()`): the SDPA
+    workaround of transformers' attention classes, copied with their models (Qwen2-VL in VLM2Vec, Mistral in
+    optimum-tpu, an OpenVINO export patch; tq41)."""
+    out = []
+    for n in module_nodes(tree):
+        if isinstance(n, ast.If) and not n.orelse and n.body and all(
+                isinstance(s, ast.Assign) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute)
+                and s.value.func.attr == "contiguous" and not s.value.args for s in n.body) and any(
+                isinstance(c, ast.Compare) and any(_str(x) == "cuda" for x in c.comparators) and
+                isinstance(c.left, ast.Attribute) and c.left.attr == "type" for c in walk_list(n.test)):
+            out.append(node_span(n.test))
+    return out
+
+
+def _graph_constant_walks(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of loops over a TorchScript graph's nodes (`for node in graph.findAllNodes("prim::Constant"):`): OpenAI
+    CLIP's `patch_device` (copied into open_clip, EVA-CLIP, anomalib's AI-VAD) finds the "cuda" device constants baked
+    into a traced archive to overwrite them with the device the caller asked for (tq41); the "cuda" it tests is the
+    archive's, and the rewrite is the port itself."""
+    return [node_span(n) for n in module_nodes(tree) if isinstance(n, ast.For) and isinstance(n.iter, ast.Call) and
+            isinstance(n.iter.func, ast.Attribute) and n.iter.func.attr == "findAllNodes"]
+
+
+# a call of a helper named for CUDA (rules/device_named.yaml)
+_HELPER_CALL_RULE = "NPU039"
+
+
+def _recursive_calls(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of the calls a function makes of itself (`def _move_to_cuda(x): ... [_move_to_cuda(v) for v in x]`, or
+    `self.to_cuda(v)` inside the method `to_cuda`; VLM2Vec's MTEB helper, tq41): the helper's own body holds what a
+    port changes (its `.cuda()`), and the callers outside it carry the call's finding; the recursion adds nothing."""
+    out = []
+    for fn in module_nodes(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out += [node_span(n.func) for n in walk_list(fn) if isinstance(n, ast.Call) and (
+                isinstance(n.func, ast.Name) and n.func.id == fn.name or self_attr(n.func) == fn.name)]
+    return out
+
+
+def _gloo_group_calls(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of calls given `group=` a gloo process group (tq41; dLLM-RL's `gloo_group = dist.new_group(backend='gloo')`
+    then `dist.scatter(..., group=gloo_group)`, the helpers `_get_global_gloo_group()` of detectron2-style `comm.py`
+    copies): a collective on a gloo group runs on the host through gloo, never through NCCL or HCCL, so HCCL's
+    behaviour is no concern of it. The group is a name the calling function binds to `new_group(..., backend="gloo")`
+    or to the call of a function of the file that returns one (not a parameter: scepter's `all_to_all(x, ...,
+    group=None)` takes any group), or such a call itself."""
+    def gloo(call: ast.AST) -> bool:
+        return isinstance(call, ast.Call) and (ast_dotted(call.func) or "").rsplit(".", 1)[-1] == "new_group" and any(
+            k.arg == "backend" and _str(k.value) == "gloo" for k in call.keywords)
+
+    makers = {fn.name for fn in module_nodes(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+              and any(isinstance(r, ast.Return) and gloo(r.value) for r in walk_list(fn))}
+
+    def makes(value: ast.AST | None) -> bool:
+        return gloo(value) or isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and \
+            value.func.id in makers
+
+    out = [node_span(n) for n in module_nodes(tree) if isinstance(n, ast.Call) and
+           any(k.arg == "group" and makes(k.value) for k in n.keywords)]
+    for fn in module_nodes(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        # a name the function itself binds to a gloo group (a parameter named `group` may be any group)
+        nodes = list(walk_list(fn))
+        names = {t.id for n in nodes if isinstance(n, ast.Assign) and makes(n.value)
+                 for t in n.targets if isinstance(t, ast.Name)}
+        names -= {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
+        out += [node_span(n) for n in nodes if names and isinstance(n, ast.Call) and any(
+            k.arg == "group" and isinstance(k.value, ast.Name) and k.value.id in names for k in n.keywords)]
+    return out
+
+
 def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str = "") -> list:
     if not findings or not isinstance(tree, ast.Module):
         return findings
@@ -828,11 +1030,21 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
     offs = _off_switch_compares(tree) if "!=" in text and any(f.code == "NPU003" for f in findings) else []
     number_tables = _device_number_tables(tree) if any(f.code == "NPU003" and f.severity == "error"
                                                        for f in findings) else []
+    contiguous = _contiguous_only_checks(tree) if ".contiguous()" in text and any(
+        f.code == "NPU003" and f.severity != "info" for f in findings) else []
+    graph_walks = _graph_constant_walks(tree) if "findAllNodes" in text else []
+    recursive = _recursive_calls(tree) if any(f.code == _HELPER_CALL_RULE for f in findings) else []
+    gloo_calls = _gloo_group_calls(tree) if "gloo" in text and any(f.category == "distributed"
+                                                                   for f in findings) else []
+    cpu_fallbacks = _fallback_defaults(tree) if ('"cpu' in text or "'cpu" in text) and any(
+        f.code == "NPU003" and f.severity == "error" for f in findings) else []
     out = []
     for f in findings:
         if starts_in(f, asserts) or f.code in _FEATURE_CHECK_CODES and starts_in(f, log_only) or \
                 f.code in _HOST_SYNC_CODES and starts_in(f, stats) or \
-                f.code == _PROBE_RULE and f.symbol in probes or f.code == "NPU003" and starts_in(f, fallbacks):
+                f.code == _PROBE_RULE and f.symbol in probes or f.code == "NPU003" and starts_in(f, fallbacks) or \
+                f.category == "distributed" and starts_in(f, gloo_calls) or \
+                f.code == _HELPER_CALL_RULE and starts_in(f, recursive) or f.code == "NPU003" and starts_in(f, graph_walks):
             continue
         if f.severity != "info":
             if f.severity == "warning" and f.category == "operator" and starts_in(f, choices):
@@ -847,6 +1059,10 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
                 f = as_info(f, "device-table", _TABLE_NOTE)
             elif f.code == _CUDA_PROBE_RULE and (f.symbol or "").rsplit(".", 1)[-1] in siblings:
                 f = as_info(f, "npu-path", _SIBLING_NOTE)
+            elif f.code == "NPU003" and starts_in(f, contiguous):
+                f = as_info(f, "layout-workaround", _CONTIGUOUS_NOTE)
+            elif f.severity == "error" and f.code == "NPU003" and starts_in(f, cpu_fallbacks):
+                f = as_info(f, "cpu-fallback", _FALLBACK_NOTE, severity="warning")
             elif f.severity == "error" and f.code == "NPU003" and starts_in(f, number_tables):
                 f = as_info(f, "device-number-table", _NUMBER_TABLE_NOTE, severity="warning")
             elif f.severity == "error" and f.code == "NPU003" and starts_in(f, offs):
