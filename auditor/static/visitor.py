@@ -2420,7 +2420,10 @@ class MatchVisitor(cst.CSTVisitor):
             for side in sides:        # `if bnb is not None:` checks an optional import; it does not use it
                 if isinstance(side, (cst.Name, cst.Attribute)):
                     qual = self._qual(side)
-                    if qual is not None and not qual.startswith("torch."):   # `CUDA_HOME is None` is the point
+                    # (`CUDA_HOME is None` is the point; `cudnn is not None` after `cudnn = getattr(torch.backends,
+                    # 'cudnn', None)` asks whether the namespace is there, as for an optional import: tk41)
+                    if qual is not None and (not qual.startswith("torch.") or isinstance(side, cst.Name)
+                                             and self.c.is_namespace(qual)):
                         self._handled.add(id(side))
         sides = [node.left] + [t.comparator for t in node.comparisons]
         for side in sides:
