@@ -71,6 +71,7 @@ _CUDA_PREFIX = re.compile(r"^cuda_[a-z]\w*$")
 # torch's run-time builders of a C++/CUDA extension (context.JIT_BUILDERS; named here, context imports this module)
 _JIT_BUILDERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})
 _CUDA_WORD = re.compile(r"(?i)(?:^|_)cuda(?:$|_)")
+_PASS_WORD = re.compile(r"(?i)(?:^|_)(?:forward|backward|fwd|bwd)(?:$|_)")
 # an import line of such a module (the engine's cheap test before a file's context is built)
 _DOTTED_IMPORT = re.compile(r"(?m)^[ \t]*(?:from|import)[ \t]+[\w.]*\w_(?:binding|bindings|backend)\b")
 # host libraries every PyTorch file may import that PyPI's table need not list
@@ -174,12 +175,15 @@ def unresolved_extension_modules(tree: ast.Module, resolve: Callable[[str], str 
         if (callee := ast_dotted(call.func)) is not None and call.args \
                 and (module := imported.get(callee.split(".", 1)[0])) in candidates:
             found.add(module)
+    whole = {alias.asname or alias.name for node in module_nodes_of(tree, ast.Import) for alias in node.names
+             if "." not in alias.name}
     for call in module_nodes_of(tree, ast.Call):
-        # `kivi_gemv.gemv_forward_cuda_outer_dim(fA, qB, ...)` (ThinK): an entry point the module names for CUDA, as
-        # the dotted reading takes `gemm_forward_cuda` (tk41)
-        if (callee := ast_dotted(call.func)) is not None and "." in callee and (call.args or call.keywords) \
-                and (module := imported.get(callee.split(".", 1)[0])) in candidates \
-                and _CUDA_WORD.search(callee.rsplit(".", 1)[-1]):
+        # `kivi_gemv.gemv_forward_cuda_outer_dim(fA, qB, ...)` (ThinK): a module imported whole whose entry point is
+        # named, by the C++-extension convention (`lltm_cuda_forward`), for CUDA and a forward / backward pass (tk41);
+        # not a Python package's helper (`mpu.model_parallel_cuda_manual_seed(seed)`, `query_utils.cuda(batch)`)
+        if (callee := ast_dotted(call.func)) is not None and callee.count(".") == 1 and (call.args or call.keywords) \
+                and callee.split(".", 1)[0] in whole and (module := imported.get(callee.split(".", 1)[0])) in candidates \
+                and _CUDA_WORD.search(name := callee.rsplit(".", 1)[-1]) and _PASS_WORD.search(name):
             found.add(module)
     found |= _guarded_as_kernels(tree, candidates)
     return frozenset(found) | dotted
