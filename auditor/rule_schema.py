@@ -102,6 +102,9 @@ RULE_SCHEMA: dict[str, Any] = {
             # keyword rules: these keywords report also when the same name is passed on (`build(cuda_home=cuda_home)`:
             # a path handed to the build that uses it, not a switch decided where the value is made; tk40)
             "passed_on_keywords": {"type": "array", "items": {"type": "string"}},
+            # qualname rules: also the `import M` line of the package a matched name lies in, when no rule reports that
+            # import by its own name (`import encoding` before `encoding.parallel.DataParallelModel(net)`, tk41)
+            "import_reached": {"type": "boolean"},
             # callname rules: their globs are tried before the other rules' (a name a more general glob also matches:
             # `ENABLE_CUDA_KERNEL` is NPU894's, not the `*CUDA*` helper rule NPU039's; t29a)
             "glob_first": {"type": "boolean"},

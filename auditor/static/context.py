@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,6 +52,9 @@ class FileContext:
     module_functions: frozenset[str] = frozenset()                # top-level `def`s (getattr fallbacks, t14k)
     # bare modules the file calls like a compiled extension (unresolved_extensions.py, tk37)
     unresolved_extensions: frozenset[str] = frozenset()
+    # qualified names of the attribute chains the file reads through a module it imports whole (`import encoding` ...
+    # `encoding.parallel.DataParallelModel`): what an `import_reached` rule reports at the import (tk41)
+    reached_through_imports: frozenset[str] = frozenset()
 
     def parameter_at(self, name: str, line: int) -> bool:
         """Whether `name` at `line` is a parameter of the enclosing function rather than the module an import
@@ -366,7 +370,8 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
                 if resolved is not None:          # `self.device_mod = torch.cuda`: kept if a prefix rule covers it
                     ctx.local_refs.append((attr, resolved, "self_alias"))
                 continue
-            if round_ == 0 and len(targets) == 1 and isinstance(stmt.value, ast.Call):
+            if round_ == 0 and len(targets) == 1 and isinstance(stmt.value, ast.Call) \
+                    and _getattr_chain(stmt.value) is None:
                 made_by = ast_dotted(stmt.value.func)
                 resolved = ctx.resolve(made_by) if made_by is not None else None
                 if resolved is not None:          # `nvsmi = nvidia_smi.getInstance()`: kept if the package is CUDA-only
@@ -382,7 +387,7 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
             value = stmt.value
             if value is None:                      # `x: int`: the filter above keeps only assignments with a value
                 continue
-            dotted = ast_dotted(value)
+            dotted = ast_dotted(value) or _getattr_chain(value)
             if dotted is not None:
                 resolved = ctx.resolve(dotted)
                 # only module-level `amp = torch.cuda.amp`: a local `dtype = torch.bfloat16` is a value, not an alias
@@ -401,6 +406,7 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
         _bind_star_conventions(ctx, tree)
     ctx.module_functions = frozenset(s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
     ctx.unresolved_extensions = unresolved_extension_modules(tree, ctx.resolve)
+    ctx.reached_through_imports = _reached_through_imports(tree, ctx)
     _bind_dynamic_extension_imports(ctx, tree, [stmt for stmt, _ in assigns],
                                     {id(stmt) for stmt, scope in assigns if scope == _WHOLE_FILE})
     _bind_jit_extensions(ctx, tree, [stmt for stmt, _ in assigns])
@@ -996,3 +1002,32 @@ def cuda_extension_used(stmt: ast.stmt) -> bool:
     return any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and _EXTENSION_MODULE.match(n.value.id)
                and not n.value.id.endswith("_kernels") for n in ast.walk(stmt))
 
+
+
+# modules every PyTorch file imports whole, whose chains no `import_reached` rule names
+_COMMON_ROOTS = frozenset(sys.stdlib_module_names) | {"torch", "numpy", "np"}
+
+
+def _reached_through_imports(tree: ast.Module, ctx: FileContext) -> frozenset[str]:
+    """The resolved attribute chains read through a name a plain `import M` binds at module level (tk41)."""
+    roots = {alias.asname or alias.name.split(".", 1)[0] for stmt in tree.body if isinstance(stmt, ast.Import)
+             for alias in stmt.names if alias.name.split(".", 1)[0] not in _COMMON_ROOTS}
+    if not roots:
+        return frozenset()
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and (chain := ast_dotted(node)) is not None \
+                and chain.split(".", 1)[0] in roots and (qual := ctx.resolve(chain)) is not None:
+            out.add(qual)
+    return frozenset(out)
+
+
+def _getattr_chain(value: ast.expr) -> str | None:
+    """`getattr(torch.backends, 'cudnn', None)` -> `torch.backends.cudnn`: the chain a `getattr` with a literal name
+    takes (omnipose binds `cudnn` so, then sets `cudnn.benchmark = False` through it; tk41)."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "getattr" \
+            and 2 <= len(value.args) <= 3 and not value.keywords and isinstance(value.args[1], ast.Constant) \
+            and isinstance(value.args[1].value, str) and value.args[1].value.isidentifier() \
+            and (base := ast_dotted(value.args[0])) is not None:
+        return f"{base}.{value.args[1].value}"
+    return None

@@ -1082,6 +1082,9 @@ class StaticEngine:
                 triggers |= c.below.get(qual, frozenset())
                 if extension_module_of(qual, ctx.unresolved_extensions) is not None:
                     triggers.add(local)      # `PG_OP.voxelize_fp(...)` (unresolved_extensions.py)
+        for qual in ctx.reached_through_imports:     # `import encoding` before `encoding.parallel.X` (tk41)
+            if (m := c.match_qualname(qual)) is not None and m.rule.extra.get("import_reached"):
+                triggers.add(qual.split(".", 1)[0])
         for attr, qual in ctx.self_attrs.items():    # `self.rms_norm_fn(...)` after `self.rms_norm_fn = rms_norm_fn`
             if c.knows(qual):
                 triggers.add(attr)

@@ -6,10 +6,13 @@ Calls into the project's own operator namespace (`torch.ops.bitsandbytes.*` in b
 likewise. Its CUDA code is still reported where it is (`.cu` files, `torch.cuda` calls, kernels)."""
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from auditor.static.unresolved_extensions import CHECK_RULES, shaped_segment
 
+# an operator named for CUDA as a word (`cuda_version`, `gather_cuda`; not `scuda`)
+_CUDA_OP = re.compile(r"(?i)(?:^|_)cuda(?:$|_)")
 # Rule categories whose findings name a package (a dependency), as opposed to a PyTorch API or a device string.
 PACKAGE_CATEGORIES = frozenset({"third_party", "attention", "apex", "kernel"})
 # Rules of another category that name a package all the same (pd10: NPU144, Horovod's own tree imports horovod;
@@ -50,7 +53,10 @@ def is_first_party(finding, packages: frozenset[str]) -> bool:
         return False
     parts = finding.symbol.split(".")
     if parts[:2] == ["torch", "ops"] and len(parts) > 2:
-        return parts[2] in packages     # `torch.ops.bitsandbytes.*`: the project's own operator library
+        # `torch.ops.bitsandbytes.*`: the project's own operator library; an op it names for CUDA stays a finding
+        # (`torch.ops.torch_spline_conv.cuda_version()` in PyG's extension packages: the CUDA release its compiled
+        # library was built with, -1 in a CPU build; tk41)
+        return parts[2] in packages and not _CUDA_OP.search(parts[-1])
     return parts[0] != "torch" and (parts[0] in packages or ".".join(parts[:2]) in packages)
 
 

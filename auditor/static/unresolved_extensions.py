@@ -55,8 +55,14 @@ _EXTENSION_SHAPE = re.compile(r"(?i)(?:^|_)(?:kernel|kernels|op|ops|lib)$")
 # a segment of a dotted module path named like a compiled module (tk38): `wholememory_binding`, `qserve_backend`,
 # `fused_cuda`, `pkg_ext`, `_C`; NPU379 / NPU891 / NPU358 read `*_cuda` / `*_ext` / `_C` by their spelling where they
 # can, this reading only where no rule matched
-_DOTTED_SHAPE = re.compile(r"^(?:[A-Za-z]\w*_(?:binding|bindings|backend|cuda|ext)|_C)$")
+_DOTTED_SHAPE = re.compile(r"^(?:[A-Za-z]\w*_(?:binding|bindings|backend|cuda|ext)|_C|_?csrc)$")
 _BINDING = re.compile(r"_bindings?$")
+# the C/C++/CUDA source folder by PyTorch's convention (torch/csrc, detectron2/layers/csrc): a module imported through
+# it is the code base's compiled kernel or its thin wrapper (`from train.csrc.causal_dot_prod import
+# causal_dot_product`, Hazy Research's linear-attention kernel in prefix-linear-attention, lolcats, zoology; tk41)
+_CSRC = re.compile(r"(?:^|\.)_?csrc(?:\.|$)")
+# words of a message that says what a guarded import is (`except: print("Could not import TK based_H100 kernel")`)
+_KERNEL_MESSAGE = re.compile(r"(?i)\b(?:cuda|kernels?|cutlass|nvcc)\b")
 # a module named for CUDA by a `cuda_` prefix inside a package named like an extension (tk39): QJL's
 # `from qjl_kernel import cuda_qjl_quant` (its qjl_kernel/setup.py builds `CUDAExtension(name='cuda_qjl_quant')` in
 # place); a `cuda_` module under an ordinary package (pixelsplat's `src.model.decoder.cuda_splatting`, curobo's
@@ -65,6 +71,7 @@ _CUDA_PREFIX = re.compile(r"^cuda_[a-z]\w*$")
 # torch's run-time builders of a C++/CUDA extension (context.JIT_BUILDERS; named here, context imports this module)
 _JIT_BUILDERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})
 _CUDA_WORD = re.compile(r"(?i)(?:^|_)cuda(?:$|_)")
+_PASS_WORD = re.compile(r"(?i)(?:^|_)(?:forward|backward|fwd|bwd)(?:$|_)")
 # an import line of such a module (the engine's cheap test before a file's context is built)
 _DOTTED_IMPORT = re.compile(r"(?m)^[ \t]*(?:from|import)[ \t]+[\w.]*\w_(?:binding|bindings|backend)\b")
 # host libraries every PyTorch file may import that PyPI's table need not list
@@ -168,7 +175,42 @@ def unresolved_extension_modules(tree: ast.Module, resolve: Callable[[str], str 
         if (callee := ast_dotted(call.func)) is not None and call.args \
                 and (module := imported.get(callee.split(".", 1)[0])) in candidates:
             found.add(module)
+    whole = {alias.asname or alias.name for node in module_nodes_of(tree, ast.Import) for alias in node.names
+             if "." not in alias.name}
+    for call in module_nodes_of(tree, ast.Call):
+        # `kivi_gemv.gemv_forward_cuda_outer_dim(fA, qB, ...)` (ThinK): a module imported whole whose entry point is
+        # named, by the C++-extension convention (`lltm_cuda_forward`), for CUDA and a forward / backward pass (tk41);
+        # not a Python package's helper (`mpu.model_parallel_cuda_manual_seed(seed)`, `query_utils.cuda(batch)`)
+        if (callee := ast_dotted(call.func)) is not None and callee.count(".") == 1 and (call.args or call.keywords) \
+                and callee.split(".", 1)[0] in whole and (module := imported.get(callee.split(".", 1)[0])) in candidates \
+                and _CUDA_WORD.search(name := callee.rsplit(".", 1)[-1]) and _PASS_WORD.search(name):
+            found.add(module)
+    found |= _guarded_as_kernels(tree, candidates)
     return frozenset(found) | dotted
+
+
+def _guarded_as_kernels(tree: ast.Module, candidates: set[str]) -> set[str]:
+    """`try: import lin_attn as mod; print("Successfully imported TK based_H100 kernel")` / `except: print("Could not
+    import TK based_H100 kernel")` (prefix-linear-attention's ThunderKittens modules): a bare import whose guard's own
+    messages call it a kernel / CUDA module (tk41). Only the string arguments of calls in the `try` body and its
+    handlers are read (the messages printed, logged, warned or raised), never comments."""
+    found: set[str] = set()
+    for node in module_nodes_of(tree, ast.Try):
+        bare = {alias.name for stmt in node.body if isinstance(stmt, ast.Import) for alias in stmt.names
+                if alias.name in candidates}
+        if not bare:
+            continue
+        said = [arg.value for block in (node.body, *(h.body for h in node.handlers)) for stmt in block
+                for call in ast.walk(stmt) if isinstance(call, ast.Call)
+                for arg in (*call.args, *(k.value for k in call.keywords))
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str)]
+        said += [v.value for block in (node.body, *(h.body for h in node.handlers)) for stmt in block
+                 for call in ast.walk(stmt) if isinstance(call, ast.Call)
+                 for arg in call.args if isinstance(arg, ast.JoinedStr)
+                 for v in arg.values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+        if any(_KERNEL_MESSAGE.search(text) for text in said):
+            found |= bare
+    return found
 
 
 def _autograd_calls(tree: ast.Module, resolve: Callable[[str], str | None]) -> list[ast.Call]:
@@ -218,7 +260,7 @@ def _dotted_extension_modules(tree: ast.Module, resolve: Callable[[str], str | N
         return frozenset()
     known = _known_import_names()
     modules = {m for m in modules if m.split(".", 1)[0] not in known}
-    found = {m for m in modules if _BINDING.search(m) or m in jit_built}
+    found = {m for m in modules if _BINDING.search(m) or m in jit_built or _CSRC.search(m)}
     # `qserve_backend` beside `from qserve import ...`: the compiled twin of a package the file imports
     found |= {m for m in modules if "." not in m and m.rsplit("_", 1)[0] in imported_tops}
     autograd = {id(call) for call in _autograd_calls(tree, resolve)} if modules - found else set()

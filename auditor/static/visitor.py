@@ -665,7 +665,13 @@ class MatchVisitor(cst.CSTVisitor):
         self.hits.append(RawHit(rule, node, symbol, **kw))
 
     def _names_rule(self, value: cst.BaseExpression, rule: Rule) -> bool:
-        """Whether a literal string inside `value` is itself a finding of `rule` (`["--use_fast_math"]`: one a line)."""
+        """Whether a literal string inside `value` on the keyword's own line is itself a finding of `rule`
+        (`["--use_fast_math"]`: one a line). A list whose items start on the next line (`extra_cuda_cflags=[` then one
+        flag a line, accelerated-scan's `load_inline`) holds none there: its flags carry their own lines (tk41)."""
+        if isinstance(value, (cst.List, cst.Tuple)) and value.elements \
+                and isinstance(getattr(value, "lbracket", None) or getattr(value, "lpar", None), cst.LeftSquareBracket) \
+                and isinstance(value.lbracket.whitespace_after, cst.ParenthesizedWhitespace):
+            return False
         for string in _literal_strings(value) or []:
             hit = self.c.match_string(string)
             if hit is not None and hit[0] is rule:
@@ -1032,10 +1038,20 @@ class MatchVisitor(cst.CSTVisitor):
             if name is None:
                 continue
             if not self._match_reference(alias, name, None):
-                rule = self.c.match_import(name)
+                rule = self.c.match_import(name) or self._import_reached(name)
                 if rule is not None:
                     self._hit(rule, alias, name)
         return False
+
+    def _import_reached(self, module: str) -> Rule | None:
+        """`import encoding` ... `encoding.parallel.DataParallelModel(net)`: a package imported whole, quiet by its own
+        (common) name, is reported at its import when the file reads through it a part an `import_reached` rule names:
+        the import loads that part (PyTorch-Encoding's `__init__` imports `parallel` and `nn`; tk41)."""
+        for qual in sorted(self.ctx.reached_through_imports):
+            if qual.startswith(module + ".") and (m := self.c.match_qualname(qual)) is not None \
+                    and m.rule.extra.get("import_reached"):
+                return m.rule
+        return None
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         if node.relative and not isinstance(node.names, cst.ImportStar):
@@ -1231,6 +1247,7 @@ class MatchVisitor(cst.CSTVisitor):
                 self._handled.add(id(target.target))
                 self._handled.update(id(a) for a in wrapped if dotted(a) == name)
         self._enum_chosen(node.value)
+        self._acquired_by_getattr(node.value)
         target_env, source_env = _env_read_name(node.targets[0].target), _env_read_name(node.value)
         if target_env and source_env and target_env[0].startswith("ASCEND_"):
             # `os.environ["ASCEND_RT_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]`: the Ascend variable is
@@ -1305,6 +1322,7 @@ class MatchVisitor(cst.CSTVisitor):
                                node.value if node.value is not None else node.target))
         if node.value is not None:
             self._enum_chosen(node.value)
+            self._acquired_by_getattr(node.value)
         self._annotated.add(id(node.target))
         if isinstance(node.target, cst.Name):
             # `_fused_ce: Optional[Callable] = None` before `_fused_ce = LigerFusedLinearCrossEntropyFunction.apply`
@@ -1607,6 +1625,7 @@ class MatchVisitor(cst.CSTVisitor):
         self._handled.add(id(shown))
 
     def visit_DictElement(self, node: cst.DictElement) -> bool:
+        self._acquired_by_getattr(node.value)     # `{"cuda_version": getattr(torch.version, "cuda", None)}`
         if isinstance(node.key, cst.SimpleString) and isinstance(node.key.evaluated_value, str) \
                 and node.key.evaluated_value.lower() in BACKEND_NAMES and id(node.key) not in self._dispatch_keys:
             self._handled.add(id(node.key))      # `{"cuda": CudaPlatform}`: a key of a table, not a device
@@ -2038,6 +2057,40 @@ class MatchVisitor(cst.CSTVisitor):
             if _calls_method(body, attr):
                 self._method_probes[id(call)] = (rules[0], attr)
 
+    def _acquired_by_getattr(self, value: cst.BaseExpression) -> None:
+        """`cudnn = getattr(torch.backends, 'cudnn', None)` then `cudnn.benchmark = False` (omnipose), `info['cuda_version']
+        = getattr(torch.version, 'cuda', None)`: a torch namespace or a `torch.version` value taken by `getattr` with a
+        literal name and stored is the read `torch.backends.cudnn` / `torch.version.cuda`, reported as that read would
+        be, as a probe (at most a warning, never rewritten; tk41). A function taken so (`fn = getattr(torch.cuda,
+        "mem_get_info", None)`) and a `getattr` tested in a condition (`callable(getattr(batch, "cuda", None))`) stay
+        the quiet probes of issue 11's precision classes; precision names (dtypes) are not read here."""
+        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name) or value.func.value != "getattr" \
+                or not 2 <= len(value.args) <= 3 or any(a.keyword is not None for a in value.args):
+            return
+        name = value.args[1].value
+        attr = name.evaluated_value if isinstance(name, cst.SimpleString) else None
+        if not isinstance(attr, str) or not attr.isidentifier() or attr.startswith("__"):
+            return
+        base = self._qual(value.args[0].value)
+        if base is None or not base.startswith("torch.") or _NPU_SEGMENT.search(f"{base}.{attr}"):
+            return
+        full = f"{base}.{attr}"
+        if not self.c.is_namespace(full) and base != "torch.version":
+            return      # `fn = getattr(torch.cuda, "mem_get_info", None)`: a function probed, issue 11's quiet class
+        m = self.c.match_qualname(full)
+        module_rule = self.c.match_import(full) if m is None else None     # `torch.backends.cudnn`, as its import
+        if (m is None or m.rule.category == "precision") and (module_rule is None or module_rule.category == "precision") \
+                or full in _PROBED_EVERYWHERE and not self.c.is_namespace(full):
+            return      # (a namespace taken is the module used through the name; `is_available` answers anywhere)
+        first = len(self.hits)
+        if module_rule is not None:
+            self._hit(module_rule, name, full)
+        else:
+            self._match_reference(name, full, None)
+        self.hits[first:] = [h for h in self.hits[first:] if h.rule.category != "precision"]
+        for hit in self.hits[first:]:
+            hit.probe = True
+
     def _probe_reference(self, node: cst.Call) -> None:
         """`hasattr(torch.cuda, "mem_get_info")`, `hasattr(torch.ops.my_triton_ops, "layer_norm")`: the line spells the
         CUDA-only torch name it asks about (labelling policy item 1), and on Ascend the answer differs from CUDA's
@@ -2367,7 +2420,10 @@ class MatchVisitor(cst.CSTVisitor):
             for side in sides:        # `if bnb is not None:` checks an optional import; it does not use it
                 if isinstance(side, (cst.Name, cst.Attribute)):
                     qual = self._qual(side)
-                    if qual is not None and not qual.startswith("torch."):   # `CUDA_HOME is None` is the point
+                    # (`CUDA_HOME is None` is the point; `cudnn is not None` after `cudnn = getattr(torch.backends,
+                    # 'cudnn', None)` asks whether the namespace is there, as for an optional import: tk41)
+                    if qual is not None and (not qual.startswith("torch.") or isinstance(side, cst.Name)
+                                             and self.c.is_namespace(qual)):
                         self._handled.add(id(side))
         sides = [node.left] + [t.comparator for t in node.comparisons]
         for side in sides:
@@ -2726,7 +2782,10 @@ _COMPARED_LITERAL = re.compile(r"""\b([A-Za-z_]\w*)\s*==\s*['"]([^'"]*)['"]|['"]
 
 
 def _literal_on(value: cst.BaseExpression) -> bool:
-    """The literal True or a non-zero integer (`cuda=1` in learn2learn's example mains)."""
+    """The literal True or a non-zero integer (`cuda=1` in learn2learn's example mains), also as a dataclass field's
+    default (`flash_attn: bool = field(default=True, metadata=...)`, SpatialVLA's ModelArguments; tk41)."""
+    if isinstance(value, cst.Call) and (dotted(value.func) or "").rsplit(".", 1)[-1] in ("field", "Field"):
+        value = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "default"), value)
     return isinstance(value, cst.Name) and value.value == "True" or \
         isinstance(value, cst.Integer) and value.evaluated_value != 0
 
