@@ -726,9 +726,9 @@ def _tested_dtypes(test: ast.AST) -> set[str]:
         return set()
     left, right = test.left, test.comparators[0]
     sides = [left] if isinstance(test.ops[0], ast.In) else [left, right]
-    names = {_DTYPE_NAMES.get(ast_dotted(x) or (x.value if isinstance(x, ast.Constant) and isinstance(x.value, str)
+    found = {_DTYPE_NAMES.get(ast_dotted(x) or (x.value if isinstance(x, ast.Constant) and isinstance(x.value, str)
                                                 else "")) for x in sides}
-    names.discard(None)
+    names = {name for name in found if name is not None}
     return names if len(names) == 1 else set()
 
 

@@ -862,7 +862,7 @@ def _fallback_defaults(tree: ast.Module) -> list[tuple[int, int, int, int]]:
                 continue
             dest = next((_str(k.value) for k in n.keywords if k.arg == "dest"), None) or next(
                 (f.lstrip("-").replace("-", "_") for f in (_str(a) for a in n.args) if f and f.startswith("--")), None)
-            if dest and _DEVICE_CHOICE_OPTION_RE.search(dest):
+            if dest and default is not None and _DEVICE_CHOICE_OPTION_RE.search(dest):
                 options.setdefault(dest, []).append(default)
     out = [node_span(d) for dest, defaults in options.items() if _falls_back(tree, dest, attribute=True)
            for d in defaults]
@@ -975,7 +975,7 @@ def _gloo_group_calls(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     behaviour is no concern of it. The group is a name the calling function binds to `new_group(..., backend="gloo")`
     or to the call of a function of the file that returns one (not a parameter: scepter's `all_to_all(x, ...,
     group=None)` takes any group), or such a call itself."""
-    def gloo(call: ast.AST) -> bool:
+    def gloo(call: ast.AST | None) -> bool:
         return isinstance(call, ast.Call) and (ast_dotted(call.func) or "").rsplit(".", 1)[-1] == "new_group" and any(
             k.arg == "backend" and _str(k.value) == "gloo" for k in call.keywords)
 

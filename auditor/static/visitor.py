@@ -668,8 +668,7 @@ class MatchVisitor(cst.CSTVisitor):
         """Whether a literal string inside `value` on the keyword's own line is itself a finding of `rule`
         (`["--use_fast_math"]`: one a line). A list whose items start on the next line (`extra_cuda_cflags=[` then one
         flag a line, accelerated-scan's `load_inline`) holds none there: its flags carry their own lines (tk41)."""
-        if isinstance(value, (cst.List, cst.Tuple)) and value.elements \
-                and isinstance(getattr(value, "lbracket", None) or getattr(value, "lpar", None), cst.LeftSquareBracket) \
+        if isinstance(value, cst.List) and value.elements \
                 and isinstance(value.lbracket.whitespace_after, cst.ParenthesizedWhitespace):
             return False
         for string in _literal_strings(value) or []:
