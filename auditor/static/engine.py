@@ -136,11 +136,6 @@ _CHAIN_LINES = 24
 # Simple statements on lines longer than this are parsed one by one (columns from the `ast` pass).
 _LONG_LINE = 2000
 _BATCH = 200
-# the libcst trees of the last slices parsed, by their text (`StaticEngine._slice_tree`): a file's repeated statements
-# and a tree's copied code (transformers' "Copied from" blocks) give the same slice text, and building libcst's nodes
-# is a sixth of a cold run; the trees are immutable and each slice's visitor is its own, so a tree serves every slice
-# of that text. Bounded by the characters it holds (libcst's nodes take about 27 bytes a character: ~27 MB at most).
-_SLICE_TREES_CHARS = 1_000_000
 
 
 class _Slicer:
@@ -698,8 +693,6 @@ class StaticEngine:
                 extra.update({name: rule for name in apis})
         self.compiled = CompiledRules.build(rules, extra_exact=extra)
         self._flow_rules = {r.code: r for r in rules if r.code in FLOW_CODES}
-        self._slice_trees: dict[str, cst.Module | None] = {}    # slice text -> its tree, None: libcst rejects it
-        self._slice_chars = 0
 
     # -- entry points --------------------------------------------------------------------------
 
@@ -1159,9 +1152,10 @@ class StaticEngine:
         if indented:
             chunk = "if 1:\n" + chunk     # keeps the original columns of an indented block
             offset -= 1
-        module = self._slice_tree(chunk)
-        if module is None:
-            raise _SliceUnparsable(start, end)
+        try:
+            module = cst.parse_module(chunk)
+        except cst.ParserSyntaxError:
+            raise _SliceUnparsable(start, end) from None
         visitor = MatchVisitor(self.compiled, ctx, loops)
         visitor.file_lines = lines        # the whole file's lines (the same in the chunked pass)
         walk(module, visitor)         # read-only: libcst's own visit rebuilds every node
@@ -1179,25 +1173,6 @@ class StaticEngine:
             out.append((hit, pos.start.line + offset, pos.start.column + 1 + (shift if pos.start.line == 1 else 0),
                         end_pos.line + offset, end_pos.column + 1 + (shift if end_pos.line == 1 else 0)))
         return out
-
-    def _slice_tree(self, chunk: str) -> cst.Module | None:
-        """libcst's tree of a slice's text (None where libcst rejects it), parsed once for the slices of the same text
-        (see _SLICE_TREES_CHARS): the least recently used trees are dropped first."""
-        trees = self._slice_trees
-        if chunk in trees:
-            module = trees[chunk] = trees.pop(chunk)     # (now the most recently used)
-            return module
-        try:
-            module = cst.parse_module(chunk)
-        except cst.ParserSyntaxError:
-            module = None
-        trees[chunk] = module
-        self._slice_chars += len(chunk)
-        while self._slice_chars > _SLICE_TREES_CHARS and len(trees) > 1:
-            oldest = next(iter(trees))
-            del trees[oldest]
-            self._slice_chars -= len(oldest)
-        return module
 
     def _visible_value(self, ctx: FileContext, hit: RawHit, line: int) -> str | None:
         """A constant followed to a use counts only where its binding is in scope (function locals stay
