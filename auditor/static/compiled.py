@@ -108,8 +108,10 @@ class CompiledRules:
     flagnames: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
     flag_re: re.Pattern[str] | None = None
     flag_in_words: bool = False     # every match of flag_re lies inside one run of word characters
-    # lowercased run of word characters -> whether flag_re finds something in it (shared by the files of a run)
-    _flag_words: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
+    # the lowercased runs of word characters flag_re finds something in, and those it finds nothing in (shared by the
+    # files of a run)
+    _flag_words: set[str] = field(default_factory=set, repr=False, compare=False)
+    _plain_words: set[str] = field(default_factory=set, repr=False, compare=False)
     # `keyword: ["use_fp8*"]`: a keyword argument of any call, by its name (`*` = word characters), switched on
     # (a value other than False / None / 0): `Runner(use_fp8_gemms=True)`; flag_re also finds their lines
     keywords: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
@@ -142,6 +144,7 @@ class CompiledRules:
     # qualified-name prefix -> words a reference below it must contain (see _index_qualnames)
     below: dict[str, frozenset[str]] = field(default_factory=dict)
     trigger_prefix_re: re.Pattern[str] | None = None
+    trigger_prefix_parts: tuple[re.Pattern[str], ...] = ()     # its two halves (has_trigger_prefix)
     # library modules a chain may reach through an object that holds them (`Config.xformers.ops.<fn>`, t19e): the
     # first names of library rules' exact names of three segments or more, and a line prefilter for such chains
     held_heads: frozenset[str] = frozenset()
@@ -278,7 +281,11 @@ class CompiledRules:
         if prefix_words or suffix_words:
             alt = "|".join(re.escape(p) for p in sorted(set(prefix_words), key=len, reverse=True))
             ends = "|".join(r"\w" + re.escape(p) + r"\b" for p in sorted(set(suffix_words), key=len, reverse=True))
-            c.trigger_prefix_re = re.compile("|".join(x for x in (alt and r"\b(?:" + alt + ")", ends) if x))
+            parts = [x for x in (alt and r"\b(?:" + alt + ")", ends) if x]
+            c.trigger_prefix_re = re.compile("|".join(parts))
+            # the same test, one part at a time: the `\w...` ends in one alternation with the prefixes make `re` try
+            # every alternative at every character (four times slower over a file)
+            c.trigger_prefix_parts = tuple(re.compile(x) for x in parts)
         globs = [p for p, _, _ in c.module_globs + c.stacked_globs + c.segment_globs]
         if globs:
             c.module_glob_re = re.compile(r"\b(?:" + "|".join(g.pattern[:-2] for g in globs) + r")\b")
@@ -299,6 +306,10 @@ class CompiledRules:
             c.env_in_text_re = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(env_alts) + r")=")
         return c
 
+    def has_trigger_prefix(self, text: str) -> bool:
+        """Whether trigger_prefix_re finds something in `text` (searched one half at a time)."""
+        return any(part.search(text) for part in self.trigger_prefix_parts)
+
     def flag_offsets(self, text: str) -> list[int]:
         """Where flag_re matches in the lowercased text, as offsets whose line numbers are those of
         `[m.start() for m in flag_re.finditer(text.lower())]`: the engine reads only their lines.
@@ -313,16 +324,14 @@ class CompiledRules:
         low = text.lower()
         if not (self.flag_in_words and len(low) == len(text)):    # `İ` lowers to two characters: offsets move
             return [m.start() for m in self.flag_re.finditer(low)]
-        known, search = self._flag_words, self.flag_re.search
-        if len(known) > _FLAG_WORDS_KEPT:
-            known.clear()     # bounded memory over a very large tree
-        hits = []
-        for run in set(_WORD_RUN.findall(low)):
-            found = known.get(run)
-            if found is None:
-                found = known[run] = search(run) is not None
-            if found:
-                hits.append(run)
+        flagged, plain, search = self._flag_words, self._plain_words, self.flag_re.search
+        if len(flagged) + len(plain) > _FLAG_WORDS_KEPT:
+            flagged.clear()     # bounded memory over a very large tree
+            plain.clear()
+        runs = set(_WORD_RUN.findall(low))
+        for run in runs - flagged - plain:      # (set operations: most runs are known from earlier files)
+            (flagged if search(run) is not None else plain).add(run)
+        hits = list(runs & flagged)
         if not hits:
             return []
         rx = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(hits, key=len, reverse=True))) + r")(?!\w)")

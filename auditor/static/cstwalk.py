@@ -68,17 +68,33 @@ def _hooks(visitor_cls: type, node_cls: type) -> tuple[_Hook, _Hook]:
     return hooks
 
 
+# per visitor class: node class -> (its visit hook, its leave hook, its child fields), read once per pair
+_Plan = tuple[_Hook, _Hook, tuple[str, ...]]
+_PLANS: dict[type, dict[type, _Plan]] = {}
+
+
 def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """`node.visit(visitor)` for a read-only visitor: the same visit / leave calls, nothing rebuilt."""
-    visit, leave = _hooks(type(visitor), type(node))
+    plans = _PLANS.get(type(visitor))
+    if plans is None:
+        plans = _PLANS[type(visitor)] = {}
+    _walk(node, visitor, plans)
+
+
+def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor, plans: dict[type, _Plan]) -> None:
+    node_cls = type(node)
+    plan = plans.get(node_cls)
+    if plan is None:
+        plan = plans[node_cls] = (*_hooks(type(visitor), node_cls), _child_fields(node_cls))
+    visit, leave, fields = plan
     if visit is None or visit(visitor, node) is not False:
-        for name in _child_fields(type(node)):
+        for name in fields:
             value = getattr(node, name)
             if isinstance(value, cst.CSTNode):
-                walk(value, visitor)
+                _walk(value, visitor, plans)
             elif isinstance(value, (tuple, list)):
                 for child in value:
-                    walk(child, visitor)
+                    _walk(child, visitor, plans)
     if leave is not None:
         leave(visitor, node)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import re
 import bisect
+from itertools import accumulate
 import io
 import sys
 import tokenize
@@ -319,10 +320,25 @@ def _line_numbers(text: str, offsets: list[int]) -> set[int]:
     """1-based line numbers of character offsets in text."""
     if not offsets:
         return set()
-    starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"] if len(offsets) > 64 else None
+    starts = [0] + [m.end() for m in _NEWLINE_RE.finditer(text)] if len(offsets) > 64 else None
     if starts is None:
         return {text.count("\n", 0, o) + 1 for o in offsets}
     return {bisect.bisect_right(starts, o) for o in offsets}
+
+
+_NEWLINE_RE = re.compile("\n")
+
+
+def _word_lines(lines: list[str], text: str, wanted: set[str]) -> set[int]:
+    """The 1-based numbers of the lines (`lines`: text.splitlines(keepends=True)) where WORD_RE finds one of the
+    `wanted` words: one search of the whole text. WORD_RE's words are the runs of ASCII letters, digits and `_`,
+    less their leading digits (a run of digits only is none), so a wanted word is found where it ends a run and
+    only digits stand before it in that run."""
+    if not wanted:
+        return set()
+    found = re.compile(r"(?<![A-Za-z0-9_])[0-9]*(?:" + "|".join(map(re.escape, sorted(wanted))) + r")(?![A-Za-z0-9_])")
+    ends = list(accumulate(map(len, lines)))
+    return {bisect.bisect_right(ends, m.start()) + 1 for m in found.finditer(text)}
 
 
 def _first_line(stmt: ast.stmt) -> int:
@@ -856,7 +872,7 @@ class StaticEngine:
         c = self.compiled
         words = set(WORD_RE.findall(text))
         flag_hits = c.flag_offsets(text)
-        if not (words & c.file_words) and not (c.trigger_prefix_re and c.trigger_prefix_re.search(text)) \
+        if not (words & c.file_words) and not c.has_trigger_prefix(text) \
                 and not flag_hits and not (c.module_glob_re and c.module_glob_re.search(text)) \
                 and not may_call_extension(words, text):
             result.summary = summarize(tree, (), rel, text)     # its imports, for the cross-file pass
@@ -874,7 +890,7 @@ class StaticEngine:
         if "grid=" in text and "block=" in text and "args=" in text:
             triggers.update(("grid", "block"))    # a CuPy launch by its keywords (visitor._cupy_launch_keywords)
         lines = text.splitlines(keepends=True)
-        relevant = self._relevant_lines(lines, text, triggers, _line_numbers(text, flag_hits))
+        relevant = self._relevant_lines(lines, text, triggers, _line_numbers(text, flag_hits), words)
         if chunked is not None:
             try:
                 tree = chunked.with_statements_at(relevant)   # the statements with a trigger, parsed again
@@ -1103,22 +1119,22 @@ class StaticEngine:
                 triggers.add(module.rsplit(".", 1)[-1])
         return triggers
 
-    def _relevant_lines(self, lines: list[str], text: str, triggers: set[str], flag_lines: set[int]) -> list[int]:
-        """Sorted numbers of the lines that hold a trigger word (one findall per line: cheap)."""
-        rx = self.compiled.trigger_prefix_re
-        if rx is not None and not rx.search(text):
-            rx = None
+    def _relevant_lines(self, lines: list[str], text: str, triggers: set[str], flag_lines: set[int],
+                        words: set[str]) -> list[int]:
+        """Sorted numbers of the lines that hold a trigger word (`words`: the text's WORD_RE words)."""
+        prefixed = self.compiled.has_trigger_prefix(text)
         held = self.compiled.held_module_re     # `Config.xformers.ops.memory_efficient_attention(`: no alias
         if held is not None and not held.search(text):
             held = None
-        out = []
-        for number, line in enumerate(lines, 1):
-            # flag_lines: `if _FLASH_ATTN_AVAILABLE:` names no rule word (flagname rules)
-            if not triggers.isdisjoint(WORD_RE.findall(line)) or (rx is not None and rx.search(line)) \
-                    or number in flag_lines or (held is not None and held.search(line)):
-                if not line.lstrip().startswith("#"):       # a comment line is never a finding
-                    out.append(number)
-        return out
+        # flag_lines: `if _FLASH_ATTN_AVAILABLE:` names no rule word (flagname rules)
+        numbers = {n for n in flag_lines if 1 <= n <= len(lines)}
+        numbers.update(_word_lines(lines, text, triggers & words))
+        if prefixed or held is not None:
+            for number, line in enumerate(lines, 1):
+                if (prefixed and self.compiled.has_trigger_prefix(line)) or (held is not None and held.search(line)):
+                    numbers.add(number)
+        # a comment line is never a finding
+        return [n for n in sorted(numbers) if not lines[n - 1].lstrip().startswith("#")]
 
     def _match_slice(self, lines: list[str], start: int, end: int, indented: bool, ctx: FileContext,
                      body_indent: str | None = None, loops: int = 0, cols: tuple[int, int] | None = None):

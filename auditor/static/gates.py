@@ -846,8 +846,26 @@ def _binds_with_fallback(stmt: ast.If) -> bool:
     return bool(chosen) and chosen <= bound(stmt.orelse, False) - bound(stmt.orelse, True)
 
 
+# the last file's gates: (its tree, `extra`, the gates); the engine's gate pass (apply_gate_regions) and the file's
+# caller facts (call_defaults._gated_sites) read the same tree's gates, built once
+_LAST_GATES: list[tuple[ast.Module, frozenset[str], Gates]] = []
+
+
 def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()) -> Gates:
-    """The CUDA gates of a file; `extra`: names bound by its imports of another module's gates (`module_gates`)."""
+    """The CUDA gates of a file; `extra`: names bound by its imports of another module's gates (`module_gates`).
+    Built once per tree and `extra` (for a tree not changed after its first read, like astnodes.module_nodes): the
+    readers read the regions, `hows` and `guarded`, and only apply_gate_regions writes `gated_names`, which it
+    computes afresh each time."""
+    key = frozenset(extra)
+    for last_tree, last_extra, gates in _LAST_GATES:
+        if last_tree is tree and last_extra == key:
+            return gates
+    gates = _built_gates(tree, key)
+    _LAST_GATES[:] = [(tree, key, gates)]
+    return gates
+
+
+def _built_gates(tree: ast.Module, extra: frozenset[str]) -> Gates:
     gates = Gates()
     flags = cuda_flags(tree, extra)
     providers = {f[:-3] for f in flags if f.endswith("()?")}
