@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from auditor.findings import FileResult, as_info
@@ -53,6 +54,7 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
     run_refs = {a.group(1) for ins in instructions if ins["instruction"] == "RUN"
                 for a in _ARG_REF_RE.finditer(ins["value"])}
     url_vars: dict[str, str] = {}
+    global_args: set[str] = set()     # ARGs given a value before the first FROM
     for ins in instructions:
         kind = ins["instruction"]
         first, last = ins["startline"], ins["endline"]
@@ -99,6 +101,8 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
                 at = line_text.find(default)
                 args[name.strip()] = (default, first + 1, at + 1 if at >= 0 else 1)
                 col.build_args[name.strip()] = default
+                if not images:
+                    global_args.add(name.strip())
             try:
                 words = shlex.split(ins["value"])
             except ValueError:
@@ -108,7 +112,7 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
             # `ENV NV_CUDNN_VERSION 9.1.0.70-1` (the old form): one name, the rest its value (t15s)
             old_form = kind == "ENV" and len(words) > 1 and "=" not in words[0]
             _build_settings(col, m, [words[0] + "=" + " ".join(words[1:])] if old_form else words,
-                            col.lines[first:last + 1], first + 1)
+                            col.lines[first:last + 1], first + 1, global_args if images and kind == "ARG" else set())
             for word in words:           # `ENV UV_INDEX=https://download.pytorch.org/whl/cu128` (t15t)
                 key, eq, value = word.partition("=")
                 if eq:
@@ -290,11 +294,15 @@ def _unread_stage_args(instructions: list[dict], lines: list[str]) -> set[int]:
 _PASSED_ON_RE = re.compile(r"(?:\$\{?\w+(?::?[-=+][^}]*\}?)?\}?[.\-_]?)+")
 
 
-def _build_settings(col: Collector, m, words: list[str], lines: list[str], first: int) -> None:
+def _build_settings(col: Collector, m, words: list[str], lines: list[str], first: int,
+                    inherited: Collection[str] = ()) -> None:
     """`ARG CUDA_VERSION=12.4.1`, `ENV PYTORCH_CUDA_VERSION=cu126`, `ARG K2_VERSION=1.24.4+cuda12.1.torch2.4.1`,
     `ARG TRANSFORMER_ENGINE_CUDA_ARCHS=100a`: build parameters read as settings. The CUDA version ones pick the
     base image and packages, whose lines have their own findings: information here. A name the environment rules
-    report already (TORCH_CUDA_ARCH_LIST) is theirs."""
+    report already (TORCH_CUDA_ARCH_LIST) is theirs. `inherited`: the ARGs given a value before the first FROM, which
+    a stage's bare `ARG NAME` only brings into scope with that value (Dockerfile reference, "Understand how ARG and
+    FROM interact"): the value's line is the setting, the re-declaration none (NeMo-Curator's `ARG CUDA_VER=12.5.1`
+    then `ARG CUDA_VER` after `FROM`; lead, session 41, project test104)."""
     for word in words:
         name, sep, value = word.partition("=")
         # `ENV CUDA_VERSION=${CUDA_VERSION}`: the build argument passed on to the image's environment (t15g)
@@ -311,7 +319,7 @@ def _build_settings(col: Collector, m, words: list[str], lines: list[str], first
             # installs (tp38); its `+cuda10.1` local part names the CUDA it was built for, the name says NCCL
             key, value = name.lower(), value.split("+", 1)[0]
         setting = m.match_setting(key, value) if sep and value and ("$" not in value or passed) else None
-        if not sep and re.fullmatch(r"CUDA|(?:\w+_)?CUDA_VER(?:SION)?", name.upper()):
+        if not sep and name not in inherited and re.fullmatch(r"CUDA|(?:\w+_)?CUDA_VER(?:SION)?", name.upper()):
             # `ARG CUDA` / `ARG CUDA_VERSION` without a default (alphafold, raster-vision; t35a): the CUDA version
             # the build command passes, which the FROM line or the installs use (not a switch: `ARG USE_CUDA`)
             setting = m.match_setting("cuda_version", "")
