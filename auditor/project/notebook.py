@@ -13,7 +13,6 @@ from auditor.project.hits import Collector, decode_text
 from auditor.project.shell import scan_shell
 from auditor.findings import FileError, FileResult
 from auditor.astnodes import walk_list
-from auditor.static.unselected_devices import cpu_fallback_defaults
 
 if TYPE_CHECKING:
     from auditor.static.engine import StaticEngine
@@ -324,6 +323,6 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
             result.findings.append(replace(f, message=f"{f.message} [cell {number}, line {f.line - base}]",
                                            fix="none", data={"cell": number, "cell_line": f.line - base}))
     result.lines = offset
-    result.findings = cpu_fallback_defaults(result.findings, "\n".join(python_code))
+    result.findings = engine.notebook_fallback_defaults(result.findings, "\n".join(python_code))
     result.findings.sort(key=lambda f: f.sort_key())
     return result

@@ -35,7 +35,7 @@ from auditor.static.cstwalk import walk
 from auditor.static.host_paths import demote_reseeds, drop_host_paths, drop_platform_labels
 from auditor.static.host_scopes import drop_host_scopes
 from auditor.static.value_reads import apply_value_reads
-from auditor.static.unselected_devices import apply_unselected_devices
+from auditor.static.unselected_devices import apply_unselected_devices, cpu_fallback_defaults
 from auditor.static.unreached_defs import mark_unnamed_guarded_uses
 from auditor.static.device_values import on_device
 from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host, runs_once
@@ -706,6 +706,13 @@ class StaticEngine:
         except OSError as exc:
             return FileResult(rel, error=FileError(rel, "unreadable", exc.strerror or str(exc)))
         return self.analyze_bytes(data, rel)
+
+    @staticmethod
+    def notebook_fallback_defaults(findings: list[Finding], code: str) -> list[Finding]:
+        """A notebook's "cuda" defaults that a later cell sends to the CPU, read over the Python of all its cells
+        (unselected_devices.cpu_fallback_defaults); here so that the notebook reader (auditor.project, a layer below
+        this package) reaches it through the engine it is handed."""
+        return cpu_fallback_defaults(findings, code)
 
     def analyze_bytes(self, data: bytes, rel: str) -> FileResult:
         try:

@@ -895,8 +895,12 @@ def _falls_back(scope: ast.AST, name: str, attribute: bool) -> bool:
         if isinstance(n, ast.If) and probed(n.test) and any(
                 isinstance(s, ast.Assign) and _cpu_value(s.value) and any(holds(t) for t in s.targets) for s in n.body):
             return True
+        # `device = device if torch.cuda.is_available() else "cpu"`: the value itself on one arm, the CPU on the other
+        # (`device = "cuda" if ... else "cpu"` under `if device is None:` fills a missing value: no fallback of the
+        # default; tests/test_precision_t16e.py)
         if isinstance(n, ast.Assign) and isinstance(n.value, ast.IfExp) and probed(n.value.test) and \
-                any(holds(t) for t in n.targets) and (_cpu_value(n.value.orelse) or _cpu_value(n.value.body)):
+                any(holds(t) for t in n.targets) and (_cpu_value(n.value.orelse) and holds(n.value.body)
+                                                      or _cpu_value(n.value.body) and holds(n.value.orelse)):
             return True
     return False
 
