@@ -98,6 +98,7 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test95": "npu-audit-test-split-95:",
                  "test96": "npu-audit-test-split-96:",
                  "test98": "npu-audit-test-split-98:",
+                 "test99": "npu-audit-test-split-99:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -274,6 +275,9 @@ SPLIT_TOPUP_WORDS["test96"] = SPLIT_TOPUP_WORDS["test84"]
 # test98 (bench/corpus_test98/SELECTION.md, written before its draw): test84's entry (the same object); every category
 # of its top-up order has words there or in TOPUP_WORDS, so no word is added
 SPLIT_TOPUP_WORDS["test98"] = SPLIT_TOPUP_WORDS["test84"]
+# test99 (bench/corpus_test99/SELECTION.md, written before its draw): test84's entry (the same object); every category
+# of its top-up order has words there or in TOPUP_WORDS, so no word is added
+SPLIT_TOPUP_WORDS["test99"] = SPLIT_TOPUP_WORDS["test84"]
 TOPUP_MIN_LINES = 2
 
 
@@ -833,13 +837,51 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                                       "e2vid/", "utils/timers.py", "DSEC/", "timelens/superslomo/",
                                       "PerceptualSimilarity/", "liteflownet/", "utils/pytorch_msssim/", "3rdparty/",
                                       "gptq/", "utils/peft/"),
+                           # test99 (bench/corpus_test99/SELECTION.md, vendoring check): COAT's OLMo inference copies
+                           # (AutoGPTQ, lm_eval / efficiency-pentathlon; blobs shared with OLMo), its Liger-Kernel copy and
+                           # ToolBench's own files; INT4's and OpenMatch's transformers copies; MicroAdam's llm-foundry,
+                           # Adam-mini's DeepSpeed-Chat, torchtitan, nanoGPT and AdaLomo copies; Quartet's QuaRot utils;
+                           # ToCa's Open-Sora and ViDiT-Q's opensora copies, PixArt's LLaVA MPT copy; TaylorSeer's
+                           # in-tree duplicates and its HunyuanVideo / Wan files shared with HunyuanVideo-I2V / Wan2.2;
+                           # the latent-diffusion copies of q-diffusion and DeepCache; FasterCache's VideoSys DSP,
+                           # OpenDiT kernels and CogVideo sgm / vae_modules copies; DuCa's copies of ToCa's Open-Sora and
+                           # PixArt files and of TaylorSeer's DiT train.py (cross-tree duplicates, the later code base's
+                           # copy); Dynamic-Tuning's mmsegmentation / BEiT mmcv_custom / configs copies
+                           "test99": ("examples/OLMo/inference/", "coat/activation/liger/",
+                                      "examples/ToolBench/toolbench/inference/", "examples/ToolBench/toolbench/model/",
+                                      "examples/ToolBench/toolbench/utils.py",
+                                      "examples/ToolBench/toolbench/train/train_lora.py",
+                                      "SingleDivide/transformersLocal/", "llm-foundry/", "examples/RLHF/dschat/",
+                                      "examples/llama/torchtitan/", "examples/gpt2/bench.py", "examples/gpt2/model.py",
+                                      "examples/gpt2/sample.py", "examples/llama/adalomo.py", "src/quarot_utils/",
+                                      "Open-Sora/", "t2v/opensora/", "diffusion/model/llava/",
+                                      "TaylorSeer-FLUX-Kontext/src/cli_control.py",
+                                      "TaylorSeer-FLUX-Kontext/src/flux/cli.py",
+                                      "TaylorSeer-FLUX-Kontext/src/flux/cli_control.py",
+                                      "TaylorSeer-FLUX-Kontext/src/flux/cli_fill.py",
+                                      "TaylorSeer-FLUX-Kontext/src/flux/cli_redux.py",
+                                      "TaylorSeer-FLUX-Kontext/src/geneval_flux.py", "TaylorSeer-FLUX/src/cli_control.py",
+                                      "TaylorSeer-HiDream-I1-nf4/hdi1/models/attention_processor.py",
+                                      "TaylorSeer-HunyuanVideo/hyvideo/modules/attenion.py",
+                                      "TaylorSeer-HunyuanVideo/hyvideo/modules/fp8_optimization.py",
+                                      "TaylorSeer-HunyuanVideo/utils/collect_env.py", "TaylorSeer-Wan2.1/wan/modules/attention.py",
+                                      "ldm/modules/", "scripts/knn2img.py", "fastercache/dsp/", "fastercache/kernels/",
+                                      "fastercache/models/cogvideox/sgm/", "fastercache/models/cogvideox/vae_modules/",
+                                      "v1/Contrastive_Supervision_Synthesis/contrastqg/transformers/",
+                                      "DuCa-Open-Sora/", "DuCa-DiT/train.py", "DuCa-PixArt-alpha/app/",
+                                      "DuCa-PixArt-alpha/diffusion/utils/", "DuCa-PixArt-alpha/scripts/infer_pixart_8_bits.py",
+                                      "DuCa-PixArt-alpha/scripts/inference_lcm.py", "DuCa-PixArt-alpha/scripts/interface.py",
+                                      "DuCa-PixArt-alpha/scripts/interface_controlnet.py", "DuCa-PixArt-alpha/tools/",
+                                      "DuCa-PixArt-alpha/train_scripts/train.py", "dense_tasks/Segmentation/mmseg/",
+                                      "dense_tasks/Segmentation/mmcv_custom/", "dense_tasks/Segmentation/configs/",
+                                      "dense_tasks/Segmentation/tools/test.py"),
                            }
 # Splits whose SPLIT_EXCLUDED_SUBTREES also apply to their top-up pools (tuned_t14g's applied to its main rounds only).
 TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                      "test60", "test63", "test64", "test66", "test68", "test70", "test73", "test75",
                                      "test71", "test77", "test76", "test79", "test82", "test81", "test84",
                                      "test85", "test87", "test88", "test90", "test91", "test93", "test92", "test95", "test96",
-                                     "test98"})
+                                     "test98", "test99"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
@@ -850,7 +892,7 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test53": 8, "test56": 8, "test59": 8, "test60": 8, "test63": 8, "test64": 8, "test66": 8, "test68": 8,
                            "test70": 8, "test73": 8, "test75": 8, "test71": 8, "test77": 8, "test76": 8, "test79": 8, "test82": 8,
                            "test81": 8, "test84": 8, "test85": 8, "test87": 8, "test88": 8, "test90": 8, "test91": 8,
-                           "test93": 8, "test92": 8, "test95": 8, "test96": 8, "test98": 8, "tuned_s15c": 6,
+                           "test93": 8, "test92": 8, "test95": 8, "test96": 8, "test98": 8, "test99": 8, "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
 # test25 (bench/corpus_test25/SELECTION.md): the top-up runs in this category order, with this target of must-flag
@@ -1064,6 +1106,11 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test98 entry (test84's)
                "test98": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                          "cap": 16},
+               # test99 (bench/corpus_test99/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test99 entry (test84's)
+               "test99": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
                           "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
@@ -1073,7 +1120,7 @@ AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23
                                  "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                  "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73", "test75", "test77",
                                  "test76", "test79", "test82", "test81", "test84", "test85", "test87", "test88", "test90", "test91",
-                                 "test93", "test92", "test95", "test96", "test98", "tuned_t17c",
+                                 "test93", "test92", "test95", "test96", "test98", "test99", "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 
 

@@ -209,7 +209,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73",
                                    "test75", "test77", "test76", "test79", "test82", "test81", "test84", "test85", "test87",
                                    "test88", "test90", "test91", "test93", "test92", "test95", "test96", "test98",
-                                   "tuned_t14d",
+                                   "test99", "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c",
                                    "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -960,7 +960,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test77",
                                                "test76", "test79", "test82", "test81", "test84", "test85", "test87",
                                                "test88", "test90", "test91", "test93", "test92", "test95", "test96", "test98",
-                                               "tuned_t17c",
+                                               "test99", "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
                                                "tuned_t22a",
@@ -1068,7 +1068,7 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test82", 24), ("test81", 24), ("test84", 24), ("test85", 18),
                                                ("test87", 21), ("test88", 24), ("test90", 23),
                                                ("test91", 18), ("test93", 20), ("test92", 24), ("test95", 24), ("test96", 24),
-                                               ("test98", 23)])
+                                               ("test98", 23), ("test99", 23)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -1876,6 +1876,46 @@ def test_test98_files_are_exactly_what_its_rule_draws():
     assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
     assert labelled[-1] == ("MICA", "utils/masking.py")
     assert len(labelled) == 61
+def test_test99_files_are_exactly_what_its_rule_draws():
+    """test99 (bench/corpus_test99/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 23 code bases. The
+    draw ran to its end before the deadline: kernel reached 35 with its first top-up file, third_party's and
+    attention's pools ran dry under 35, precision was over 35 after those top-ups, apex's pool had no open file left,
+    distributed reached 20 with its second top-up file, device was over 20 after the main rounds, and further main
+    rounds from round 3 ran until the pairs were over 350."""
+    draw = _LimitedDraw("test99", 23)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test99"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test99"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test99"] == "npu-audit-test-split-99:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test99"] == 8 and "test99" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 23 code bases, one of them (distributed-faiss) with one eligible file.
+    assert len(main) == 45 and labelled[:45] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel drew one file, which
+    # brought it to 35; third_party drew its seven open files and attention its four (both pools ran dry under 35);
+    # precision was over 35 after them (fp16 / bf16 lines of their files); apex's three pool files were drawn by then (its pool had no open
+    # file, under 20); distributed drew two files, the second bringing it to 20; device was over 20 after the main rounds.
+    assert labelled[45:46] == open_(pool("kernel"), labelled[:45])[:1]
+    assert pairs(labelled[:45], "kernel") < 35 <= pairs(labelled[:46], "kernel")
+    assert labelled[46:53] == open_(pool("third_party"), labelled[:46]) and pairs(labelled[:53], "third_party") < 35
+    assert labelled[53:57] == open_(pool("attention"), labelled[:53]) and pairs(labelled[:57], "attention") < 35
+    assert pairs(main, "precision") < 35 <= pairs(labelled[:57], "precision")
+    assert open_(pool("apex"), labelled[:57]) == [] and pairs(labelled[:57], "apex") < 20
+    assert labelled[57:59] == open_(pool("distributed"), labelled[:57])[:2]
+    assert pairs(labelled[:58], "distributed") < 20 <= pairs(labelled[:59], "distributed")
+    assert pairs(main, "device") >= 20
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before and code bases
+    # at 8 files, until the pairs were over 350 (eleven files).
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:59])
+    assert labelled[59:] == later[:11]
+    assert pairs(labelled[:69]) < 350 <= pairs(labelled)
+    assert len(labelled) == 70
+
 
 def test_test22_files_are_exactly_what_its_rule_draws():
     draw = _LimitedDraw("test22", 21)         # test21's rule on pool A20 and its recorded extension (pinned commits)
