@@ -99,6 +99,7 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test96": "npu-audit-test-split-96:",
                  "test98": "npu-audit-test-split-98:",
                  "test99": "npu-audit-test-split-99:",
+                 "test102": "npu-audit-test-split-102:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -278,6 +279,9 @@ SPLIT_TOPUP_WORDS["test98"] = SPLIT_TOPUP_WORDS["test84"]
 # test99 (bench/corpus_test99/SELECTION.md, written before its draw): test84's entry (the same object); every category
 # of its top-up order has words there or in TOPUP_WORDS, so no word is added
 SPLIT_TOPUP_WORDS["test99"] = SPLIT_TOPUP_WORDS["test84"]
+# test102 (bench/corpus_test102/SELECTION.md, written before its draw): test84's entry (the same object); every
+# category of its top-up order has words there or in TOPUP_WORDS, so no word is added
+SPLIT_TOPUP_WORDS["test102"] = SPLIT_TOPUP_WORDS["test84"]
 TOPUP_MIN_LINES = 2
 
 
@@ -875,13 +879,39 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                                       "DuCa-PixArt-alpha/train_scripts/train.py", "dense_tasks/Segmentation/mmseg/",
                                       "dense_tasks/Segmentation/mmcv_custom/", "dense_tasks/Segmentation/configs/",
                                       "dense_tasks/Segmentation/tools/test.py"),
+                           # test102 (bench/corpus_test102/SELECTION.md, vendoring check): AnyLoc's CosPlace copy (a code
+                           # base of this split, blobs shared), MixVPR copy (blobs shared with salad) and
+                           # deep-visual-geo-localization-benchmark copy (by folder name; its sync_batchnorm blobs shared
+                           # with PointWeb / dgcnn.pytorch), salad's four MixVPR aggregators (blobs shared with AnyLoc's
+                           # MixVPR copy), VRCNet's ChamferDistancePytorch / MSN / GRNet ops copies (code bases of this
+                           # split, blobs shared) and its Pointnet2.PyTorch copy (by folder name), MOTR's Deformable-DETR
+                           # ops and detectron2 structures (blobs shared with FasterViT / DINO / PDVC), GuidedQuant's QTIP
+                           # copies (qtip/ and inference/lib/, QTIP USED, in-tree duplicates) and SpinQuant copy (USED, by
+                           # folder name), ShiftAddLLM's gptq zeroShot/ and modelutils.py (blobs shared with gptq, USED),
+                           # PrefixQuant's AutoGPTQ triton_utils (blob shared with AutoGPTQ, USED), Jetfire's nanoGPT
+                           # files (blobs shared with Adam-mini; nanoGPT USED), nnsvs' DiffSinger port (USED, by folder
+                           # name), and the in-tree duplicates of lp-music-caps, nnsvs, few-shot-meta-baseline (with its
+                           # google-research meta-dataset copy) and pytorch-meta
+                           "test102": ("CosPlace/", "MixVPR/", "dvgl_benchmark/", "models/aggregators/convap.py",
+                                       "models/aggregators/cosplace.py", "models/aggregators/gem.py",
+                                       "models/aggregators/mixvpr.py", "utils/ChamferDistancePytorch/", "utils/MDS/",
+                                       "utils/emd/", "utils/expansion_penalty/", "utils/cubic_feature_sampling/",
+                                       "utils/gridding/", "utils/Pointnet2.PyTorch/", "models/ops/", "models/structures/",
+                                       "qtip/", "inference/lib/", "spin_quant/", "zeroShot/", "modelutils.py",
+                                       "quantize/triton_utils/", "INT8_GPT2/bench.py", "INT8_GPT2/sample.py",
+                                       "INT8_GPT2/configurator.py", "INT8_GPT2/config/", "INT8_GPT2/data/",
+                                       "nnsvs/diffsinger/", "demo/model/modules.py", "demo/utils/audio_utils.py",
+                                       "recipes/pjs/dev-48k-world/local/data_prep.py", "meta-dataset/meta_dataset/",
+                                       "meta-dataset/models/__init__.py", "meta-dataset/models/convnet4.py",
+                                       "meta-dataset/models/models.py", "meta-dataset/models/resnet.py",
+                                       "meta-dataset/models/resnet12.py", "examples/anil/utils.py"),
                            }
 # Splits whose SPLIT_EXCLUDED_SUBTREES also apply to their top-up pools (tuned_t14g's applied to its main rounds only).
 TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                      "test60", "test63", "test64", "test66", "test68", "test70", "test73", "test75",
                                      "test71", "test77", "test76", "test79", "test82", "test81", "test84",
                                      "test85", "test87", "test88", "test90", "test91", "test93", "test92", "test95", "test96",
-                                     "test98", "test99"})
+                                     "test98", "test99", "test102"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
@@ -892,7 +922,7 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test53": 8, "test56": 8, "test59": 8, "test60": 8, "test63": 8, "test64": 8, "test66": 8, "test68": 8,
                            "test70": 8, "test73": 8, "test75": 8, "test71": 8, "test77": 8, "test76": 8, "test79": 8, "test82": 8,
                            "test81": 8, "test84": 8, "test85": 8, "test87": 8, "test88": 8, "test90": 8, "test91": 8,
-                           "test93": 8, "test92": 8, "test95": 8, "test96": 8, "test98": 8, "test99": 8, "tuned_s15c": 6,
+                           "test93": 8, "test92": 8, "test95": 8, "test96": 8, "test98": 8, "test99": 8, "test102": 8, "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
 # test25 (bench/corpus_test25/SELECTION.md): the top-up runs in this category order, with this target of must-flag
@@ -1111,7 +1141,12 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test99 entry (test84's)
                "test99": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
-                          "cap": 16}}
+                          "cap": 16},
+               # test102 (bench/corpus_test102/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test102 entry (test84's)
+               "test102": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                           "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
 # pyiqa's build/lib/ copy of its own package). Earlier splits keep their rule, so their replays do not change.
@@ -1120,7 +1155,7 @@ AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23
                                  "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                  "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73", "test75", "test77",
                                  "test76", "test79", "test82", "test81", "test84", "test85", "test87", "test88", "test90", "test91",
-                                 "test93", "test92", "test95", "test96", "test98", "test99", "tuned_t17c",
+                                 "test93", "test92", "test95", "test96", "test98", "test99", "test102", "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 
 
