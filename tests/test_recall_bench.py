@@ -209,7 +209,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73",
                                    "test75", "test77", "test76", "test79", "test82", "test81", "test84", "test85", "test87",
                                    "test88", "test90", "test91", "test93", "test92", "test95", "test96", "test98",
-                                   "test99", "test102", "tuned_t14d",
+                                   "test99", "test102", "test101", "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c",
                                    "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -960,7 +960,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test77",
                                                "test76", "test79", "test82", "test81", "test84", "test85", "test87",
                                                "test88", "test90", "test91", "test93", "test92", "test95", "test96", "test98",
-                                               "test99", "test102", "tuned_t17c",
+                                               "test99", "test102", "test101", "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
                                                "tuned_t22a",
@@ -1068,7 +1068,7 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test82", 24), ("test81", 24), ("test84", 24), ("test85", 18),
                                                ("test87", 21), ("test88", 24), ("test90", 23),
                                                ("test91", 18), ("test93", 20), ("test92", 24), ("test95", 24), ("test96", 24),
-                                               ("test98", 23), ("test99", 23), ("test102", 24)])
+                                               ("test98", 23), ("test99", 23), ("test102", 24), ("test101", 24)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -1951,6 +1951,40 @@ def test_test102_files_are_exactly_what_its_rule_draws():
     # The pairs were over 350 after the top-up, so no further round was drawn.
     assert pairs(labelled) >= 350
     assert len(labelled) == 62
+def test_test101_files_are_exactly_what_its_rule_draws():
+    """test101 (bench/corpus_test101/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 24 code bases. The
+    draw ran to its end before the deadline: kernel drew its cap of 16 files under 35, third_party's, attention's and
+    precision's pools ran dry under 35 (their open files were drawn or their code bases closed at 8 files), apex was at
+    20 after the precision top-up, distributed's pool ran dry under 20, device was over 20 after the main rounds, and
+    the pairs were over 350 after the top-up, so no further round was drawn."""
+    draw = _LimitedDraw("test101", 24)
+    select_test, labelled, main = draw.select_test, draw.labelled, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test101"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test101"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test101"] == "npu-audit-test-split-101:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test101"] == 8 and "test101" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 24 code bases, six of them (rtdl-revisiting-models, TabSurvey, tabzilla,
+    # ViTAS, mcunet, pytorch-3dunet) with one eligible file.
+    assert len(main) == 42 and labelled[:42] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel drew its cap of 16 files
+    # (still under 35); third_party drew its three open files, attention none (its four files are archai's, closed at
+    # 8), precision its thirteen open files (all three pools ran dry under 35); apex was at 20 after the precision
+    # top-up; distributed drew its five open files (dry under 20); device was over 20 after the main rounds.
+    assert labelled[42:58] == open_(pool("kernel"), labelled[:42])[:16] and pairs(labelled[:58], "kernel") < 35
+    assert labelled[58:61] == open_(pool("third_party"), labelled[:58]) and pairs(labelled[:61], "third_party") < 35
+    assert open_(pool("attention"), labelled[:61]) == [] and pairs(labelled[:61], "attention") < 35
+    assert labelled[61:74] == open_(pool("precision"), labelled[:61]) and pairs(labelled[:74], "precision") < 35
+    assert pairs(labelled[:61], "apex") < 20 <= pairs(labelled[:74], "apex")
+    assert labelled[74:79] == open_(pool("distributed"), labelled[:74]) and pairs(labelled[:79], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # The pairs were over 350 after the top-up, so no further round was drawn.
+    assert pairs(labelled) >= 350
+    assert len(labelled) == 79
 
 
 def test_test22_files_are_exactly_what_its_rule_draws():
