@@ -97,6 +97,10 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test92": "npu-audit-test-split-92:",
                  "test95": "npu-audit-test-split-95:",
                  "test96": "npu-audit-test-split-96:",
+                 "test98": "npu-audit-test-split-98:",
+                 "test99": "npu-audit-test-split-99:",
+                 "test102": "npu-audit-test-split-102:",
+                 "test101": "npu-audit-test-split-101:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -270,6 +274,18 @@ SPLIT_TOPUP_WORDS["test95"] = SPLIT_TOPUP_WORDS["test84"]
 # test96 (bench/corpus_test96/SELECTION.md, written before its draw): test84's entry (the same object); every category
 # of its top-up order has words there or in TOPUP_WORDS, so no word is added
 SPLIT_TOPUP_WORDS["test96"] = SPLIT_TOPUP_WORDS["test84"]
+# test98 (bench/corpus_test98/SELECTION.md, written before its draw): test84's entry (the same object); every category
+# of its top-up order has words there or in TOPUP_WORDS, so no word is added
+SPLIT_TOPUP_WORDS["test98"] = SPLIT_TOPUP_WORDS["test84"]
+# test99 (bench/corpus_test99/SELECTION.md, written before its draw): test84's entry (the same object); every category
+# of its top-up order has words there or in TOPUP_WORDS, so no word is added
+SPLIT_TOPUP_WORDS["test99"] = SPLIT_TOPUP_WORDS["test84"]
+# test102 (bench/corpus_test102/SELECTION.md, written before its draw): test84's entry (the same object); every
+# category of its top-up order has words there or in TOPUP_WORDS, so no word is added
+SPLIT_TOPUP_WORDS["test102"] = SPLIT_TOPUP_WORDS["test84"]
+# test101 (bench/corpus_test101/SELECTION.md, written before its draw): test84's entry (the same object); every category
+# of its top-up order has words there or in TOPUP_WORDS, so no word is added
+SPLIT_TOPUP_WORDS["test101"] = SPLIT_TOPUP_WORDS["test84"]
 TOPUP_MIN_LINES = 2
 
 
@@ -812,12 +828,145 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                                       "segmentation/mmseg_custom/models/losses/", "segmentation/mmseg_custom/models/plugins/",
                                       "segmentation/mmseg_custom/models/segmentors/", "segmentation/mmseg_custom/models/utils/",
                                       "wsdm2023/mmdet_custom/models/utils/point_sample.py"),
+                           # test98 (bench/corpus_test98/SELECTION.md, vendoring check): CARLA-Roach's RL expert
+                           # (roach/, blobs shared between ThinkTwice, DriveAdapter and TCP), CARLA's leaderboard,
+                           # scenario_runner and navigation agents, the mmdetection train loop and tools/train.py shared
+                           # by ThinkTwice and DriveAdapter with their shared lidarnet.py, BEVDet's / FB-BEV's mmdet3d
+                           # tree in BEV-Planner and HoP (blobs shared with FB-BEV / BEVFormer / mmdetection3d), BEVDet's
+                           # analysis tools and TensorRT converter, BEVFormer's grid_mask, ICON's HybrIK / PARE / PIXIE /
+                           # PyMAF / smplx copies, rpg_e2vid in ess (e2vid/) and its timers, ess's DSEC toolkit, Super
+                           # SloMo in rpg_timelens, LPIPS in event_cnn_minimal, LiteFlowNet in IFRNet, pytorch_msssim in
+                           # VFIformer, Palu's 3rdparty/, SVD-LLM's GPTQ and peft copies
+                           "test98": ("roach/", "leaderboard/leaderboard/", "scenario_runner/", "agents/navigation/",
+                                      "mmdet_train.py", "open_loop_training/train.py",
+                                      "open_loop_training/code/model_code/backbones/lidarnet.py", "mmdet3d/",
+                                      "tools/analysis_tools/", "tools/convert_bevdet_to_TRT.py", "grid_mask.py",
+                                      "lib/hybrik/", "lib/pare/", "lib/pixielib/", "lib/pymaf/", "lib/smplx/",
+                                      "e2vid/", "utils/timers.py", "DSEC/", "timelens/superslomo/",
+                                      "PerceptualSimilarity/", "liteflownet/", "utils/pytorch_msssim/", "3rdparty/",
+                                      "gptq/", "utils/peft/"),
+                           # test99 (bench/corpus_test99/SELECTION.md, vendoring check): COAT's OLMo inference copies
+                           # (AutoGPTQ, lm_eval / efficiency-pentathlon; blobs shared with OLMo), its Liger-Kernel copy and
+                           # ToolBench's own files; INT4's and OpenMatch's transformers copies; MicroAdam's llm-foundry,
+                           # Adam-mini's DeepSpeed-Chat, torchtitan, nanoGPT and AdaLomo copies; Quartet's QuaRot utils;
+                           # ToCa's Open-Sora and ViDiT-Q's opensora copies, PixArt's LLaVA MPT copy; TaylorSeer's
+                           # in-tree duplicates and its HunyuanVideo / Wan files shared with HunyuanVideo-I2V / Wan2.2;
+                           # the latent-diffusion copies of q-diffusion and DeepCache; FasterCache's VideoSys DSP,
+                           # OpenDiT kernels and CogVideo sgm / vae_modules copies; DuCa's copies of ToCa's Open-Sora and
+                           # PixArt files and of TaylorSeer's DiT train.py (cross-tree duplicates, the later code base's
+                           # copy); Dynamic-Tuning's mmsegmentation / BEiT mmcv_custom / configs copies
+                           "test99": ("examples/OLMo/inference/", "coat/activation/liger/",
+                                      "examples/ToolBench/toolbench/inference/", "examples/ToolBench/toolbench/model/",
+                                      "examples/ToolBench/toolbench/utils.py",
+                                      "examples/ToolBench/toolbench/train/train_lora.py",
+                                      "SingleDivide/transformersLocal/", "llm-foundry/", "examples/RLHF/dschat/",
+                                      "examples/llama/torchtitan/", "examples/gpt2/bench.py", "examples/gpt2/model.py",
+                                      "examples/gpt2/sample.py", "examples/llama/adalomo.py", "src/quarot_utils/",
+                                      "Open-Sora/", "t2v/opensora/", "diffusion/model/llava/",
+                                      "TaylorSeer-FLUX-Kontext/src/cli_control.py",
+                                      "TaylorSeer-FLUX-Kontext/src/flux/cli.py",
+                                      "TaylorSeer-FLUX-Kontext/src/flux/cli_control.py",
+                                      "TaylorSeer-FLUX-Kontext/src/flux/cli_fill.py",
+                                      "TaylorSeer-FLUX-Kontext/src/flux/cli_redux.py",
+                                      "TaylorSeer-FLUX-Kontext/src/geneval_flux.py", "TaylorSeer-FLUX/src/cli_control.py",
+                                      "TaylorSeer-HiDream-I1-nf4/hdi1/models/attention_processor.py",
+                                      "TaylorSeer-HunyuanVideo/hyvideo/modules/attenion.py",
+                                      "TaylorSeer-HunyuanVideo/hyvideo/modules/fp8_optimization.py",
+                                      "TaylorSeer-HunyuanVideo/utils/collect_env.py", "TaylorSeer-Wan2.1/wan/modules/attention.py",
+                                      "ldm/modules/", "scripts/knn2img.py", "fastercache/dsp/", "fastercache/kernels/",
+                                      "fastercache/models/cogvideox/sgm/", "fastercache/models/cogvideox/vae_modules/",
+                                      "v1/Contrastive_Supervision_Synthesis/contrastqg/transformers/",
+                                      "DuCa-Open-Sora/", "DuCa-DiT/train.py", "DuCa-PixArt-alpha/app/",
+                                      "DuCa-PixArt-alpha/diffusion/utils/", "DuCa-PixArt-alpha/scripts/infer_pixart_8_bits.py",
+                                      "DuCa-PixArt-alpha/scripts/inference_lcm.py", "DuCa-PixArt-alpha/scripts/interface.py",
+                                      "DuCa-PixArt-alpha/scripts/interface_controlnet.py", "DuCa-PixArt-alpha/tools/",
+                                      "DuCa-PixArt-alpha/train_scripts/train.py", "dense_tasks/Segmentation/mmseg/",
+                                      "dense_tasks/Segmentation/mmcv_custom/", "dense_tasks/Segmentation/configs/",
+                                      "dense_tasks/Segmentation/tools/test.py"),
+                           # test102 (bench/corpus_test102/SELECTION.md, vendoring check): AnyLoc's CosPlace copy (a code
+                           # base of this split, blobs shared), MixVPR copy (blobs shared with salad) and
+                           # deep-visual-geo-localization-benchmark copy (by folder name; its sync_batchnorm blobs shared
+                           # with PointWeb / dgcnn.pytorch), salad's four MixVPR aggregators (blobs shared with AnyLoc's
+                           # MixVPR copy), VRCNet's ChamferDistancePytorch / MSN / GRNet ops copies (code bases of this
+                           # split, blobs shared) and its Pointnet2.PyTorch copy (by folder name), MOTR's Deformable-DETR
+                           # ops and detectron2 structures (blobs shared with FasterViT / DINO / PDVC), GuidedQuant's QTIP
+                           # copies (qtip/ and inference/lib/, QTIP USED, in-tree duplicates) and SpinQuant copy (USED, by
+                           # folder name), ShiftAddLLM's gptq zeroShot/ and modelutils.py (blobs shared with gptq, USED),
+                           # PrefixQuant's AutoGPTQ triton_utils (blob shared with AutoGPTQ, USED), Jetfire's nanoGPT
+                           # files (blobs shared with Adam-mini; nanoGPT USED), nnsvs' DiffSinger port (USED, by folder
+                           # name), and the in-tree duplicates of lp-music-caps, nnsvs, few-shot-meta-baseline (with its
+                           # google-research meta-dataset copy) and pytorch-meta
+                           "test102": ("CosPlace/", "MixVPR/", "dvgl_benchmark/", "models/aggregators/convap.py",
+                                       "models/aggregators/cosplace.py", "models/aggregators/gem.py",
+                                       "models/aggregators/mixvpr.py", "utils/ChamferDistancePytorch/", "utils/MDS/",
+                                       "utils/emd/", "utils/expansion_penalty/", "utils/cubic_feature_sampling/",
+                                       "utils/gridding/", "utils/Pointnet2.PyTorch/", "models/ops/", "models/structures/",
+                                       "qtip/", "inference/lib/", "spin_quant/", "zeroShot/", "modelutils.py",
+                                       "quantize/triton_utils/", "INT8_GPT2/bench.py", "INT8_GPT2/sample.py",
+                                       "INT8_GPT2/configurator.py", "INT8_GPT2/config/", "INT8_GPT2/data/",
+                                       "nnsvs/diffsinger/", "demo/model/modules.py", "demo/utils/audio_utils.py",
+                                       "recipes/pjs/dev-48k-world/local/data_prep.py", "meta-dataset/meta_dataset/",
+                                       "meta-dataset/models/__init__.py", "meta-dataset/models/convnet4.py",
+                                       "meta-dataset/models/models.py", "meta-dataset/models/resnet.py",
+                                       "meta-dataset/models/resnet12.py", "examples/anil/utils.py"),
+                           # test101 (bench/corpus_test101/SELECTION.md, vendoring check): the tabular baselines' own code
+                           # copied into rtdl / TabSurvey / tabzilla / TALENT (NODE, DANet, DeepCTR-Torch's DeepFM, DeepGBM,
+                           # DNF-Net, SAINT (a code base of this split), STG, Hopular, TabNet, TALENT's model/lib/ with
+                           # TabPFN / TabM / RealMLP / ...), tabzilla's files shared with TabSurvey, saint's in-tree copies,
+                           # anhp-andtt's THP (a code base of this split's pool) and SAHP copies, MAE's utilities in GreenMIM
+                           # and mae_st, mae_st's SlowFast decoder, CAE's DALL-E / CLIP / mmseg / mmcv copies, DenseCL's
+                           # files shared with Cream and its third-party / SVM tools, Cream's mmcv / mmdet / panoptic-deeplab
+                           # / open_clip / timm / DETR / DeiT copies and in-tree duplicates, archai's H3 SSM ops and its
+                           # lm-eval-harness copy, ViTAS' DeiT / timm data files, deformableLKA's nnFormer fork, timm (MERIT)
+                           # / mmcv / DAT / Swin-Unet / D3Dnet copies and in-tree duplicates, VoCo's nnU-Net copy, its files
+                           # shared with MONAI research-contributions (SwinUNETR) and its in-tree duplicates, Mamba-UNet's mamba and
+                           # causal-conv1d copies and its MONAI UNETR file
+                           "test101": ("lib/node/", "models/danet_lib/", "models/deepfm_lib/", "models/deepgbm_lib/",
+                                       "models/dnf_lib/", "models/node_lib/", "models/saint_lib/", "models/stg_lib/",
+                                       "models/hopular/", "models/tabnet_patch_lib/", "TabZilla/models/__init__.py",
+                                       "TALENT/model/lib/", "old_version/models/model.py",
+                                       "old_version/models/pretrainmodel_vision.py", "thp/thp_training/", "thp/thp_testing/",
+                                       "sahp/sahp_training/", "sahp/sahp_testing/", "util/lr_decay.py", "util/lr_sched.py",
+                                       "util/pos_embed.py", "util/decoder/", "dall_e/", "clip/",
+                                       "semantic_segmentation/configs_local/", "semantic_segmentation/mmseg/",
+                                       "semantic_segmentation/mmcv_custom/", "openselfsup/datasets/dataset_wrappers.py",
+                                       "openselfsup/models/utils/accuracy.py", "openselfsup/models/utils/conv_ws.py",
+                                       "openselfsup/third_party/", "benchmarks/svm_tools/",
+                                       "CDARTS_detection/mmcv/", "CDARTS_detection/mmdet/",
+                                       "CDARTS_segmentation/segmentation/", "CDARTS_segmentation/dataloaders/segdatasets/",
+                                       "CDARTS_segmentation/dataloaders/transforms/", "CDARTS_segmentation/train/builder.py",
+                                       "TinyCLIP/src/open_clip/", "TinyCLIP/src/training/", "TinyViT/data/augmentation/",
+                                       "EfficientViT/downstream/configs/", "EfficientViT/downstream/mmcv_custom/",
+                                       "EfficientViT/downstream/mmdet_custom/", "MiniViT/Mini-Swin/logger.py",
+                                       "DETR-with-iRPE/datasets/", "DETR-with-iRPE/util/",
+                                       "DETR-with-iRPE/models/position_encoding.py", "DETR-with-iRPE/run_with_submitit.py",
+                                       "DETR-with-iRPE/rpe_ops/", "DETR-with-iRPE/models/rpe_attention/irpe.py",
+                                       "DeiT-with-iRPE/hubconf.py", "DeiT-with-iRPE/losses.py",
+                                       "DeiT-with-iRPE/run_with_submitit.py", "DeiT-with-iRPE/samplers.py",
+                                       "DeiT-with-iRPE/rpe_ops/", "DeiT-with-iRPE/irpe.py", "AutoFormerV2/lib/utils.py",
+                                       "AutoFormerV2/lib/datasets.py", "AutoFormerV2/lib/samplers.py",
+                                       "AutoFormerV2/lib/config.py", "CDARTS/lib/models/loss.py",
+                                       "CDARTS/lib/models/aux_head.py", "CDARTS/lib/datasets/data_utils.py",
+                                       "ssm_utils/ssm_ops/", "ssm_utils/utils.py", "research/lm_eval_harness/",
+                                       "data/random_erasing.py", "data/rasampler.py", "merit_lib/", "3D/d_lka_former/",
+                                       "pancreas_code/networks/utilities/", "pancreas_code/networks/d_lka_former/",
+                                       "pancreas_code/networks/dynunet_block.py", "pancreas_code/networks/layers.py",
+                                       "pancreas_code/networks/initialization.py", "3D/dcn/", "2D/mmcv_custom/",
+                                       "2D/networks/DAT/", "2D/networks/swinunet.py", "skin_code/model/swinunet/",
+                                       "skin_code/model/deformable_LKA/", "skin_code/model/segformer.py",
+                                       "skin_code/model/merit_lib/", "Finetune/nnUNet/", "optimizers/lr_scheduler.py",
+                                       "Finetune/BTCV/utils/utils.py", "Finetune/CC-CCII/utils/utils.py",
+                                       "Finetune/Flare22/utils/utils.py", "Finetune/Word/utils/utils.py",
+                                       "Finetune/Flare22/trainer.py", "Finetune/MM-WHS/trainer.py", "Finetune/Flare22/val.py",
+                                       "Finetune/Flare22/inferers.py", "Finetune/MM-WHS/inferers.py", "causal-conv1d/",
+                                       "mamba/", "code/networks/unetr.py"),
                            }
 # Splits whose SPLIT_EXCLUDED_SUBTREES also apply to their top-up pools (tuned_t14g's applied to its main rounds only).
 TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                      "test60", "test63", "test64", "test66", "test68", "test70", "test73", "test75",
                                      "test71", "test77", "test76", "test79", "test82", "test81", "test84",
-                                     "test85", "test87", "test88", "test90", "test91", "test93", "test92", "test95", "test96"})
+                                     "test85", "test87", "test88", "test90", "test91", "test93", "test92", "test95", "test96",
+                                     "test98", "test99", "test102", "test101"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
@@ -828,7 +977,7 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test53": 8, "test56": 8, "test59": 8, "test60": 8, "test63": 8, "test64": 8, "test66": 8, "test68": 8,
                            "test70": 8, "test73": 8, "test75": 8, "test71": 8, "test77": 8, "test76": 8, "test79": 8, "test82": 8,
                            "test81": 8, "test84": 8, "test85": 8, "test87": 8, "test88": 8, "test90": 8, "test91": 8,
-                           "test93": 8, "test92": 8, "test95": 8, "test96": 8, "tuned_s15c": 6,
+                           "test93": 8, "test92": 8, "test95": 8, "test96": 8, "test98": 8, "test99": 8, "test102": 8, "test101": 8, "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
 # test25 (bench/corpus_test25/SELECTION.md): the top-up runs in this category order, with this target of must-flag
@@ -1037,7 +1186,27 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test96 entry (test84's)
                "test96": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
-                          "cap": 16}}
+                          "cap": 16},
+               # test98 (bench/corpus_test98/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test98 entry (test84's)
+               "test98": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                          "cap": 16},
+               # test99 (bench/corpus_test99/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test99 entry (test84's)
+               "test99": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                          "cap": 16},
+               # test102 (bench/corpus_test102/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test102 entry (test84's)
+               "test102": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                           "cap": 16},
+               # test101 (bench/corpus_test101/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test101 entry (test84's)
+               "test101": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                           "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
 # pyiqa's build/lib/ copy of its own package). Earlier splits keep their rule, so their replays do not change.
@@ -1046,7 +1215,7 @@ AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23
                                  "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                  "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73", "test75", "test77",
                                  "test76", "test79", "test82", "test81", "test84", "test85", "test87", "test88", "test90", "test91",
-                                 "test93", "test92", "test95", "test96", "tuned_t17c",
+                                 "test93", "test92", "test95", "test96", "test98", "test99", "test102", "test101", "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 
 

@@ -208,7 +208,8 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                    "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73",
                                    "test75", "test77", "test76", "test79", "test82", "test81", "test84", "test85", "test87",
-                                   "test88", "test90", "test91", "test93", "test92", "test95", "test96", "tuned_t14d",
+                                   "test88", "test90", "test91", "test93", "test92", "test95", "test96", "test98",
+                                   "test99", "test102", "test101", "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c",
                                    "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -958,7 +959,8 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test66", "test68", "test70", "test73", "test75", "test71",
                                                "test77",
                                                "test76", "test79", "test82", "test81", "test84", "test85", "test87",
-                                               "test88", "test90", "test91", "test93", "test92", "test95", "test96", "tuned_t17c",
+                                               "test88", "test90", "test91", "test93", "test92", "test95", "test96", "test98",
+                                               "test99", "test102", "test101", "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
                                                "tuned_t22a",
@@ -1065,7 +1067,8 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test77", 19), ("test76", 20), ("test79", 24),
                                                ("test82", 24), ("test81", 24), ("test84", 24), ("test85", 18),
                                                ("test87", 21), ("test88", 24), ("test90", 23),
-                                               ("test91", 18), ("test93", 20), ("test92", 24), ("test95", 24), ("test96", 24)])
+                                               ("test91", 18), ("test93", 20), ("test92", 24), ("test95", 24), ("test96", 24),
+                                               ("test98", 23), ("test99", 23), ("test102", 24), ("test101", 24)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -1831,6 +1834,157 @@ def test_test96_files_are_exactly_what_its_rule_draws():
     # The pairs were over 350 after the top-up, so no further round was drawn.
     assert pairs(labelled) >= 350
     assert len(labelled) == 64
+
+
+def test_test98_files_are_exactly_what_its_rule_draws():
+    """test98 (bench/corpus_test98/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 23 code bases. The
+    draw ran to its end before the deadline: kernel reached 35 with its third top-up file, third_party's pool ran dry
+    under 35, attention's pool had no open file, precision's pool ran dry under 35, apex's pool is empty,
+    distributed's pool ran dry under 20, device was over 20 after the main rounds, and the 350th pair came with the
+    fourth file of round 3 (MICA's utils/masking.py)."""
+    draw = _LimitedDraw("test98", 23)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test98"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test98"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test98"] == "npu-audit-test-split-98:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test98"] == 8 and "test98" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 23 code bases, six of them (ThinkTwice, ess, event_cnn_minimal,
+    # event_flow, pytorch-tensor-decompositions, tt-pytorch) with one eligible file.
+    assert len(main) == 40 and labelled[:40] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel drew 3 files, the last
+    # (Palu's kernel/abx_rope.py) bringing it to 35; third_party drew its three open files (dry under 35); attention's
+    # two pool files were drawn in the main rounds; precision drew its seven open files (dry under 35); apex's pool is
+    # empty; distributed drew its four open files (dry under 20); device was over 20 after the main rounds.
+    assert labelled[40:43] == open_(pool("kernel"), labelled[:40])[:3]
+    assert pairs(labelled[:42], "kernel") < 35 <= pairs(labelled[:43], "kernel")
+    assert labelled[43:46] == open_(pool("third_party"), labelled[:43]) and pairs(labelled[:46], "third_party") < 35
+    assert open_(pool("attention"), labelled[:46]) == [] and pairs(labelled[:46], "attention") < 35
+    assert labelled[46:53] == open_(pool("precision"), labelled[:46]) and pairs(labelled[:53], "precision") < 35
+    assert pool("apex") == []
+    assert labelled[53:57] == open_(pool("distributed"), labelled[:53]) and pairs(labelled[:57], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before and code bases
+    # at 8 files, until 350 pairs.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:57])
+    assert labelled[57:] == later[:len(labelled) - 57]
+    assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
+    assert labelled[-1] == ("MICA", "utils/masking.py")
+    assert len(labelled) == 61
+def test_test99_files_are_exactly_what_its_rule_draws():
+    """test99 (bench/corpus_test99/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 23 code bases. The
+    draw ran to its end before the deadline: kernel reached 35 with its first top-up file, third_party's and
+    attention's pools ran dry under 35, precision was over 35 after those top-ups, apex's pool had no open file left,
+    distributed reached 20 with its second top-up file, device was over 20 after the main rounds, and further main
+    rounds from round 3 ran until the pairs were over 350."""
+    draw = _LimitedDraw("test99", 23)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test99"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test99"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test99"] == "npu-audit-test-split-99:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test99"] == 8 and "test99" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 23 code bases, one of them (distributed-faiss) with one eligible file.
+    assert len(main) == 45 and labelled[:45] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel drew one file, which
+    # brought it to 35; third_party drew its seven open files and attention its four (both pools ran dry under 35);
+    # precision was over 35 after them (fp16 / bf16 lines of their files); apex's three pool files were drawn by then (its pool had no open
+    # file, under 20); distributed drew two files, the second bringing it to 20; device was over 20 after the main rounds.
+    assert labelled[45:46] == open_(pool("kernel"), labelled[:45])[:1]
+    assert pairs(labelled[:45], "kernel") < 35 <= pairs(labelled[:46], "kernel")
+    assert labelled[46:53] == open_(pool("third_party"), labelled[:46]) and pairs(labelled[:53], "third_party") < 35
+    assert labelled[53:57] == open_(pool("attention"), labelled[:53]) and pairs(labelled[:57], "attention") < 35
+    assert pairs(main, "precision") < 35 <= pairs(labelled[:57], "precision")
+    assert open_(pool("apex"), labelled[:57]) == [] and pairs(labelled[:57], "apex") < 20
+    assert labelled[57:59] == open_(pool("distributed"), labelled[:57])[:2]
+    assert pairs(labelled[:58], "distributed") < 20 <= pairs(labelled[:59], "distributed")
+    assert pairs(main, "device") >= 20
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before and code bases
+    # at 8 files, until the pairs were over 350 (eleven files).
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:59])
+    assert labelled[59:] == later[:11]
+    assert pairs(labelled[:69]) < 350 <= pairs(labelled)
+    assert len(labelled) == 70
+def test_test102_files_are_exactly_what_its_rule_draws():
+    """test102 (bench/corpus_test102/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 24 code bases. The
+    draw ran to its end before the deadline: kernel was over 35 after the main rounds, the third_party and attention
+    pools ran dry under 35, precision reached 35 with its ninth top-up file, apex's pool is empty, distributed's ran
+    dry under 20, device was over 20 after the main rounds, and the pairs were over 350 after the top-up, so no further
+    round was drawn."""
+    draw = _LimitedDraw("test102", 24)
+    select_test, labelled, main = draw.select_test, draw.labelled, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test102"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test102"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test102"] == "npu-audit-test-split-102:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test102"] == 8 and "test102" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 24 code bases, three of them (RAVE, salad, outlier-free-transformers)
+    # with one eligible file.
+    assert len(main) == 45 and labelled[:45] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel was over 35 after the main
+    # rounds (ChamferDistancePytorch's JIT builds, MSN's and neural_renderer's extensions, Jetfire's Triton kernels,
+    # ShiftAddLLM's quant_cuda); third_party drew its two open files and attention its four (both pools ran dry under
+    # 35); precision drew 9 files, the last bringing it to 35; apex's pool is empty; distributed drew its two files
+    # (its pool ran dry under 20); device was over 20 after the main rounds.
+    assert pairs(main, "kernel") >= 35
+    assert labelled[45:47] == open_(pool("third_party"), labelled[:45]) and pairs(labelled[:47], "third_party") < 35
+    assert labelled[47:51] == open_(pool("attention"), labelled[:47]) and pairs(labelled[:51], "attention") < 35
+    assert labelled[51:60] == open_(pool("precision"), labelled[:51])[:9]
+    assert pairs(labelled[:59], "precision") < 35 <= pairs(labelled[:60], "precision")
+    assert pool("apex") == []
+    assert labelled[60:62] == open_(pool("distributed"), labelled[:60]) and pairs(labelled[:62], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # The pairs were over 350 after the top-up, so no further round was drawn.
+    assert pairs(labelled) >= 350
+    assert len(labelled) == 62
+def test_test101_files_are_exactly_what_its_rule_draws():
+    """test101 (bench/corpus_test101/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 24 code bases. The
+    draw ran to its end before the deadline: kernel drew its cap of 16 files under 35, third_party's, attention's and
+    precision's pools ran dry under 35 (their open files were drawn or their code bases closed at 8 files), apex was at
+    20 after the precision top-up, distributed's pool ran dry under 20, device was over 20 after the main rounds, and
+    the pairs were over 350 after the top-up, so no further round was drawn."""
+    draw = _LimitedDraw("test101", 24)
+    select_test, labelled, main = draw.select_test, draw.labelled, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test101"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test101"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test101"] == "npu-audit-test-split-101:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test101"] == 8 and "test101" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 24 code bases, six of them (rtdl-revisiting-models, TabSurvey, tabzilla,
+    # ViTAS, mcunet, pytorch-3dunet) with one eligible file.
+    assert len(main) == 42 and labelled[:42] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel drew its cap of 16 files
+    # (still under 35); third_party drew its three open files, attention none (its four files are archai's, closed at
+    # 8), precision its thirteen open files (all three pools ran dry under 35); apex was at 20 after the precision
+    # top-up; distributed drew its five open files (dry under 20); device was over 20 after the main rounds.
+    assert labelled[42:58] == open_(pool("kernel"), labelled[:42])[:16] and pairs(labelled[:58], "kernel") < 35
+    assert labelled[58:61] == open_(pool("third_party"), labelled[:58]) and pairs(labelled[:61], "third_party") < 35
+    assert open_(pool("attention"), labelled[:61]) == [] and pairs(labelled[:61], "attention") < 35
+    assert labelled[61:74] == open_(pool("precision"), labelled[:61]) and pairs(labelled[:74], "precision") < 35
+    assert pairs(labelled[:61], "apex") < 20 <= pairs(labelled[:74], "apex")
+    assert labelled[74:79] == open_(pool("distributed"), labelled[:74]) and pairs(labelled[:79], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # The pairs were over 350 after the top-up, so no further round was drawn.
+    assert pairs(labelled) >= 350
+    assert len(labelled) == 79
 
 
 def test_test22_files_are_exactly_what_its_rule_draws():
