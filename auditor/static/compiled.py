@@ -143,8 +143,8 @@ class CompiledRules:
     file_words: set[str] = field(default_factory=set)      # a file with none of these cannot match
     # qualified-name prefix -> words a reference below it must contain (see _index_qualnames)
     below: dict[str, frozenset[str]] = field(default_factory=dict)
-    trigger_prefix_re: re.Pattern[str] | None = None
-    trigger_prefix_parts: tuple[re.Pattern[str], ...] = ()     # its two halves (has_trigger_prefix)
+    # the trigger words' prefix and suffix tests, one pattern each (has_trigger_prefix)
+    trigger_prefix_parts: tuple[re.Pattern[str], ...] = ()
     # library modules a chain may reach through an object that holds them (`Config.xformers.ops.<fn>`, t19e): the
     # first names of library rules' exact names of three segments or more, and a line prefilter for such chains
     held_heads: frozenset[str] = frozenset()
@@ -281,11 +281,9 @@ class CompiledRules:
         if prefix_words or suffix_words:
             alt = "|".join(re.escape(p) for p in sorted(set(prefix_words), key=len, reverse=True))
             ends = "|".join(r"\w" + re.escape(p) + r"\b" for p in sorted(set(suffix_words), key=len, reverse=True))
-            parts = [x for x in (alt and r"\b(?:" + alt + ")", ends) if x]
-            c.trigger_prefix_re = re.compile("|".join(parts))
-            # the same test, one part at a time: the `\w...` ends in one alternation with the prefixes make `re` try
-            # every alternative at every character (four times slower over a file)
-            c.trigger_prefix_parts = tuple(re.compile(x) for x in parts)
+            # one pattern per part: the `\w...` ends in one alternation with the prefixes make `re` try every
+            # alternative at every character (four times slower over a file)
+            c.trigger_prefix_parts = tuple(re.compile(x) for x in (alt and r"\b(?:" + alt + ")", ends) if x)
         globs = [p for p, _, _ in c.module_globs + c.stacked_globs + c.segment_globs]
         if globs:
             c.module_glob_re = re.compile(r"\b(?:" + "|".join(g.pattern[:-2] for g in globs) + r")\b")
@@ -307,7 +305,7 @@ class CompiledRules:
         return c
 
     def has_trigger_prefix(self, text: str) -> bool:
-        """Whether trigger_prefix_re finds something in `text` (searched one half at a time)."""
+        """Whether a trigger word's prefix or suffix pattern finds something in `text` (one part at a time)."""
         return any(part.search(text) for part in self.trigger_prefix_parts)
 
     def flag_offsets(self, text: str) -> list[int]:

@@ -52,20 +52,16 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
 
 
 _Hook = Callable[[cst.CSTVisitor, cst.CSTNode], object] | None
-_HOOKS: dict[tuple[type, type], tuple[_Hook, _Hook]] = {}
 
 
 def _hooks(visitor_cls: type, node_cls: type) -> tuple[_Hook, _Hook]:
-    key = (visitor_cls, node_cls)
-    hooks = _HOOKS.get(key)
-    if hooks is None:
-        name = node_cls.__name__
-        visit = getattr(visitor_cls, f"visit_{name}", None)
-        leave = getattr(visitor_cls, f"leave_{name}", None)
-        # CSTVisitor's own visit_<Node> / leave_<Node> do nothing: not called
-        hooks = _HOOKS[key] = (None if visit is getattr(cst.CSTVisitor, f"visit_{name}", None) else visit,
-                               None if leave is getattr(cst.CSTVisitor, f"leave_{name}", None) else leave)
-    return hooks
+    """The visit / leave hooks of `visitor_cls` for `node_cls` (read once per pair: `_PLANS` keeps them)."""
+    name = node_cls.__name__
+    visit = getattr(visitor_cls, f"visit_{name}", None)
+    leave = getattr(visitor_cls, f"leave_{name}", None)
+    # CSTVisitor's own visit_<Node> / leave_<Node> do nothing: not called
+    return (None if visit is getattr(cst.CSTVisitor, f"visit_{name}", None) else visit,
+            None if leave is getattr(cst.CSTVisitor, f"leave_{name}", None) else leave)
 
 
 # per visitor class: node class -> (its visit hook, its leave hook, its child fields), read once per pair
