@@ -250,3 +250,61 @@ def test_fp16_settings_that_only_choose_the_trees_own_apex_calls_are_dropped(tmp
     other = tmp_path / "other"
     _write(other, {"train.py": HF_TRAIN})
     assert [c for c in _tree_findings(other)["train.py"] if c[1] == "NPU247"]
+
+
+# PrefixQuant eval.py (trimmed): a model built on the meta device, then loaded by accelerate's loader
+PREFIXQUANT_EVAL = '''
+import torch
+from accelerate import init_empty_weights, infer_auto_device_map, load_checkpoint_in_model
+from transformers import AutoConfig, AutoModelForCausalLM
+
+
+def load(path):
+    config = AutoConfig.from_pretrained(path, trust_remote_code=True)
+    with init_empty_weights():
+        model = AutoModelForCausalLM.from_pretrained(path, config=config, device_map='cpu',torch_dtype=torch.float16,trust_remote_code=True)
+    device_map = infer_auto_device_map(model)
+    load_checkpoint_in_model(model, checkpoint=path, device_map=device_map, dtype=torch.float16)
+    return model
+'''
+# a meta skeleton that is never given storage: only its shapes are read
+META_ONLY = '''
+import torch
+from accelerate import init_empty_weights
+from transformers import AutoModelForCausalLM
+
+
+def count_params(config):
+    with init_empty_weights():
+        model = AutoModelForCausalLM.from_config(config, torch_dtype=torch.float16)
+    return sum(p.numel() for p in model.parameters())
+'''
+
+
+def test_meta_built_models_loaded_by_accelerate_keep_their_dtype():
+    codes = _codes(PREFIXQUANT_EVAL, "eval.py")
+    assert _at(codes, _line(PREFIXQUANT_EVAL, "from_pretrained(path, config"), "NPU202")
+    assert not [c for c in _codes(META_ONLY, "count.py") if c[1] == "NPU202"]
+
+
+# MicroAdam huggingface_glue_mnli/helpers.py (trimmed)
+MICROADAM_HELPERS = '''
+import torch
+from importlib import import_module
+
+
+def import_correct_cuda_cadam():
+    cc = torch.cuda.get_device_capability()
+    module = import_module(f'cuda_cadam_sm{cc[0] * 10 + cc[1]}')
+    return module
+
+
+def import_plugin(name):
+    return import_module(f'plugins.{name}_sm_utils')
+'''
+
+
+def test_per_architecture_cuda_extension_imports():
+    codes = _codes(MICROADAM_HELPERS, "helpers.py")
+    assert _at(codes, _line(MICROADAM_HELPERS, "import_module(f'cuda_cadam_sm"), "NPU368")
+    assert not [c for c in codes if c[0] == _line(MICROADAM_HELPERS, "plugins.")]
