@@ -316,6 +316,19 @@ def _async_keywords_renamed(text: str) -> str | None:
     return "".join(lines)
 
 
+_PATCH_LINE_RE = re.compile(r"^[+-](?=[ \t])", re.M)
+
+
+def _patch_marks_read(text: str) -> str | None:
+    """`text` with the marks of a unified diff pasted into the file read as the patch meant them, or None when it has
+    none: a line starting `+` and indentation (tt-pytorch's sentiment/train.py: `+        print(...)` under an `if`)
+    keeps its code with the `+` read as a space, a line starting `-` and indentation (the patch's removed code) is
+    read as a comment. Columns and line numbers stay those of the file."""
+    if not _PATCH_LINE_RE.search(text):
+        return None
+    return _PATCH_LINE_RE.sub(lambda m: " " if m.group() == "+" else "#", text)
+
+
 def _line_numbers(text: str, offsets: list[int]) -> set[int]:
     """1-based line numbers of character offsets in text."""
     if not offsets:
@@ -400,7 +413,6 @@ def _tensor_device_text(node: ast.expr) -> bool:
 _SAVED_LOCATION_NOTE = ("a map_location key names where the checkpoint's tensors were saved: right for checkpoints "
                         "saved on CUDA; those saved on Ascend carry \"npu:0\" and are left where they were saved "
                         "unless the map has an \"npu:0\" key too")
-_MESSAGE_READ_NOTE = "read only to be shown in a message: rename it with the variable the port sets"
 _TABLE_NOTE = ("an entry of a table of option names (its key names it): the option that picks it chooses; keep the "
                "entry and give the NPU a choice that works there")
 _PROBE_NOTE = (" (a probe: `hasattr` / `getattr` asks whether the CUDA-only name exists; on Ascend the answer "
@@ -871,6 +883,11 @@ class StaticEngine:
                         return self._as_python2(data, renamed, rel, result.error, result.lines,
                                                 " (`async` is a keyword); audited with its `async=` keyword "
                                                 "arguments read as Python 2 did")
+                    unpatched = _patch_marks_read(text)
+                    if unpatched is not None:
+                        return self._as_python2(data, unpatched, rel, result.error, result.lines,
+                                                " (a diff's `+` / `-` marks at the start of its lines); audited "
+                                                "with them read as the patch meant them")
                     return result
                 tree, lowered = lowered_tree, True
             except ValueError as exc:
@@ -980,8 +997,6 @@ class StaticEngine:
                 finding = as_info(finding, "dtype-requirement", CAST_NOTE if hit.required.startswith("cast") else REQUIRED_NOTE)
             if hit.table_entry and finding.severity != "info":
                 finding = as_info(finding, "option-table", _TABLE_NOTE)
-            if hit.message_read and finding.severity != "info":
-                finding = as_info(finding, "message-read", _MESSAGE_READ_NOTE)
             if hit.saved_location and finding.severity == "error":
                 finding = as_info(finding, "saved-location", _SAVED_LOCATION_NOTE, severity="warning")
             if hit.no_rewrite and finding.fix != "none":

@@ -292,9 +292,14 @@ def _host_scalars(tree: ast.AST) -> list[tuple[int, int, int]]:
     return out
 
 
-# a file that later gives meta-built modules real storage: the dtype chosen under meta then reaches the device
+# a file that later gives meta-built modules real storage: the dtype chosen under meta then reaches the device.
+# tk42 (test102: PrefixQuant's eval.py `with init_empty_weights(): model = AutoModelForCausalLM.from_pretrained(...,
+# torch_dtype=torch.float16)` ... `load_checkpoint_in_model(model, checkpoint=..., device_map=device_map)`, the loader
+# EfficientQAT's and its descendants' quantized-model loading shares): accelerate's `load_checkpoint_in_model` "loads
+# a (potentially sharded) checkpoint inside a model, potentially sending weights to a given device as they are loaded"
+# (https://huggingface.co/docs/accelerate/package_reference/big_modeling)
 _MATERIALISES = re.compile(r"\bto_empty\(|\bload_checkpoint_and_dispatch\(|\bdispatch_model\("
-                           r"|\bset_module_tensor_to_device\(|\bassign\s*=\s*True")
+                           r"|\bset_module_tensor_to_device\(|\bassign\s*=\s*True|\bload_checkpoint_in_model\(")
 
 
 def _is_meta(node: ast.AST | None) -> bool:

@@ -22,8 +22,15 @@ from typing import Any
 
 from auditor.static.astutil import ast_dotted, import_bound_names
 
-# the settings rules whose values the torch.backends switches take (rules/settings.yaml, rules/device.yaml)
-SETTING_RULES = frozenset({"tf32-setting-value", "cudnn-switch-value"})
+# the settings rules whose values the torch.backends switches take (rules/settings.yaml, rules/device.yaml), and
+# the fp16 switch whose value the tree's own Apex calls take (tk42, below)
+SETTING_RULES = frozenset({"tf32-setting-value", "cudnn-switch-value", "fp16-switch"})
+# tk42 (test101: DenseCL's `use_fp16 = True` configs read by openselfsup/apis/train.py `if 'use_fp16' in cfg and
+# cfg.use_fp16: model, optimizer = apex.amp.initialize(...)` and by its DistOptimizerHook's `if self.use_fp16: with
+# apex.amp.scale_loss(...)`; CAE's `optimizer_config = dict(type="DistOptimizerHook", ..., use_fp16=True)`, the
+# Swin-Transformer-Object-Detection hook that BEiT, CAE, ViT-Adapter and CBNetV2 copy): a setting that only chooses
+# whether the tree's own code calls Apex's amp is decided at that call, which carries the apex finding (decision 7)
+_APEX_AMP_CALLS = frozenset({"initialize", "scale_loss"})
 # the switch attributes a setting feeds: torch.backends.cudnn.{allow_tf32, benchmark, deterministic, enabled},
 # torch.backends.cuda.matmul.allow_tf32, the fp32_precision switches of PyTorch 2.9
 _SWITCHES = frozenset({"allow_tf32", "benchmark", "deterministic", "enabled", "fp32_precision"})
@@ -58,15 +65,33 @@ def _names_read(node: ast.AST) -> set[str]:
     return out
 
 
+def _calls_apex_amp(stmt: ast.stmt) -> bool:
+    """`model, optimizer = apex.amp.initialize(...)`, `with amp.scale_loss(loss, optimizer) as scaled:`: the statement
+    itself (not a nested block) calls Apex's amp."""
+    heads: list[ast.AST] = [item.context_expr for item in stmt.items] if isinstance(stmt, (ast.With, ast.AsyncWith)) \
+        else [stmt.value] if isinstance(stmt, (ast.Assign, ast.Expr)) else []
+    for head in heads:
+        for node in ast.walk(head):
+            dotted = ast_dotted(node.func) if isinstance(node, ast.Call) else None
+            if dotted and "." in dotted and dotted.rsplit(".", 1)[-1] in _APEX_AMP_CALLS \
+                    and dotted.split(".")[-2] == "amp":
+                return True
+    return False
+
+
 def fed_names(tree: ast.Module) -> set[str]:
     """Names that feed a torch.backends switch in this module: read by the value assigned to the switch, by the
-    arguments of `torch.set_float32_matmul_precision(...)`, or by the test of an `if` that holds the assignment."""
+    arguments of `torch.set_float32_matmul_precision(...)`, or by the test of an `if` that holds the assignment (or
+    that holds a call of Apex's amp, tk42)."""
     out: set[str] = set()
 
     def visit(body: list[ast.stmt], tests: list[ast.expr]) -> None:
         for stmt in body:
             if isinstance(stmt, ast.Assign) and any(_is_switch(t) for t in stmt.targets):
                 out.update(_names_read(stmt.value))
+                for test in tests:
+                    out.update(_names_read(test))
+            elif _calls_apex_amp(stmt):
                 for test in tests:
                     out.update(_names_read(test))
             elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
@@ -114,9 +139,9 @@ def _modules(project: Any, rel: str, data: bytes | None = None) -> list[tuple[in
 
 
 def drop_switch_fed_settings(results: list, project: Any) -> int:
-    """Drop NPU248 / NPU042 findings whose setting name feeds a torch.backends switch the tree sets (module doc).
-    Reads only the tree's Python files and notebooks that mention such a switch and one of the settings' names, once
-    each. Returns how many were dropped."""
+    """Drop NPU248 / NPU042 / NPU247 findings whose setting name feeds a torch.backends switch (or an Apex amp call)
+    that the tree makes (module doc). Reads only the tree's Python files and notebooks that mention such a switch and
+    one of the settings' names, once each. Returns how many were dropped."""
     wanted = {f.symbol for r in results for f in r.findings if f.name in SETTING_RULES}
     if not wanted:
         return 0
@@ -132,7 +157,8 @@ def drop_switch_fed_settings(results: list, project: Any) -> int:
             data = read_counted(project, path)
         except (OSError, SourceError):
             continue
-        if b"backends" not in data and b"cudnn" not in data and b"set_float32_matmul_precision" not in data:
+        if b"backends" not in data and b"cudnn" not in data and b"set_float32_matmul_precision" not in data \
+                and b"amp" not in data:
             continue
         if not any(name.encode() in data for name in wanted):
             continue

@@ -165,9 +165,6 @@ class RawHit:
     # the "cuda" key of a device-type dispatch table (`{"cpu": f_cpu, "cuda": f_cuda}`): renaming it to "npu" would
     # hand NPU tensors the CUDA function, so no fixer rewrites it (the table needs an NPU entry of its own)
     no_rewrite: bool = False
-    # an environment variable read inside a message (`print(f"... {os.environ['CUDA_VISIBLE_DEVICES']}")`): it runs,
-    # but only shows the value; at most info (t24a)
-    message_read: bool = False
     # a key of a `torch.load(..., map_location={"cuda:0": ...})` dict: it names where the checkpoint's tensors were
     # saved, which is right for checkpoints saved on CUDA; those the port saves carry "npu:0" and pass the map
     # unmapped (a warning, never rewritten: the map needs an "npu:0" key beside it, t33a)
@@ -337,6 +334,11 @@ def _shows_value(call: cst.Call) -> bool:
         isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString, cst.Name)) or \
         isinstance(func, cst.Name) and func.value in ("str", "repr", "format") or \
         isinstance(func, (cst.Name, cst.Attribute)) and bool(_EXCEPTION_CLASS.search(dotted(func) or ""))
+
+
+def _code_text(node: cst.CSTNode) -> str:
+    """The source text of an expression (`torch.version.cuda`)."""
+    return cst.Module(body=[]).code_for_node(node)
 
 
 def _env_read_name(node: cst.BaseExpression) -> tuple[str, cst.SimpleString, bool] | None:
@@ -1589,6 +1591,14 @@ class MatchVisitor(cst.CSTVisitor):
         # sets nothing, so nothing in it differs on Ascend. Three entries or more: a copy of one or two variables
         # may be an environment handed to a child process
         records = []
+        # tk42 (test101: rtdl-revisiting-models' lib/util.py `environment['devices'] = {'CUDA_VISIBLE_DEVICES': cvd,
+        # 'torch.version.cuda': torch.version.cuda, 'torch.backends.cudnn.version()': torch.backends.cudnn.version(),
+        # ...}`, archai's `{'cudnn.enabled': cudnn.enabled, 'cudnn.benchmark': cudnn.benchmark, ...}`): entries keyed
+        # by the text of their own value record it under its name; a value read (not a call: decision 48 labels a
+        # CUDA call by the call) is shown, not used (decision 49), and so is an environment variable's value held in
+        # a name under the variable's own key
+        named = 0
+        shown: list[tuple[cst.CSTNode, cst.CSTNode]] = []
         for el in node.elements:
             if not isinstance(el, cst.DictElement):
                 continue        # `**other`
@@ -1596,8 +1606,20 @@ class MatchVisitor(cst.CSTVisitor):
             if read is not None and read[2] and isinstance(el.key, cst.SimpleString) and \
                     el.key.evaluated_value == read[0]:
                 records.append((el.key, read[1]))
+            elif isinstance(el.key, cst.SimpleString) and isinstance(el.key.evaluated_value, str) \
+                    and isinstance(el.value, (cst.Attribute, cst.Call)) \
+                    and el.key.evaluated_value.replace(" ", "") == _code_text(el.value).replace(" ", ""):
+                named += 1
+                if isinstance(el.value, cst.Attribute):
+                    shown.append((el.key, el.value))
+            elif isinstance(el.key, cst.SimpleString) and isinstance(el.value, cst.Name) \
+                    and isinstance(el.key.evaluated_value, str) and self.c.match_env(el.key.evaluated_value):
+                shown.append((el.key, el.value))
         if len(records) >= 3:
             self._handled.update(id(n) for pair in records for n in pair)
+        if len(records) + named >= 3:
+            self._handled.update(id(n) for pair in shown for n in pair)
+            self._asserted.update(id(value) for _key, value in shown)
         cuda_key = _device_table_cuda_key(node)
         if cuda_key is not None:
             self._dispatch_keys.add(id(cuda_key))
@@ -1769,14 +1791,13 @@ class MatchVisitor(cst.CSTVisitor):
     # -- expressions ---------------------------------------------------------------------------
 
     def _env_read_in_message(self, node: cst.Subscript | cst.Call) -> None:
-        """`print(f"devices: {os.environ['CUDA_VISIBLE_DEVICES']}")`: an environment read inside a message runs (it
-        raises where the variable is unset), as a call inside one does; the variable's rule reports it (t24a).
-        `print(f"Arch list: {os.getenv('TORCH_CUDA_ARCH_LIST')}")` cannot fail: it only shows the value (t36a)."""
+        """`print(f"Arch list: {os.getenv('TORCH_CUDA_ARCH_LIST')}")` only shows the value (t36a), and so does
+        `print(f"CUDA: {os.environ['CUDA_VISIBLE_DEVICES']}, processed: ...")` (lead decision 49: an environment
+        variable read to be shown is a message line; test99's ViDiT-Q label). t24a reported the subscript read (it
+        raises where the variable is unset): tk42 keeps it quiet, the KeyError is no CUDA-to-Ascend difference; the
+        code that sets or reads the variable for its value is reported where it does so."""
         read = _env_read_name(node) if self._in_message else None
-        if read is not None and id(read[1]) not in self._handled:
-            rule = self.c.match_env(read[0])     # the variable's own rule; a stacked build rule needs a build
-            if rule is not None and not read[2]:
-                self._hit(rule, read[1], read[0], message_read=True)
+        if read is not None:
             self._handled.add(id(read[1]))
 
     def visit_Subscript(self, node: cst.Subscript) -> bool:
