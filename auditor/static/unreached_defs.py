@@ -1119,16 +1119,19 @@ def _named_by_nothing(facts: dict[str, dict[str, Any]], config_words: Collection
         out |= more
 
 
-def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] = ()) -> dict[str, list[tuple[int, int]]]:
+def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] = (),
+               unimported: Collection[str] = ()) -> dict[str, list[tuple[int, int]]]:
     """Per file, the line spans of top-level definitions no reached region reads (to a fixed point). `config_words`:
-    the words of the tree's configs (`target: taming.modules.vqvae.quantize.GumbelQuantize`), each reached."""
+    the words of the tree's configs (`target: taming.modules.vqvae.quantize.GumbelQuantize`), each reached.
+    `unimported`: files known to load nothing more (no import reaches them), besides those nothing names."""
     # any folder or module of the tree may be a root on sys.path (`sys.path.append(modules_path)`, then
     # `import impact.core as core` for modules/impact/core.py): an attribute of one of them is the tree's own
     own_roots = {part.removesuffix(".py") for rel in facts for part in rel.split("/")}
 
     # a config's dotted path names the modules on it (`target: lvdm.models.ddpm3d.LatentDiffusion`); a bare word (a
     # key, a mode: "sample") names none (pd25)
-    unloaded = _unnamed_files(facts, {part for word in config_words if "." in word for part in word.split(".")})
+    unloaded = _unnamed_files(facts, {part for word in config_words if "." in word for part in word.split(".")}) \
+        | set(unimported)
     defined: dict[str, set[str]] = {}       # top-level name -> the files defining it
     for rel, f in facts.items():
         if rel in unloaded:     # a module nothing loads defines nothing that runs (pd18: VEnhancer's CLI script
@@ -1595,10 +1598,11 @@ def _unread_spans(rel: str, f: dict[str, Any], index: _PackIndex,
             if not index.imported.get(name, set()) - {rel} and name not in read]
 
 
-def _config_words(project: Any, results: list) -> set[str]:
+def _config_words(project: Any, results: list, dotted_only: tuple[str, ...] = ()) -> set[str]:
     """The words of the tree's YAML / JSON / TOML / INI files (a config may name a class to build by its dotted
     path), read once per run of a node pack; a file over _CONFIG_BYTES or unreadable adds none, nor does one under a
-    test, example or training folder (`_TRAINING_FOLDER`)."""
+    test, example or training folder (`_TRAINING_FOLDER`). A config under a folder of `dotted_only` adds its dotted
+    paths only (tq42: a copied project's own settings, DINOv2's `enable: true`, build nothing of the tree's)."""
     from auditor.source import SourceError
     from auditor.static.project_imports import read_counted
 
@@ -1611,7 +1615,8 @@ def _config_words(project: Any, results: list) -> set[str]:
                 data = read_counted(project, path, _CONFIG_BYTES)
             except (OSError, SourceError):
                 continue
-            words.update(w.decode() for w in _WORD.findall(data))
+            dotted = rel.startswith(dotted_only) if dotted_only else False
+            words.update(w.decode() for w in _WORD.findall(data) if not dotted or b"." in w)
     return words
 
 
@@ -1789,6 +1794,146 @@ def _app_entries(project: Any) -> set[str]:
             root = {rel for rel in python if "/" not in rel and rel != "setup.py"}
             return root | scripts | (launched & set(paths)) | tools | _build_folder_scripts(python)
     return set()
+
+
+# tq42: a copy of another project's package carried below the root of a research tree or library
+_VENDORED_NOTE = ("nothing this tree runs reaches it: `{}` holds a copy of another project's package `{}` (it imports "
+                  "itself by that name from below this tree's root), of which this tree imports or runs only part; "
+                  "port it if you run that program")
+# a root folder whose packages a project installs from (`src/pkg`, `python/pkg`, `lib/pkg`): the tree's own layout
+_SOURCE_FOLDERS = frozenset({"src", "python", "lib"})
+# the folders of a copied checkout whose scripts a user runs by hand (besides its top-level scripts)
+_COPY_RUN_FOLDERS = _APP_TOOL_FOLDERS | {"demo"}
+_SHELL_MODULE = re.compile(r"(?:^|\s)-m\s+([A-Za-z_]\w*(?:\.\w+)*)")     # `python3 -m verl.trainer.main_ppo \`
+
+
+def _vendored_copies(project: Any) -> dict[str, str]:
+    """The copies of other projects' packages a tree carries below its root (tq42, heldout45 / heldout46): folder ->
+    package name. A package folder at least two levels down (`torchhub/facebookresearch_dinov2_main/dinov2`,
+    `grounding_dino/groundingdino`, `internnav/model/encoder/diffusion_policy`, `scripts/adapet/ADAPET/src`) whose own
+    modules import it by its bare name (`from dinov2.layers import ...`) was the top-level package of another
+    repository: it runs only with its parent on sys.path. Not `src/pkg`, `python/pkg`, `lib/pkg` under the root (the
+    tree's own install layout). The copy is the package's folder, or its parent when that is a plain folder (no
+    `__init__.py`: the other project's checkout, with its scripts, `hubconf.py`, `setup.py`), and the checkout above
+    a `src/` folder (`LLaMA-Factory/src/llamafactory` -> `LLaMA-Factory/`). A copy inside another is part of it. The
+    imports come from the files' cached import-graph facts."""
+    paths = getattr(project, "paths", {})
+    python = [rel for rel in paths if rel.endswith(".py")]
+    packages = {rel.removesuffix("/__init__.py") for rel in python if rel.endswith("/__init__.py")}
+    # a module path below a folder: `a/b/c.py` -> a/b/c, a/b (what `from <folder name>.b.c import x` may load there)
+    held = {"/".join(rel.removesuffix(".py").split("/")[:k]) for rel in python for k in range(1, rel.count("/") + 2)}
+
+    def only_there(parent: str, module: str) -> bool:
+        """Whether the module path is held below `parent` and not from the root (`setfit/modeling` of the tree's own
+        `src/setfit/` is no import of a `scripts/setfit/` folder)."""
+        return f"{parent}/{module}" in held and module not in held and \
+            not any(f"{folder}/{module}" in held for folder in _SOURCE_FOLDERS)
+    found: dict[str, str] = {}
+    for rel in python:
+        folders = rel.split("/")[:-1]
+        if len(folders) < 2:
+            continue
+        # the submodule paths the file imports by absolute name: `from dinov2.layers import Mlp` -> dinov2/layers
+        imported = {str(load[0]).replace(".", "/") for load in (project.facts(rel) or {}).get("load", ())
+                    if load and load[0] and not str(load[0]).startswith(".") and "." in str(load[0])}
+        for k in range(len(folders), 1, -1):
+            name = folders[k - 1]
+            parent = "/".join(folders[:k - 1])
+            if k == 2 and folders[0] in _SOURCE_FOLDERS or not any(
+                    m.split("/", 1)[0] == name and only_there(parent, m) for m in imported):
+                continue
+            copy = folders[:k]
+            if "/".join(copy[:-1]) not in packages:
+                copy = copy[:-1]
+                if copy[-1] in _SOURCE_FOLDERS and len(copy) > 1 and "/".join(copy[:-1]) not in packages:
+                    copy = copy[:-1]
+            found["/".join(copy) + "/"] = name
+            break
+    return {folder: name for folder, name in found.items()
+            if not any(other != folder and folder.startswith(other) for other in found)}
+
+
+def _shell_launches(project: Any) -> set[str]:
+    """The files the tree's shell scripts run, as path stems from any sys.path root: `python a/b.py` -> a/b, `python3
+    -m verl.trainer.main_ppo` -> verl/trainer/main_ppo (matched against a file's path end, `_launched`)."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    out: set[str] = set()
+    for rel, path in getattr(project, "paths", {}).items():
+        if not rel.endswith(_SHELL_SUFFIXES):
+            continue
+        for folders, name in (project.facts(rel) or {}).get("launch", ()):
+            out.add("/".join([*folders, name.removesuffix(".py")]))
+        try:
+            text = read_counted(project, path).decode("utf-8", errors="replace")
+        except (OSError, SourceError):
+            continue
+        out.update(m.replace(".", "/") for line in text.splitlines() if not line.lstrip().startswith("#")
+                   for m in _SHELL_MODULE.findall(line))
+    return out
+
+
+def _copy_entries(project: Any, copies: Collection[str]) -> set[str]:
+    """The Python files a tree with copied packages runs itself: every file outside the copies (the tree's own code,
+    a library's public modules), each copy's top-level scripts (`hubconf.py`, which torch.hub runs; a `setup.py`) and
+    the files of its `scripts/`, `tools/`, `bin/`, `demo/` folders and of its own test suite and examples (a user may
+    run any of them), and any file the tree's shell scripts run. The rest of a copy runs only as far as these import,
+    call or name it."""
+    launched = _shell_launches(project)
+    out: set[str] = set()
+    for rel in getattr(project, "paths", {}):
+        if not rel.endswith(".py"):
+            continue
+        copy = next((c for c in copies if rel.startswith(c)), None)
+        inner = rel[len(copy):].split("/") if copy else []
+        if copy is None or len(inner) == 1 or inner[0] in _COPY_RUN_FOLDERS | _BENCH_FOLDERS \
+                or _launched(rel, launched):
+            out.add(rel)
+    return out
+
+
+def _imported_files(project: Any, starts: Collection[str]) -> set[str]:
+    """The Python files an import from `starts` may load, transitively (tq42): every import of a loaded file, at
+    module level or inside a function, by its cached import-graph facts; an absolute module is any file whose path
+    ends with its dotted path under any sys.path root (`_is_module`), a `from m import x` also m's submodule x, a
+    relative one is resolved from the file's folder, and loading a module loads its packages' `__init__.py` files."""
+    python = [rel for rel in getattr(project, "paths", {}) if rel.endswith(".py")]
+    by_stem: dict[str, list[str]] = {}
+    for rel in python:
+        parts = rel.removesuffix(".py").split("/")
+        by_stem.setdefault(parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1], []).append(rel)
+    inits = set(python)
+
+    def modules(rel: str, module: str, names: Collection[str]) -> set[str]:
+        dotted = module.lstrip(".")
+        level = len(module) - len(dotted)
+        if level:
+            folders = rel.split("/")[:-1]
+            if level - 1 > len(folders):
+                return set()
+            base = "/".join(folders[:len(folders) - level + 1] + ([dotted.replace(".", "/")] if dotted else []))
+            paths = [base, *(f"{base}/{n}" if base else n for n in names)]
+            return {p for path in paths for p in (f"{path}.py", f"{path}/__init__.py") if p in inits}
+        out = set()
+        for target in (dotted, *(f"{dotted}.{n}" for n in names)):
+            out.update(f for f in by_stem.get(target.rsplit(".", 1)[-1], ()) if _is_module(f, target))
+        return out
+
+    loaded: set[str] = set()
+    todo = list(starts)
+    while todo:
+        rel = todo.pop()
+        if rel in loaded:
+            continue
+        loaded.add(rel)
+        folders = rel.split("/")[:-1]
+        more = {"/".join(folders[:k] + ["__init__.py"]) for k in range(1, len(folders) + 1)} & inits
+        for module, names, *_ in (project.facts(rel) or {}).get("load", ()):
+            if module:
+                more |= modules(rel, str(module), [n for n in names if n != "*"])
+        todo.extend(more - loaded)
+    return loaded
 
 
 def _host(results: list, project: Any) -> tuple[str, set[str]]:
@@ -1984,7 +2129,7 @@ def apply_unreached_defs(results: list, project: Any) -> int:
         return 0
     host_note, entries = _host(results, project)
     if not host_note:
-        return lower_unnamed_guarded_uses(results, project)
+        return _lower_copies(results, project) + lower_unnamed_guarded_uses(results, project)
     app = host_note == _APP_NOTE
     facts = _pack_facts(results, project, entries, app) if host_note else {}
     if not facts:
@@ -1994,6 +2139,40 @@ def apply_unreached_defs(results: list, project: Any) -> int:
     launchers = set() if app else _unrun_launchers(project, facts)
     for rel in () if app else _unbuilt_kernels(results, facts, spans):
         spans[rel] = [(1, _END)]
+    return _lower_spans(results, facts, spans, host_note, launchers)
+
+
+def _lower_copies(results: list, project: Any) -> int:
+    """In a tree that no host runs (a research tree, a library): the findings of code inside a copied package
+    (`_vendored_copies`) that nothing the tree runs reaches (`_copy_entries`, then `_unreached`), lowered to info;
+    code outside the copies is never touched. The count lowered."""
+    copies = _vendored_copies(project)
+    if not copies or not any(r.findings for r in results if r.path.endswith(".py") and r.path.startswith(tuple(copies))):
+        return 0
+    entries = _copy_entries(project, copies)
+    facts = _pack_facts(results, project, entries)
+    if not facts:
+        return 0
+    for rel in entries:         # a script of the tree's own (or one its shell scripts run) runs its `__main__` block
+        facts[rel]["script"] = True
+    # a copy's module that no import from the entries loads, transitively, runs nothing (DINOv2's `train/` and `eval/`
+    # programs beside the backbone PromptDA loads through hubconf.py), unless a loaded file loads modules by a
+    # computed name
+    loaded = _imported_files(project, entries)
+    unimported = set() if any(facts[rel].get("dynamic") for rel in loaded if rel in facts) else \
+        {rel for rel in facts if rel.startswith(tuple(copies)) and rel not in loaded}
+    words = _config_words(project, results, tuple(copies))
+    spans = {rel: found for rel, found in _unreached(facts, words, unimported).items()
+             if rel.startswith(tuple(copies))}
+    notes = {rel: _VENDORED_NOTE.format(copy.rstrip("/"), name) for rel in spans
+             for copy, name in copies.items() if rel.startswith(copy)}
+    return _lower_spans(results, {rel: {} for rel in spans}, spans, notes, set())
+
+
+def _lower_spans(results: list, facts: dict[str, dict[str, Any]], spans: dict[str, list[tuple[int, int]]],
+                 host_note: str | dict[str, str], launchers: Collection[str]) -> int:
+    """Lowers to info the findings inside `spans` (or a file's availability probes, or a launcher nothing runs) that no
+    other pass lowered with its own reason; `host_note` says why, for the tree or per file. The count lowered."""
     lowered = 0
     for r in results:
         inside = spans.get(r.path, [])
@@ -2004,8 +2183,9 @@ def apply_unreached_defs(results: list, project: Any) -> int:
             if finding.severity == "info" and (finding.data or {}).get("context"):
                 continue        # another pass's reason stays (`overridden-default`, `other-backend`, ...)
             missing = facts.get(r.path, {}).get("missing")
+            unreached = host_note if isinstance(host_note, str) else host_note.get(r.path, "")
             note = _LAUNCHER_NOTE if r.path in launchers else \
-                (_MISSING_NOTE.format(", ".join(missing)) if missing else host_note) \
+                (_MISSING_NOTE.format(", ".join(missing)) if missing else unreached) \
                 if any(first <= finding.line <= last for first, last in inside) else \
                 _PROBE_NOTE if any(first <= finding.line <= last for first, last in probes) else None
             if note:
