@@ -230,3 +230,60 @@ def test_a_root_package_importing_itself_is_the_trees_own(tmp_path: Path):
              "nav/run.py": "import torch\n\n\ndef main():\n    return torch.zeros(1).cuda()\n"}
     found = _tree(tmp_path, files)
     assert _in(found, "common/tensor_util.py")[_line(TENSOR_UTIL, "is_cuda")]["NPU005"] != "info"
+
+
+# -- test gating: a stored skip mark, a skip check after the test's imports ------------------------------------------
+
+from tests.test_tq38 import _findings  # noqa: E402
+
+GATED_TESTS = b'''import pytest
+import torch
+
+requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="PyTorch must be compiled with CUDA")
+
+
+@pytest.mark.gpu
+def test_gpu_feature():
+    pytest.importorskip("torch")
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("No CUDA available")
+    x = torch.tensor([1.0], device="cuda")
+    assert float(x.item()) == 1.0
+
+
+@requires_cuda
+def test_on_device():
+    x = torch.ones(1).cuda()
+    assert x.sum() == 1
+
+
+def pick_device():
+    import torch
+
+    if not torch.cuda.is_available():
+        return torch.zeros(1)
+    return torch.ones(1).cuda()
+'''
+
+
+def _at(src: bytes, needle: bytes) -> int:
+    return next(i for i, line in enumerate(src.splitlines(), 1) if needle in line)
+
+
+def test_a_stored_cuda_skip_mark_is_a_test_mark():
+    found = _findings(GATED_TESTS, "tests/test_modeling.py")
+    assert found[_at(GATED_TESTS, b"requires_cuda = ")]["NPU002"] == "warning"
+
+
+def test_a_skip_check_after_the_tests_imports_is_a_test_mark():
+    found = _findings(GATED_TESTS, "tests/test_basic.py")
+    line = _at(GATED_TESTS, b"    if not torch.cuda.is_available():\n".strip())
+    assert found[line]["NPU002"] == "warning"
+
+
+def test_a_cuda_check_that_returns_is_no_test_mark():
+    found = _findings(GATED_TESTS, "tests/test_basic.py")
+    lines = [i for i, text in enumerate(GATED_TESTS.splitlines(), 1) if b"if not torch.cuda.is_available():" in text]
+    assert found[lines[-1]]["NPU002"] == "error"
