@@ -287,3 +287,48 @@ def test_a_cuda_check_that_returns_is_no_test_mark():
     found = _findings(GATED_TESTS, "tests/test_basic.py")
     lines = [i for i, text in enumerate(GATED_TESTS.splitlines(), 1) if b"if not torch.cuda.is_available():" in text]
     assert found[lines[-1]]["NPU002"] == "error"
+
+
+# -- transformers' FlashAttention-2 path under a pin that routes it to torch_npu -------------------------------------
+
+PATCH = """\
+import transformers
+from transformers.modeling_flash_attention_utils import _flash_attention_forward
+
+
+def ulysses_flash_attention_forward(query_states, key_states, value_states, attention_mask, q_len, **kwargs):
+    return _flash_attention_forward(query_states, key_states, value_states, attention_mask, q_len, is_causal=True)
+
+
+def apply_monkey_patch():
+    transformers.modeling_flash_attention_utils._flash_attention_forward = ulysses_flash_attention_forward
+"""
+
+
+def _fa_tree(requirements: dict[str, str]) -> dict[str, str]:
+    return {"app/verl/__init__.py": "", "app/verl/models/__init__.py": "",
+            "app/verl/models/monkey_patch.py": PATCH, **requirements}
+
+
+def test_fa2_path_under_an_ascend_requirements_file_asking_4_52_is_info(tmp_path: Path):
+    found = _tree(tmp_path, _fa_tree({"app/requirements.txt": "torch\ntransformers\n",
+                                      "app/requirements-npu.txt": "torch==2.5.1\ntorch-npu==2.5.1\ntransformers>=4.52.0\n"}))
+    patch = _in(found, "monkey_patch.py")
+    assert patch[_line(PATCH, "import _flash_attention_forward")]["NPU332"] == "info"
+    assert patch[_line(PATCH, "return _flash_attention_forward(")]["NPU332"] == "info"
+    # the patch installs other code in transformers' place: it stays
+    assert patch[_line(PATCH, "._flash_attention_forward = ulysses")]["NPU332"] == "warning"
+
+
+def test_fa2_path_under_a_pin_allowing_older_releases_stays(tmp_path: Path):
+    found = _tree(tmp_path, _fa_tree({"app/requirements.txt": "torch\ntransformers>=4.46.0\n"}))
+    assert _in(found, "monkey_patch.py")[_line(PATCH, "import _flash_attention_forward")]["NPU332"] == "warning"
+    found = _tree(tmp_path / "b", _fa_tree({"requirements.txt": "transformers==4.57.0\n",
+                                            "app/requirements.txt": "transformers\n"}))
+    # the nearest folder's requirement is unpinned: the release is not settled there
+    assert _in(found, "monkey_patch.py")[_line(PATCH, "import _flash_attention_forward")]["NPU332"] == "warning"
+
+
+def test_fa2_path_under_the_roots_exact_pin_is_info(tmp_path: Path):
+    found = _tree(tmp_path, _fa_tree({"requirements.txt": "torch\ntransformers==4.57.0\n"}))
+    assert _in(found, "monkey_patch.py")[_line(PATCH, "import _flash_attention_forward")]["NPU332"] == "info"
