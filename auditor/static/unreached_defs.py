@@ -1915,7 +1915,7 @@ def _imported_files(project: Any, starts: Collection[str]) -> set[str]:
             base = "/".join(folders[:len(folders) - level + 1] + ([dotted.replace(".", "/")] if dotted else []))
             paths = [base, *(f"{base}/{n}" if base else n for n in names)]
             return {p for path in paths for p in (f"{path}.py", f"{path}/__init__.py") if p in inits}
-        out = set()
+        out: set[str] = set()
         for target in (dotted, *(f"{dotted}.{n}" for n in names)):
             out.update(f for f in by_stem.get(target.rsplit(".", 1)[-1], ()) if _is_module(f, target))
         return out
