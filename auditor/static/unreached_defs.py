@@ -1810,45 +1810,53 @@ _SHELL_MODULE = re.compile(r"(?:^|\s)-m\s+([A-Za-z_]\w*(?:\.\w+)*)")     # `pyth
 def _vendored_copies(project: Any) -> dict[str, str]:
     """The copies of other projects' packages a tree carries below its root (tq42, heldout45 / heldout46): folder ->
     package name. A package folder at least two levels down (`torchhub/facebookresearch_dinov2_main/dinov2`,
-    `grounding_dino/groundingdino`, `internnav/model/encoder/diffusion_policy`, `scripts/adapet/ADAPET/src`) whose own
-    modules import it by its bare name (`from dinov2.layers import ...`) was the top-level package of another
-    repository: it runs only with its parent on sys.path. Not `src/pkg`, `python/pkg`, `lib/pkg` under the root (the
-    tree's own install layout). The copy is the package's folder, or its parent when that is a plain folder (no
-    `__init__.py`: the other project's checkout, with its scripts, `hubconf.py`, `setup.py`), and the checkout above
-    a `src/` folder (`LLaMA-Factory/src/llamafactory` -> `LLaMA-Factory/`). A copy inside another is part of it. The
-    imports come from the files' cached import-graph facts."""
+    `internnav/model/encoder/diffusion_policy`, `scripts/adapet/ADAPET/src`) whose own modules import its submodules
+    by its bare name (`from dinov2.layers import ...`), three in four such imports at least naming a module the folder
+    holds (PromptDA's DINOv2 copy left out `dinov2/data`, which only its programs import), was the top-level package
+    of another repository: it runs only with its parent on sys.path (a copy adapted to import itself by its path in
+    the tree, Grounded-SAM-2's `grounding_dino.groundingdino.util`, is the tree's own). Not a folder named like a
+    package it holds by chance (`modelopt/torch/` importing the real `torch.nn`), nor `src/pkg`, `python/pkg`, `lib/pkg`
+    under the root, nor one named like a top-level package of the tree's own (a monorepo's
+    `packages/prime-rl-configs/src/prime_rl` beside `src/prime_rl`), nor one inside a test suite or examples folder. The copy is the package's
+    folder, or its parent when that is a plain folder (no `__init__.py`: the other project's checkout, with its
+    scripts, `hubconf.py`, `setup.py`), and the checkout above a `src/` folder (`LLaMA-Factory/src/llamafactory` ->
+    `LLaMA-Factory/`). A copy inside another is part of it. The imports come from the files' cached import-graph facts."""
     paths = getattr(project, "paths", {})
     python = [rel for rel in paths if rel.endswith(".py")]
     packages = {rel.removesuffix("/__init__.py") for rel in python if rel.endswith("/__init__.py")}
     # a module path below a folder: `a/b/c.py` -> a/b/c, a/b (what `from <folder name>.b.c import x` may load there)
     held = {"/".join(rel.removesuffix(".py").split("/")[:k]) for rel in python for k in range(1, rel.count("/") + 2)}
-
-    def only_there(parent: str, module: str) -> bool:
-        """Whether the module path is held below `parent` and not from the root (`setfit/modeling` of the tree's own
-        `src/setfit/` is no import of a `scripts/setfit/` folder)."""
-        return f"{parent}/{module}" in held and module not in held and \
-            not any(f"{folder}/{module}" in held for folder in _SOURCE_FOLDERS)
-    found: dict[str, str] = {}
+    # the tree's own top-level packages: its root folders holding Python code, `src/x/` for a `src/` folder
+    own = {rel.split("/")[1] if rel.split("/")[0] in _SOURCE_FOLDERS else rel.split("/")[0]
+           for rel in python if rel.count("/") >= (2 if rel.split("/")[0] in _SOURCE_FOLDERS else 1)}
+    counts: dict[str, list[int]] = {}       # candidate package folder -> [imports held there, imports in all]
     for rel in python:
         folders = rel.split("/")[:-1]
-        if len(folders) < 2:
+        if len(folders) < 2 or any(part in _BENCH_FOLDERS for part in folders):
             continue
-        # the submodule paths the file imports by absolute name: `from dinov2.layers import Mlp` -> dinov2/layers
-        imported = {str(load[0]).replace(".", "/") for load in (project.facts(rel) or {}).get("load", ())
-                    if load and load[0] and not str(load[0]).startswith(".") and "." in str(load[0])}
+        # the submodules it imports by absolute name (`from dinov2.layers import Mlp` -> dinov2/layers; a bare
+        # `import torch` names the folder only, which says nothing)
+        modules = [str(load[0]).replace(".", "/") for load in (project.facts(rel) or {}).get("load", ())
+                   if load and load[0] and not str(load[0]).startswith(".") and "." in str(load[0])]
         for k in range(len(folders), 1, -1):
-            name = folders[k - 1]
-            parent = "/".join(folders[:k - 1])
-            if k == 2 and folders[0] in _SOURCE_FOLDERS or not any(
-                    m.split("/", 1)[0] == name and only_there(parent, m) for m in imported):
+            name, parent = folders[k - 1], "/".join(folders[:k - 1])
+            if name in own or k == 2 and folders[0] in _SOURCE_FOLDERS:
                 continue
-            copy = folders[:k]
-            if "/".join(copy[:-1]) not in packages:
+            mine = [m for m in modules if m.split("/", 1)[0] == name]
+            if mine:
+                count = counts.setdefault("/".join(folders[:k]), [0, 0])
+                count[0] += sum(f"{parent}/{m}" in held for m in mine)
+                count[1] += len(mine)
+    found: dict[str, str] = {}
+    for folder, (there, total) in counts.items():
+        if there < 2 or there * 4 < total * 3:
+            continue
+        copy = folder.split("/")
+        if "/".join(copy[:-1]) not in packages:
+            copy = copy[:-1]
+            if copy[-1] in _SOURCE_FOLDERS and len(copy) > 1 and "/".join(copy[:-1]) not in packages:
                 copy = copy[:-1]
-                if copy[-1] in _SOURCE_FOLDERS and len(copy) > 1 and "/".join(copy[:-1]) not in packages:
-                    copy = copy[:-1]
-            found["/".join(copy) + "/"] = name
-            break
+        found["/".join(copy) + "/"] = folder.rsplit("/", 1)[-1]
     return {folder: name for folder, name in found.items()
             if not any(other != folder and folder.startswith(other) for other in found)}
 
