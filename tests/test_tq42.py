@@ -332,3 +332,33 @@ def test_fa2_path_under_a_pin_allowing_older_releases_stays(tmp_path: Path):
 def test_fa2_path_under_the_roots_exact_pin_is_info(tmp_path: Path):
     found = _tree(tmp_path, _fa_tree({"requirements.txt": "torch\ntransformers==4.57.0\n"}))
     assert _in(found, "monkey_patch.py")[_line(PATCH, "import _flash_attention_forward")]["NPU332"] == "info"
+
+
+SKIPPED_MODULE = b'''import pytest
+import torch
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skip(reason="HF afmoe model does not support flash attention 2")]
+
+DEVICE = torch.device("cuda")
+
+
+def test_afmoe_attn_only():
+    with torch.device("cuda"):
+        model = torch.nn.Linear(2, 2)
+    assert model.weight.device.type == "cuda"
+'''
+
+MARKED_MODULE = SKIPPED_MODULE.replace(b', pytest.mark.skip(reason="HF afmoe model does not support flash attention 2")',
+                                       b"")
+
+
+def test_a_module_skip_mark_gates_every_test():
+    found = _findings(SKIPPED_MODULE, "tests/unit/test_afmoe.py")
+    assert found[_at(SKIPPED_MODULE, b'with torch.device("cuda")')]["NPU003"] == "warning"
+    # module-level code runs at collection: it keeps its error
+    assert found[_at(SKIPPED_MODULE, b'DEVICE = torch.device("cuda")')]["NPU003"] == "error"
+
+
+def test_a_module_mark_without_a_skip_gates_nothing():
+    found = _findings(MARKED_MODULE, "tests/unit/test_afmoe.py")
+    assert found[_at(MARKED_MODULE, b'with torch.device("cuda")')]["NPU003"] == "error"
