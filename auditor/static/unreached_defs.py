@@ -2153,7 +2153,8 @@ def apply_unreached_defs(results: list, project: Any) -> int:
 def _lower_copies(results: list, project: Any) -> int:
     """In a tree that no host runs (a research tree, a library): the findings of code inside a copied package
     (`_vendored_copies`) that nothing the tree runs reaches (`_copy_entries`, then `_unreached`), lowered to info;
-    code outside the copies is never touched. The count lowered."""
+    code outside the copies, and the files of a copy the tree runs itself (its scripts), are never touched. The count
+    lowered."""
     copies = _vendored_copies(project)
     if not copies or not any(r.findings for r in results if r.path.endswith(".py") and r.path.startswith(tuple(copies))):
         return 0
@@ -2170,8 +2171,9 @@ def _lower_copies(results: list, project: Any) -> int:
     unimported = set() if any(facts[rel].get("dynamic") for rel in loaded if rel in facts) else \
         {rel for rel in facts if rel.startswith(tuple(copies)) and rel not in loaded}
     words = _config_words(project, results, tuple(copies))
+    # (only files of the copies the tree does not run itself: a script of a copy's checkout keeps its findings)
     spans = {rel: found for rel, found in _unreached(facts, words, unimported).items()
-             if rel.startswith(tuple(copies))}
+             if rel.startswith(tuple(copies)) and rel not in entries}
     notes = {rel: _VENDORED_NOTE.format(copy.rstrip("/"), name) for rel in spans
              for copy, name in copies.items() if rel.startswith(copy)}
     return _lower_spans(results, {rel: {} for rel in spans}, spans, notes, set())
