@@ -1804,6 +1804,9 @@ _VENDORED_NOTE = ("nothing this tree runs reaches it: `{}` holds a copy of anoth
 _SOURCE_FOLDERS = frozenset({"src", "python", "lib"})
 # the folders of a copied checkout whose scripts a user runs by hand (besides its top-level scripts)
 _COPY_RUN_FOLDERS = _APP_TOOL_FOLDERS | {"demo"}
+# the files of a project's checkout: its build and install metadata, torch.hub's entry file, its licence
+_CHECKOUT_FILE = re.compile(r"^(?:setup\.py|setup\.cfg|pyproject\.toml|hubconf\.py|requirements[\w.-]*\.txt|"
+                            r"LICEN[CS]E(?:\.\w+)?|COPYING)$")
 _SHELL_MODULE = re.compile(r"(?:^|\s)-m\s+([A-Za-z_]\w*(?:\.\w+)*)")     # `python3 -m verl.trainer.main_ppo \`
 
 
@@ -1817,10 +1820,12 @@ def _vendored_copies(project: Any) -> dict[str, str]:
     the tree, Grounded-SAM-2's `grounding_dino.groundingdino.util`, is the tree's own). Not a folder named like a
     package it holds by chance (`modelopt/torch/` importing the real `torch.nn`), nor `src/pkg`, `python/pkg`, `lib/pkg`
     under the root, nor one named like a top-level package of the tree's own (a monorepo's
-    `packages/prime-rl-configs/src/prime_rl` beside `src/prime_rl`), nor one inside a test suite or examples folder. The copy is the package's
-    folder, or its parent when that is a plain folder (no `__init__.py`: the other project's checkout, with its
-    scripts, `hubconf.py`, `setup.py`), and the checkout above a `src/` folder (`LLaMA-Factory/src/llamafactory` ->
-    `LLaMA-Factory/`). A copy inside another is part of it. The imports come from the files' cached import-graph facts."""
+    `packages/prime-rl-configs/src/prime_rl` beside `src/prime_rl`), nor one inside a test suite or examples folder.
+    The copy is the package's folder when its parent is a package of the tree (InternNav's `diffusion_policy`, which
+    cannot import itself by its bare name as part of the tree's package), or else its parent, a plain folder that must
+    hold the checkout's own files (`setup.py`, `pyproject.toml`, `hubconf.py`, a requirements file, a licence:
+    `_CHECKOUT_FILE`), and the checkout above a `src/` folder (`LLaMA-Factory/src/llamafactory` -> `LLaMA-Factory/`).
+    A copy inside another is part of it. The imports come from the files' cached import-graph facts."""
     paths = getattr(project, "paths", {})
     python = [rel for rel in paths if rel.endswith(".py")]
     packages = {rel.removesuffix("/__init__.py") for rel in python if rel.endswith("/__init__.py")}
@@ -1856,6 +1861,12 @@ def _vendored_copies(project: Any) -> dict[str, str]:
             copy = copy[:-1]
             if copy[-1] in _SOURCE_FOLDERS and len(copy) > 1 and "/".join(copy[:-1]) not in packages:
                 copy = copy[:-1]
+            # a plain folder is another project's checkout only with that project's own files (wetts' `vits/`, run
+            # from its folder as `python train.py`, is the tree's own code)
+            checkout = "/".join(copy) + "/"
+            if not any(rel.startswith(checkout) and "/" not in rel[len(checkout):]
+                       and _CHECKOUT_FILE.match(rel[len(checkout):]) for rel in paths):
+                continue
         found["/".join(copy) + "/"] = folder.rsplit("/", 1)[-1]
     return {folder: name for folder, name in found.items()
             if not any(other != folder and folder.startswith(other) for other in found)}
