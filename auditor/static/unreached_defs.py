@@ -1874,7 +1874,8 @@ def _vendored_copies(project: Any) -> dict[str, str]:
 
 def _shell_launches(project: Any) -> set[str]:
     """The files the tree's shell scripts run, as path stems from any sys.path root: `python a/b.py` -> a/b, `python3
-    -m verl.trainer.main_ppo` -> verl/trainer/main_ppo (matched against a file's path end, `_launched`)."""
+    -m verl.trainer.main_ppo` -> verl/trainer/main_ppo, `-m lm_eval` -> lm_eval, lm_eval/__main__ (matched against a
+    file's path end, `_launched`)."""
     from auditor.source import SourceError
     from auditor.static.project_imports import read_counted
 
@@ -1888,8 +1889,9 @@ def _shell_launches(project: Any) -> set[str]:
             text = read_counted(project, path).decode("utf-8", errors="replace")
         except (OSError, SourceError):
             continue
-        out.update(m.replace(".", "/") for line in text.splitlines() if not line.lstrip().startswith("#")
-                   for m in _SHELL_MODULE.findall(line))
+        modules = {m.replace(".", "/") for line in text.splitlines() if not line.lstrip().startswith("#")
+                   for m in _SHELL_MODULE.findall(line)}
+        out.update(modules | {f"{m}/__main__" for m in modules})       # `python -m lm_eval` runs lm_eval/__main__.py
     return out
 
 
