@@ -37,6 +37,7 @@ from auditor.static.vendor_packages import apply_vendor_packages
 from auditor.static.declared_vendor import apply_declared_vendor
 from auditor.static.liger_ascend import apply_liger_ascend
 from auditor.static.mmcv_npu_pins import apply_mmcv_npu_pins
+from auditor.static.transformers_npu_release import apply_transformers_npu_release
 from auditor.static.vendor_dispatch import apply_vendor_dispatch_tree
 from auditor.static.cuda_helpers import drop_tree_cuda_helpers
 from auditor.static.backends import apply_ascend_project, apply_other_backend_files, apply_transfer_packages
@@ -281,6 +282,7 @@ def run_static(
     apply_declared_vendor(run.results, found.files, project)   # `setup(name="optimum-amd")`: another accelerator's (t11w)
     apply_liger_ascend(run.results)   # Liger-Kernel >= 0.8 dispatches to its Ascend backend
     apply_mmcv_npu_pins(run.results)   # mmcv's NPU-built ops read against the mmcv release the tree pins (tk39)
+    apply_transformers_npu_release(run.results, project)   # transformers >= 4.51 runs its FA2 path on torch_npu (tq42)
     apply_ascend_scripts(run.results, project)       # CUDA_DEVICE_MAX_CONNECTIONS=1 in a script that sets up Ascend
     apply_shim_twins(run.results)    # `long_vita_megatron/x.py` beside its Ascend copy `long_vita_modellink/x.py`
     apply_hydra_configs(run.results, found.files, project)    # configs an Ascend Hydra entry reads (npu_native.py)

@@ -282,21 +282,28 @@ def conda_archive_symbols(path: str) -> list[str]:
 # an unpinned requirement): read once here, with `packaging`, and from the cache on a warm run
 PINS_KEY = "pins"
 # distributions whose version specifiers the tree passes read (liger_ascend.py; mmcv_npu_pins.py, tk39)
-KEPT_PINS = frozenset({"liger-kernel", "mmcv", "mmcv-full"})
+KEPT_PINS = frozenset({"liger-kernel", "mmcv", "mmcv-full", "transformers"})
 
 
-def tree_pins(results: list, names: tuple[str, ...], files: re.Pattern[str]) -> list[tuple[str, str]] | None:
-    """(distribution, specifier) of each requirement of `names` (KEPT_PINS) that the tree's metadata files (paths
-    `files` matches) make, as kept in their summaries under PINS_KEY ('' for an unpinned requirement); None when no
-    such file requires any of them. The one reader of kept pins (liger_ascend.py, mmcv_npu_pins.py)."""
-    found: list[tuple[str, str]] | None = None
+def pins_by_file(results: list, names: tuple[str, ...], files: re.Pattern[str]) -> dict[str, list[tuple[str, str]]]:
+    """Per metadata file (path `files` matches) that requires any of `names` (KEPT_PINS): (distribution, specifier) of
+    each such requirement, as kept in its summary under PINS_KEY ('' for an unpinned requirement). The one reader of
+    kept pins (liger_ascend.py, mmcv_npu_pins.py through tree_pins; transformers_npu_release.py)."""
+    out: dict[str, list[tuple[str, str]]] = {}
     for r in results:
         pins = (getattr(r, "summary", None) or {}).get(PINS_KEY) or {}
         if files.search(r.path):
             for name in names:
                 if name in pins:
-                    found = (found or []) + [(name, spec) for spec in pins[name]]
-    return found
+                    out.setdefault(r.path, []).extend((name, spec) for spec in pins[name])
+    return out
+
+
+def tree_pins(results: list, names: tuple[str, ...], files: re.Pattern[str]) -> list[tuple[str, str]] | None:
+    """(distribution, specifier) of each requirement of `names` (KEPT_PINS) that the tree's metadata files (paths
+    `files` matches) make ('' for an unpinned requirement); None when no such file requires any of them."""
+    found = [pin for pins in pins_by_file(results, names, files).values() for pin in pins]
+    return found or None
 
 
 def _keep_pin(col: Collector, req: Requirement | None) -> None:

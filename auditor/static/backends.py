@@ -196,8 +196,19 @@ _SKIP_FUNCS = frozenset({"pytest.skip", "self.skipTest", "skipTest"})
 _CUDA_TEXT = re.compile(r"\bcuda\b|\bgpu\b", re.I)
 
 
+def _sets_up(stmt: ast.stmt) -> bool:
+    """An import, or `pytest.importorskip("torch")`: a statement that only makes the test's packages available
+    (tq42: InternNav's `test_gpu_feature` imports torch, then skips without CUDA)."""
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return True
+    call = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
+    return isinstance(call, ast.Call) and ast.unparse(call.func).rsplit(".", 1)[-1] == "importorskip"
+
+
 def _skip_gate_marks(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Span]:
     body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    while body and _sets_up(body[0]):
+        body = body[1:]
     first = body[0] if body else None
     if not (isinstance(first, ast.If) and not first.orelse and len(first.body) == 1):
         return []
@@ -232,6 +243,16 @@ def _skip_gate_marks(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Span]:
         if compared & {p.strip() for v in listed if isinstance(v, str) for p in v.split(",")}:
             marks.append(line_span(dec))
     return marks
+
+
+def _stored_mark(stmt: ast.stmt) -> bool:
+    """`requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason=...)`: a skip mark stored under a name
+    that tests wear as a decorator (tq42: setfit's `torch_cuda_available`); the check selects where they run, like the
+    mark written on the test (gates.py reads the tests it marks). Not `pytestmark`, which gates.py reads itself."""
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+        and stmt.targets[0].id != "pytestmark" and isinstance(stmt.value, ast.Call) \
+        and ast.unparse(stmt.value.func).rsplit(".", 1)[-1] in ("skipif", "skipIf", "skipUnless") \
+        and bool(_MARK.search(ast.unparse(stmt.value.func)))
 
 
 def _assumes_cuda(stmt: ast.stmt) -> bool:
@@ -569,6 +590,8 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
                     d, ast.Call) else d)))
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 ctx.test_marks.extend(_skip_gate_marks(stmt))
+            elif _stored_mark(stmt):
+                ctx.test_marks.append(line_span(stmt))
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 if guarded:
                     ctx.guarded_imports.update(range(start, end + 1))

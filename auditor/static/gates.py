@@ -808,6 +808,16 @@ def _cuda_pytestmark(stmt: ast.stmt, flags: set[str]) -> bool:
     return any(isinstance(m, ast.Call) and _cuda_decorator(m, flags) for m in marks)
 
 
+def _skip_pytestmark(stmt: ast.stmt) -> bool:
+    """`pytestmark = [pytest.mark.gpu, pytest.mark.skip(reason="...")]` (or the skip alone): every test of the module
+    (or class) is skipped on any backend, as under `@pytest.mark.skip` (tq42: prime-rl's `test_afmoe.py`)."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id == "pytestmark"):
+        return False
+    marks = stmt.value.elts if isinstance(stmt.value, (ast.List, ast.Tuple)) else [stmt.value]
+    return any(_skip_decorator(m) for m in marks)
+
+
 _SKIP_CALLS = frozenset({"pytest.skip", "self.skipTest", "skipTest", "pytest.exit", "sys.exit", "exit", "quit",
                          "unittest.skip"})
 
@@ -885,6 +895,10 @@ def _built_gates(tree: ast.Module, extra: frozenset[str]) -> Gates:
             for stmt in stmts:
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and stmt.body:
                     add(_stmt_region(stmt.body[0], stmt.body[-1]), _TEST_MARK)
+        if any(_skip_pytestmark(s) for s in stmts):
+            for stmt in stmts:      # (a skip mark applies to the module's tests, not to its module-level code)
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and stmt.body:
+                    add(_stmt_region(stmt.body[0], stmt.body[-1]), _SKIP_MARK)
         for i, stmt in enumerate(stmts):
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 imported(stmt, guarded)

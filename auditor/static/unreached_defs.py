@@ -1119,16 +1119,19 @@ def _named_by_nothing(facts: dict[str, dict[str, Any]], config_words: Collection
         out |= more
 
 
-def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] = ()) -> dict[str, list[tuple[int, int]]]:
+def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] = (),
+               unimported: Collection[str] = ()) -> dict[str, list[tuple[int, int]]]:
     """Per file, the line spans of top-level definitions no reached region reads (to a fixed point). `config_words`:
-    the words of the tree's configs (`target: taming.modules.vqvae.quantize.GumbelQuantize`), each reached."""
+    the words of the tree's configs (`target: taming.modules.vqvae.quantize.GumbelQuantize`), each reached.
+    `unimported`: files known to load nothing more (no import reaches them), besides those nothing names."""
     # any folder or module of the tree may be a root on sys.path (`sys.path.append(modules_path)`, then
     # `import impact.core as core` for modules/impact/core.py): an attribute of one of them is the tree's own
     own_roots = {part.removesuffix(".py") for rel in facts for part in rel.split("/")}
 
     # a config's dotted path names the modules on it (`target: lvdm.models.ddpm3d.LatentDiffusion`); a bare word (a
     # key, a mode: "sample") names none (pd25)
-    unloaded = _unnamed_files(facts, {part for word in config_words if "." in word for part in word.split(".")})
+    unloaded = _unnamed_files(facts, {part for word in config_words if "." in word for part in word.split(".")}) \
+        | set(unimported)
     defined: dict[str, set[str]] = {}       # top-level name -> the files defining it
     for rel, f in facts.items():
         if rel in unloaded:     # a module nothing loads defines nothing that runs (pd18: VEnhancer's CLI script
@@ -1595,10 +1598,11 @@ def _unread_spans(rel: str, f: dict[str, Any], index: _PackIndex,
             if not index.imported.get(name, set()) - {rel} and name not in read]
 
 
-def _config_words(project: Any, results: list) -> set[str]:
+def _config_words(project: Any, results: list, dotted_only: tuple[str, ...] = ()) -> set[str]:
     """The words of the tree's YAML / JSON / TOML / INI files (a config may name a class to build by its dotted
     path), read once per run of a node pack; a file over _CONFIG_BYTES or unreadable adds none, nor does one under a
-    test, example or training folder (`_TRAINING_FOLDER`)."""
+    test, example or training folder (`_TRAINING_FOLDER`). A config under a folder of `dotted_only` adds its dotted
+    paths only (tq42: a copied project's own settings, DINOv2's `enable: true`, build nothing of the tree's)."""
     from auditor.source import SourceError
     from auditor.static.project_imports import read_counted
 
@@ -1611,7 +1615,8 @@ def _config_words(project: Any, results: list) -> set[str]:
                 data = read_counted(project, path, _CONFIG_BYTES)
             except (OSError, SourceError):
                 continue
-            words.update(w.decode() for w in _WORD.findall(data))
+            dotted = rel.startswith(dotted_only) if dotted_only else False
+            words.update(w.decode() for w in _WORD.findall(data) if not dotted or b"." in w)
     return words
 
 
@@ -1789,6 +1794,167 @@ def _app_entries(project: Any) -> set[str]:
             root = {rel for rel in python if "/" not in rel and rel != "setup.py"}
             return root | scripts | (launched & set(paths)) | tools | _build_folder_scripts(python)
     return set()
+
+
+# tq42: a copy of another project's package carried below the root of a research tree or library
+_VENDORED_NOTE = ("nothing this tree runs reaches it: `{}` holds a copy of another project's package `{}` (it imports "
+                  "itself by that name from below this tree's root), of which this tree imports or runs only part; "
+                  "port it if you run that program")
+# a root folder whose packages a project installs from (`src/pkg`, `python/pkg`, `lib/pkg`): the tree's own layout
+_SOURCE_FOLDERS = frozenset({"src", "python", "lib"})
+# the folders of a copied checkout whose scripts a user runs by hand (besides its top-level scripts)
+_COPY_RUN_FOLDERS = _APP_TOOL_FOLDERS | {"demo"}
+# the files of a project's checkout: its build and install metadata, torch.hub's entry file, its licence
+_CHECKOUT_FILE = re.compile(r"^(?:setup\.py|setup\.cfg|pyproject\.toml|hubconf\.py|requirements[\w.-]*\.txt|"
+                            r"LICEN[CS]E(?:\.\w+)?|COPYING)$")
+_SHELL_MODULE = re.compile(r"(?:^|\s)-m\s+([A-Za-z_]\w*(?:\.\w+)*)")     # `python3 -m verl.trainer.main_ppo \`
+
+
+def _vendored_copies(project: Any) -> dict[str, str]:
+    """The copies of other projects' packages a tree carries below its root (tq42, heldout45 / heldout46): folder ->
+    package name. A package folder at least two levels down (`torchhub/facebookresearch_dinov2_main/dinov2`,
+    `internnav/model/encoder/diffusion_policy`, `scripts/adapet/ADAPET/src`) whose own modules import its submodules
+    by its bare name (`from dinov2.layers import ...`), three in four such imports at least naming a module the folder
+    holds (PromptDA's DINOv2 copy left out `dinov2/data`, which only its programs import), was the top-level package
+    of another repository: it runs only with its parent on sys.path (a copy adapted to import itself by its path in
+    the tree, Grounded-SAM-2's `grounding_dino.groundingdino.util`, is the tree's own). Not a folder named like a
+    package it holds by chance (`modelopt/torch/` importing the real `torch.nn`), nor `src/pkg`, `python/pkg`, `lib/pkg`
+    under the root, nor one named like a top-level package of the tree's own (a monorepo's
+    `packages/prime-rl-configs/src/prime_rl` beside `src/prime_rl`), nor one inside a test suite or examples folder.
+    The copy is the package's folder when its parent is a package of the tree (InternNav's `diffusion_policy`, which
+    cannot import itself by its bare name as part of the tree's package), or else its parent, a plain folder that must
+    hold the checkout's own files (`setup.py`, `pyproject.toml`, `hubconf.py`, a requirements file, a licence:
+    `_CHECKOUT_FILE`), and the checkout above a `src/` folder (`LLaMA-Factory/src/llamafactory` -> `LLaMA-Factory/`).
+    A copy inside another is part of it. The imports come from the files' cached import-graph facts."""
+    paths = getattr(project, "paths", {})
+    python = [rel for rel in paths if rel.endswith(".py")]
+    packages = {rel.removesuffix("/__init__.py") for rel in python if rel.endswith("/__init__.py")}
+    # a module path below a folder: `a/b/c.py` -> a/b/c, a/b (what `from <folder name>.b.c import x` may load there)
+    held = {"/".join(rel.removesuffix(".py").split("/")[:k]) for rel in python for k in range(1, rel.count("/") + 2)}
+    # the tree's own top-level packages: its root folders holding Python code, `src/x/` for a `src/` folder
+    own = {rel.split("/")[1] if rel.split("/")[0] in _SOURCE_FOLDERS else rel.split("/")[0]
+           for rel in python if rel.count("/") >= (2 if rel.split("/")[0] in _SOURCE_FOLDERS else 1)}
+    counts: dict[str, list[int]] = {}       # candidate package folder -> [imports held there, imports in all]
+    for rel in python:
+        folders = rel.split("/")[:-1]
+        if len(folders) < 2 or any(part in _BENCH_FOLDERS for part in folders):
+            continue
+        # the submodules it imports by absolute name (`from dinov2.layers import Mlp` -> dinov2/layers; a bare
+        # `import torch` names the folder only, which says nothing)
+        modules = [str(load[0]).replace(".", "/") for load in (project.facts(rel) or {}).get("load", ())
+                   if load and load[0] and not str(load[0]).startswith(".") and "." in str(load[0])]
+        for k in range(len(folders), 1, -1):
+            name, parent = folders[k - 1], "/".join(folders[:k - 1])
+            if name in own or k == 2 and folders[0] in _SOURCE_FOLDERS:
+                continue
+            mine = [m for m in modules if m.split("/", 1)[0] == name]
+            if mine:
+                count = counts.setdefault("/".join(folders[:k]), [0, 0])
+                count[0] += sum(f"{parent}/{m}" in held for m in mine)
+                count[1] += len(mine)
+    found: dict[str, str] = {}
+    for folder, (there, total) in counts.items():
+        if there < 2 or there * 4 < total * 3:
+            continue
+        copy = folder.split("/")
+        if "/".join(copy[:-1]) not in packages:
+            copy = copy[:-1]
+            if copy[-1] in _SOURCE_FOLDERS and len(copy) > 1 and "/".join(copy[:-1]) not in packages:
+                copy = copy[:-1]
+            # a plain folder is another project's checkout only with that project's own files (wetts' `vits/`, run
+            # from its folder as `python train.py`, is the tree's own code)
+            checkout = "/".join(copy) + "/"
+            if not any(rel.startswith(checkout) and "/" not in rel[len(checkout):]
+                       and _CHECKOUT_FILE.match(rel[len(checkout):]) for rel in paths):
+                continue
+        found["/".join(copy) + "/"] = folder.rsplit("/", 1)[-1]
+    return {folder: name for folder, name in found.items()
+            if not any(other != folder and folder.startswith(other) for other in found)}
+
+
+def _shell_launches(project: Any) -> set[str]:
+    """The files the tree's shell scripts run, as path stems from any sys.path root: `python a/b.py` -> a/b, `python3
+    -m verl.trainer.main_ppo` -> verl/trainer/main_ppo, `-m lm_eval` -> lm_eval, lm_eval/__main__ (matched against a
+    file's path end, `_launched`)."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    out: set[str] = set()
+    for rel, path in getattr(project, "paths", {}).items():
+        if not rel.endswith(_SHELL_SUFFIXES):
+            continue
+        for folders, name in (project.facts(rel) or {}).get("launch", ()):
+            out.add("/".join([*folders, name.removesuffix(".py")]))
+        try:
+            text = read_counted(project, path).decode("utf-8", errors="replace")
+        except (OSError, SourceError):
+            continue
+        modules = {m.replace(".", "/") for line in text.splitlines() if not line.lstrip().startswith("#")
+                   for m in _SHELL_MODULE.findall(line)}
+        out.update(modules | {f"{m}/__main__" for m in modules})       # `python -m lm_eval` runs lm_eval/__main__.py
+    return out
+
+
+def _copy_entries(project: Any, copies: Collection[str]) -> set[str]:
+    """The Python files a tree with copied packages runs itself: every file outside the copies (the tree's own code,
+    a library's public modules), each copy's top-level scripts (`hubconf.py`, which torch.hub runs; a `setup.py`) and
+    the files of its `scripts/`, `tools/`, `bin/`, `demo/` folders and of its own test suite and examples (a user may
+    run any of them), and any file the tree's shell scripts run. The rest of a copy runs only as far as these import,
+    call or name it."""
+    launched = _shell_launches(project)
+    out: set[str] = set()
+    for rel in getattr(project, "paths", {}):
+        if not rel.endswith(".py"):
+            continue
+        copy = next((c for c in copies if rel.startswith(c)), None)
+        inner = rel[len(copy):].split("/") if copy else []
+        if copy is None or len(inner) == 1 or inner[0] in _COPY_RUN_FOLDERS | _BENCH_FOLDERS \
+                or _launched(rel, launched):
+            out.add(rel)
+    return out
+
+
+def _imported_files(project: Any, starts: Collection[str]) -> set[str]:
+    """The Python files an import from `starts` may load, transitively (tq42): every import of a loaded file, at
+    module level or inside a function, by its cached import-graph facts; an absolute module is any file whose path
+    ends with its dotted path under any sys.path root (`_is_module`), a `from m import x` also m's submodule x, a
+    relative one is resolved from the file's folder, and loading a module loads its packages' `__init__.py` files."""
+    python = [rel for rel in getattr(project, "paths", {}) if rel.endswith(".py")]
+    by_stem: dict[str, list[str]] = {}
+    for rel in python:
+        parts = rel.removesuffix(".py").split("/")
+        by_stem.setdefault(parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1], []).append(rel)
+    inits = set(python)
+
+    def modules(rel: str, module: str, names: Collection[str]) -> set[str]:
+        dotted = module.lstrip(".")
+        level = len(module) - len(dotted)
+        if level:
+            folders = rel.split("/")[:-1]
+            if level - 1 > len(folders):
+                return set()
+            base = "/".join(folders[:len(folders) - level + 1] + ([dotted.replace(".", "/")] if dotted else []))
+            paths = [base, *(f"{base}/{n}" if base else n for n in names)]
+            return {p for path in paths for p in (f"{path}.py", f"{path}/__init__.py") if p in inits}
+        out: set[str] = set()
+        for target in (dotted, *(f"{dotted}.{n}" for n in names)):
+            out.update(f for f in by_stem.get(target.rsplit(".", 1)[-1], ()) if _is_module(f, target))
+        return out
+
+    loaded: set[str] = set()
+    todo = list(starts)
+    while todo:
+        rel = todo.pop()
+        if rel in loaded:
+            continue
+        loaded.add(rel)
+        folders = rel.split("/")[:-1]
+        more = {"/".join(folders[:k] + ["__init__.py"]) for k in range(1, len(folders) + 1)} & inits
+        for module, names, *_ in (project.facts(rel) or {}).get("load", ()):
+            if module:
+                more |= modules(rel, str(module), [n for n in names if n != "*"])
+        todo.extend(more - loaded)
+    return loaded
 
 
 def _host(results: list, project: Any) -> tuple[str, set[str]]:
@@ -1984,7 +2150,7 @@ def apply_unreached_defs(results: list, project: Any) -> int:
         return 0
     host_note, entries = _host(results, project)
     if not host_note:
-        return lower_unnamed_guarded_uses(results, project)
+        return _lower_copies(results, project) + lower_unnamed_guarded_uses(results, project)
     app = host_note == _APP_NOTE
     facts = _pack_facts(results, project, entries, app) if host_note else {}
     if not facts:
@@ -1994,6 +2160,42 @@ def apply_unreached_defs(results: list, project: Any) -> int:
     launchers = set() if app else _unrun_launchers(project, facts)
     for rel in () if app else _unbuilt_kernels(results, facts, spans):
         spans[rel] = [(1, _END)]
+    return _lower_spans(results, facts, spans, host_note, launchers)
+
+
+def _lower_copies(results: list, project: Any) -> int:
+    """In a tree that no host runs (a research tree, a library): the findings of code inside a copied package
+    (`_vendored_copies`) that nothing the tree runs reaches (`_copy_entries`, then `_unreached`), lowered to info;
+    code outside the copies, and the files of a copy the tree runs itself (its scripts), are never touched. The count
+    lowered."""
+    copies = _vendored_copies(project)
+    if not copies or not any(r.findings for r in results if r.path.endswith(".py") and r.path.startswith(tuple(copies))):
+        return 0
+    entries = _copy_entries(project, copies)
+    facts = _pack_facts(results, project, entries)
+    if not facts:
+        return 0
+    for rel in entries:         # a script of the tree's own (or one its shell scripts run) runs its `__main__` block
+        facts[rel]["script"] = True
+    # a copy's module that no import from the entries loads, transitively, runs nothing (DINOv2's `train/` and `eval/`
+    # programs beside the backbone PromptDA loads through hubconf.py), unless a loaded file loads modules by a
+    # computed name
+    loaded = _imported_files(project, entries)
+    unimported = set() if any(facts[rel].get("dynamic") for rel in loaded if rel in facts) else \
+        {rel for rel in facts if rel.startswith(tuple(copies)) and rel not in loaded}
+    words = _config_words(project, results, tuple(copies))
+    # (only files of the copies the tree does not run itself: a script of a copy's checkout keeps its findings)
+    spans = {rel: found for rel, found in _unreached(facts, words, unimported).items()
+             if rel.startswith(tuple(copies)) and rel not in entries}
+    notes = {rel: _VENDORED_NOTE.format(copy.rstrip("/"), name) for rel in spans
+             for copy, name in copies.items() if rel.startswith(copy)}
+    return _lower_spans(results, {rel: {} for rel in spans}, spans, notes, set())
+
+
+def _lower_spans(results: list, facts: dict[str, dict[str, Any]], spans: dict[str, list[tuple[int, int]]],
+                 host_note: str | dict[str, str], launchers: Collection[str]) -> int:
+    """Lowers to info the findings inside `spans` (or a file's availability probes, or a launcher nothing runs) that no
+    other pass lowered with its own reason; `host_note` says why, for the tree or per file. The count lowered."""
     lowered = 0
     for r in results:
         inside = spans.get(r.path, [])
@@ -2004,8 +2206,9 @@ def apply_unreached_defs(results: list, project: Any) -> int:
             if finding.severity == "info" and (finding.data or {}).get("context"):
                 continue        # another pass's reason stays (`overridden-default`, `other-backend`, ...)
             missing = facts.get(r.path, {}).get("missing")
+            unreached = host_note if isinstance(host_note, str) else host_note.get(r.path, "")
             note = _LAUNCHER_NOTE if r.path in launchers else \
-                (_MISSING_NOTE.format(", ".join(missing)) if missing else host_note) \
+                (_MISSING_NOTE.format(", ".join(missing)) if missing else unreached) \
                 if any(first <= finding.line <= last for first, last in inside) else \
                 _PROBE_NOTE if any(first <= finding.line <= last for first, last in probes) else None
             if note:

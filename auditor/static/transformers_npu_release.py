@@ -1,0 +1,106 @@
+"""transformers' FlashAttention-2 plumbing read against the transformers release the tree pins (tq42; TUNED on
+heldout45's ReasonFlux / MARTI rows).
+
+NPU332 (rules/attention_transformers_fa.yaml) reports imports and calls of `transformers.modeling_flash_attention_utils`
+(`_flash_attention_forward`, `_upad_input`, ...): severity_policy says `unverified`, since whether the path runs on
+Ascend depends on the transformers release. From transformers 4.51.0 on it does: the 4.51.0 wheel on PyPI ships
+`transformers/integrations/npu_flash_attention.py` ("FlashAttention2 is supported on Ascend NPU"; absent from 4.50.0),
+and `modeling_flash_attention_utils.py` takes its flash-attention functions from it when `is_torch_npu_available()`
+("flash-attention can be used on Ascend NPU without package `flash-attn`"; docs/recall.md, lead decision 52). So a
+finding under a folder whose requirements allow only such releases is settled: the path runs on Ascend through
+torch_npu's fused attention, and the finding is info. The requirements that govern a file are those of the nearest
+folder above it (or its own) whose metadata files require transformers, and of them an Ascend-named requirements file
+(`requirements-npu.txt`, the install for Ascend) when there is one (verl's `transformers>=4.52.0`); an unpinned
+requirement, or any release before 4.51.0 allowed, leaves the finding as it is. A patch that replaces the function
+(`transformers.modeling_flash_attention_utils._flash_attention_forward = ring_forward`) installs other code: it stays.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
+
+from auditor.findings import as_info
+from auditor.project.requirements import pins_by_file
+
+RULES = frozenset({"transformers-flash-attention-forward"})
+FIRST_NPU_RELEASE = Version("4.51.0")
+# releases before it, the last of each minor line from 4.30 (a specifier admitting one allows a release without the
+# NPU path), and releases from it on (a specifier must admit one of them)
+_OLDER = tuple(Version(v) for v in ("4.50.3", "4.50.0", "4.49.0", "4.48.3", "4.47.1", "4.46.3", "4.45.2", "4.44.2",
+                                    "4.43.4", "4.42.4", "4.41.2", "4.40.2", "4.38.2", "4.36.2", "4.34.1", "4.30.2",
+                                    "4.0.0", "3.5.1"))
+_NEWER = tuple(Version(v) for v in ("4.51.0", "4.51.3", "4.52.4", "4.53.3", "4.55.4", "4.57.0", "4.57.1", "5.0.0", "99"))
+_METADATA = re.compile(r"(^|/)(requirements[^/]*\.txt|requirement\.txt|pyproject\.toml|setup\.py|setup\.cfg"
+                       r"|environment[^/]*\.ya?ml)$")
+_ASCEND_FILE = re.compile(r"(?:^|[-_.])(?:npu|ascend)(?:$|[-_.])", re.IGNORECASE)
+_CONTEXT = "transformers-npu-release"
+
+
+def npu_release_only(specs: list[str]) -> bool:
+    """Whether every specifier allows only transformers releases from FIRST_NPU_RELEASE on ('' allows any)."""
+    sets = []
+    for spec in specs:
+        if not spec:
+            return False
+        try:
+            sets.append(SpecifierSet(spec))
+        except InvalidSpecifier:
+            return False
+    return bool(sets) and all(not any(s.contains(v, prereleases=True) for v in _OLDER)
+                              and any(s.contains(v, prereleases=True) for v in _NEWER) for s in sets)
+
+
+def governing_pins(path: str, by_file: dict[str, list[tuple[str, str]]]) -> tuple[str, list[str]] | None:
+    """(folder, specifiers) of the requirements that govern `path`: the nearest folder at or above it whose metadata
+    files require transformers, its Ascend-named requirement files alone when it has any."""
+    folders = path.split("/")[:-1]
+    for k in range(len(folders), -1, -1):
+        folder = "/".join(folders[:k])
+        here = {rel: pins for rel, pins in by_file.items() if rel.rsplit("/", 1)[0] == folder or
+                (not folder and "/" not in rel)}
+        if here:
+            ascend = {rel: pins for rel, pins in here.items() if _ASCEND_FILE.search(rel.rsplit("/", 1)[-1].rsplit(".", 1)[0])}
+            chosen = ascend or here
+            return folder, [spec for pins in chosen.values() for _, spec in pins]
+    return None
+
+
+def _replaced_lines(project: Any, rel: str) -> set[int]:
+    """The lines that assign to an attribute of transformers' flash-attention module (a patch)."""
+    held = project.source(rel) if project is not None and hasattr(project, "source") else None
+    if held is None:
+        return set()
+    return {n.lineno for n in ast.walk(held[1]) if isinstance(n, (ast.Assign, ast.AugAssign))
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+            if isinstance(t, ast.Attribute) and "modeling_flash_attention_utils" in ast.unparse(t)}
+
+
+def apply_transformers_npu_release(results: list, project: Any = None) -> int:
+    """NPU332 findings read against the transformers release their folder's requirements allow (module docstring);
+    the count lowered."""
+    marked = [r for r in results if any(f.name in RULES and f.severity != "info" for f in r.findings)]
+    if not marked:
+        return 0
+    by_file = pins_by_file(results, ("transformers",), _METADATA)
+    lowered = 0
+    for r in marked:
+        governing = governing_pins(r.path, by_file)
+        if governing is None or not npu_release_only(governing[1]):
+            continue
+        replaced = _replaced_lines(project, r.path)
+        folder, specs = governing
+        note = (f"the requirements of {folder or 'the tree root'} allow only transformers "
+                f"{', '.join(sorted(set(specs)))}: from {FIRST_NPU_RELEASE} on this path runs on Ascend through "
+                "torch_npu's fused attention (transformers/integrations/npu_flash_attention.py)")
+        for i, f in enumerate(r.findings):
+            if f.name in RULES and f.severity != "info" and f.line not in replaced:
+                r.findings[i] = as_info(f, _CONTEXT, note)
+                lowered += 1
+    return lowered
+
+
+__all__ = ["apply_transformers_npu_release", "governing_pins", "npu_release_only"]
