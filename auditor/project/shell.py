@@ -252,8 +252,9 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                 col.add(m.match_requirement(symbol), symbol, ln, c, c + len(var_path.group(0)) - 1)
     if "://" in text:
         for u in _URL_RE.finditer(text):
-            if _CUDA_INDEX_RE.search(u.group(0)):
+            if _CUDA_INDEX_RE.search(u.group(0)) and not _ARCHIVE_URL_RE.search(u.group(0)):
                 continue                 # an index URL: the pip and requirements readers report it
+                # (an archive under a CUDA folder is a download: LibTorch's `.../libtorch/cu128/libtorch-...zip`)
             symbol, rule = match_url(m, u.group(0))
             if rule is not None:
                 ln, c = where(u.start())
@@ -266,6 +267,10 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                     col.add(rule, symbol, ln, c, c + len(u.group(0)), severity="info", note=" (the repository's signing key)")
                 else:
                     col.add(rule, symbol, ln, c, c + len(u.group(0)))
+
+
+# a downloaded archive (not a package index page): `.zip`, `.tar.gz`, `.tgz`, `.tar.xz`, `.tar.bz2`
+_ARCHIVE_URL_RE = re.compile(r"\.(?:zip|tar\.gz|tgz|tar\.xz|tar\.bz2)$", re.I)
 
 
 def system_config_paths(col: Collector, m, text: str, where) -> None:
