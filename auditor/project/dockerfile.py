@@ -263,7 +263,7 @@ def _cuda_stages(instructions: list[dict]) -> list[tuple[int, int, str, list[str
 
 
 def _unread_stage_args(instructions: list[dict], lines: list[str]) -> set[int]:
-    """1-based lines of `ARG CUDA_VERSION` declarations (no default) inside a stage that nothing later in that stage
+    """1-based lines of `ARG CUDA_VERSION` declarations (with a default or none) inside a stage that nothing later in that stage
     reads (`$CUDA_VERSION`, `${CUDA_VERSION...}`): TorchServe's Dockerfile.dev declares it in its compile stage and
     reads it only in the dev stage, which declares it again. A build argument only reaches a stage that declares it,
     so the unread declaration passes nothing on (lead decision 7, a value nothing reads; tp37). ARGs before the
@@ -275,10 +275,12 @@ def _unread_stage_args(instructions: list[dict], lines: list[str]) -> set[int]:
         if kind == "FROM":
             in_stage = True
             continue
-        if kind != "ARG" or not in_stage or "=" in ins["value"]:
+        if kind != "ARG" or not in_stage:
             continue
-        name = ins["value"].strip()
-        if not re.fullmatch(r"\w+", name):
+        # with a default too (`ARG CUDNN_MAJOR_VERSION=8` beside `ARG CUDNN=8.1.0.77-1`, which the install line reads:
+        # handson-ml3's Dockerfile.gpu; tp42, project test100): a value no later line of the stage reads
+        name = ins["value"].strip().partition("=")[0].strip()
+        if not re.fullmatch(r"\w+", name) or len(ins["value"].split()) > 1:
             continue
         end = next((later["startline"] for later in instructions[i + 1:] if later["instruction"] == "FROM"),
                    len(lines))

@@ -214,6 +214,10 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
         for image in _IMAGE_RE.finditer(text):
             if "://" in text[max(0, image.start() - 3):image.start()]:
                 continue                 # a URL's host and path, not an image
+            if _BUILD_TAG_BEFORE_RE.search(text[max(0, image.start() - 400):image.start()]):
+                # `docker build --tag alphacep/kaldi-vosk-server-gpu:latest .`: the name the build gives its output,
+                # as build-push-action's `tags:` (t36b); the Dockerfile's FROM is the image pulled (tp42, test100)
+                continue
             rule = m.match_image(image.group(1))
             if rule is not None:
                 ln, c = where(image.start())
@@ -271,6 +275,30 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
 
 # a downloaded archive (not a package index page): `.zip`, `.tar.gz`, `.tgz`, `.tar.xz`, `.tar.bz2`
 _ARCHIVE_URL_RE = re.compile(r"\.(?:zip|tar\.gz|tgz|tar\.xz|tar\.bz2)$", re.I)
+
+
+def _build_output_tag(node) -> bool:
+    """The value of a container build's `-t` / `--tag` (`docker build --tag alphacep/kaldi-vosk-server-gpu:latest .`,
+    `podman build -t`, `docker buildx build --tag=...`): the name the build gives its output image, as
+    build-push-action's `tags:` (t36b); the Dockerfile's FROM is the image pulled (tp42, project test100)."""
+    command = node.parent
+    if command is None or command.type != "command":
+        return False
+    words = [c for c in command.children if c.type in ("command_name", "word", "string", "raw_string", "concatenation")]
+    texts = [c.text.decode("utf-8", errors="replace") for c in words]
+    if not texts or texts[0].rsplit("/", 1)[-1] not in ("docker", "podman", "buildah") or \
+            not any(t in ("build", "bud") for t in texts[1:3]):
+        return False
+    at = next((i for i, c in enumerate(words) if c.id == node.id), None)
+    if at is None:
+        return False
+    return texts[at].startswith(("--tag=", "-t=")) or at > 0 and texts[at - 1] in ("-t", "--tag")
+
+
+# the option that names a container build's output image, right before a reference (`docker build -t name:tag`,
+# `docker buildx build --tag=...`, `podman build -t`); a `docker run -t` is a terminal, not a tag
+_BUILD_TAG_BEFORE_RE = re.compile(r"\b(?:docker|podman|buildah)\s+(?:buildx\s+)?(?:build|bud)\b[^\n;&|]*?\s(?:-t|--tag)"
+                                  r"(?:\s+|=)[\"']?$")
 
 
 def system_config_paths(col: Collector, m, text: str, where) -> None:
@@ -602,6 +630,7 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
     environment_names = _environment_names(tree, raw, text, evaluated)
     appenders = _appender_functions(tree) if "$@" in text or "$*" in text else {}
     container_vars = _container_variables(tree.root_node) if "$" in text else {}
+    build_tags = _build_tag_variables(tree.root_node) if "$" in text and "build" in text else set()
     # the evaluated variables a command under srun / mpirun expands (`srun ... bash -c "source vars.sh && $cmd"`)
     multi_process_vars = _Everything() if multi_process else \
         _multi_process_vars(tree.root_node) & evaluated if evaluated else set()
@@ -631,7 +660,8 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
                 if name in evaluated:
                     # the command line `eval $name` runs, read in its place
                     _nested_script(col, pos, value, multi_process=name in multi_process_vars)
-            if value is not None and "IMAGE" in name.upper() and not _DERIVED_RE.match(_word(value).strip('"')):
+            if value is not None and "IMAGE" in name.upper() and not _DERIVED_RE.match(_word(value).strip('"')) \
+                    and name not in build_tags:
                 # IMAGE_NAME="nvcr.io/nvidia/pytorch:..." (not `GPU_IMAGE=$(get_gpu_image)`: a command's output)
                 ref = _word(value) if value.type != "string" else value.text.decode()[1:-1]
                 vline, vc = pos.at(value.start_point)
@@ -678,7 +708,7 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
             continue
         if (node.type in _TEXT_NODES or (node.type == "heredoc_body" and not any(
                 c.type == "heredoc_content" for c in node.children))) and not _in_message(node) \
-                and not _in_label(node):
+                and not _in_label(node) and not _build_output_tag(node):
             row, byte_col = node.start_point
             # a command's own words are read with their values by _command; options only in longer text
             own_word = node.type == "word" and node.parent is not None and node.parent.type == "command"
@@ -823,6 +853,27 @@ _RUN_GPUS_RE = re.compile(r"--gpus(?:=|$)|--runtime(?:=|$)nvidia|--device(?:=|$)
 # says which build it is (NIH HPC's wrappers: `deepvariant-gpu.sif` beside `deepvariant-cpu.sif`, `guppy-gpu.sif`)
 _IMAGE_FILE_RE = re.compile(r"(?:\S*/)?([\w.+-]+)\.(?:sif|sqsh|squashfs|simg|img)")
 _CONTAINER_COMMANDS = _CONTAINER_RUNNERS | set(_CONTAINER_GPU_FLAGS)
+
+
+def _build_tag_variables(root) -> set[str]:
+    """Variables a script expands only as a container build's output name (`IMAGE_TAG="zed_..._cuda${CUDA}"`, then
+    `docker build -t "${IMAGE_TAG}" .`; zed-ros2-wrapper, tp42): the name given to what is built, not an image pulled
+    (`_build_output_tag`). A variable also expanded in any other argument of a container command (`docker run
+    $IMAGE_TAG`) is not one."""
+    tags: set[str] = set()
+    other: set[str] = set()
+    for node in _walk(root):
+        if node.type != "command":
+            continue
+        name_node = node.child_by_field_name("name")
+        if name_node is None or _word(name_node).rsplit("/", 1)[-1] not in _CONTAINER_COMMANDS:
+            continue
+        for arg in node.children:
+            ref = _VARIABLE_REF_RE.fullmatch(_word(arg)) if arg is not name_node and arg.type in (
+                "simple_expansion", "expansion", "string") else None
+            if ref is not None:
+                (tags if _build_output_tag(arg) else other).add(ref.group(1))
+    return tags - other
 
 
 def _container_variables(root) -> dict[str, set[str]]:
