@@ -705,6 +705,12 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             if path.endswith(".options") and (".container." in f".{path}" or ".services." in f".{path}"):
                 _docker_options(col, m, value)           # GitHub Actions `container: options: --gpus all`
                 continue
+            if path.lower() == "docker.gpu_args" and isinstance(value.value, str):
+                # an MLCube's `docker: gpu_args: --runtime=nvidia` / `--gpus all`: the options MLCube's docker runner
+                # adds to `docker run` when the cube runs on a GPU (mlcommons/mlcube, mlcube_docker's config;
+                # medperf's model cubes; tp42, project test104)
+                _docker_options(col, m, value)
+                continue
             if env_entry and isinstance(value.value, str) and (held := _held_command(col.lines, key, value)):
                 blocks.append(held)          # `CIBW_BEFORE_BUILD: "env CUDA_VERSION=... build.sh"`, `- CLI_ARGS=--xformers`
             if env_entry and path.endswith(_ENV_LIST_ITEM):

@@ -1358,6 +1358,11 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
     rule = m.match_setting(name.lower(), literal)
     if rule is not None and rule.code in _SCHEDULER_REQUESTS and literal.isdigit():
         return       # GPUS_PER_NODE=8: a count the script computes with; the request is the `#SBATCH` / srun option
+    if rule is not None and rule.code == "NPU021" and name.islower() and _option_case_arm(value):
+        # `--with-cuda) with_cuda=1 ;;` (llama-gpt's run.sh): the script's own switch for its option, a lower-case
+        # shell variable no build reads from the environment; what the script then runs is the finding (lead
+        # decision 47; tp42, project test103)
+        return
     if rule is not None and rule.code == "NPU018" and _cuda_version_name(name) \
             and _CUDA_VERSION_VALUE_RE.fullmatch(literal) and "$" not in literal:
         # `PYTORCH_CUDA=12.1` then `conda install "pytorch-cuda=$PYTORCH_CUDA"`: the CUDA version the install is made
@@ -1365,6 +1370,17 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
         _cuda_version_parameter(col, m, name, literal, line, c)
     elif rule is not None and rule.code not in {r.code for r in _env_rules(col, name)}:
         col.add(rule, f"{name}={shown}", line, c, c + len(name), value=literal)
+
+
+def _option_case_arm(node) -> bool:
+    """Whether a node sits in a `case` arm whose pattern is a command-line option (`--with-cuda)`, `-g|--gpu)`)."""
+    while node is not None and node.type != "case_item":
+        node = node.parent
+    if node is None:
+        return False
+    pattern = node.child_by_field_name("value")
+    text = (pattern.text if pattern is not None else node.text.split(b")", 1)[0]).decode("utf-8", errors="replace")
+    return text.lstrip("\"'(").startswith("-")
 
 
 # a CUDA release (`10.1`, `12.4.1`), and the CUDA-named variables whose numbers are no release: GPU architectures
@@ -1943,6 +1959,7 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         _record_cmake(col, pos, words, nodes, source_tree.cwd)
     if name.rsplit("\\", 1)[-1].removesuffix(".exe") in _MAKES:
         _make_variables(col, m, pos, words, nodes)
+        _make_targets(col, m, pos, words, nodes)
         _record_make(col, pos, words, nodes, source_tree.cwd)
     if name in ("cd", "pushd"):
         source_tree.cwd = make_cd(source_tree.cwd, words[1] if len(words) > 1 else None)
@@ -2060,6 +2077,27 @@ def _make_variables(col: Collector, m, pos: _Positions, words: list[str], nodes:
             # Makefile's business, often a CPU test; the training launch says how the model trains)
             line, c = pos.at(nodes[i].start_point)
             col.add(rule, w, line, c, c + len(w), value=assign.group(2))
+
+
+def _make_targets(col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
+    """`make -j $(nproc) online2 lm rnnlm cudafeat cudadecoder`: a target the catalogue names as a CUDA part of a
+    project whose Makefile is not in the tree (Kaldi's `cub`, `cudafeat`, `cudadecoder`, built by the Vosk GPU
+    images; the requirement patterns' `make:` names). A target of the tree's own Makefile is the tree pass's
+    (auditor/project/makefile.py)."""
+    skip = False
+    for i, w in enumerate(words[1:], 1):
+        if skip:
+            skip = False
+            continue
+        if w in ("-j", "-C", "-f", "-l", "-o", "-W", "--file", "--directory", "--jobs"):
+            skip = w != "-j" or i + 1 < len(words) and words[i + 1].isdigit()
+            continue
+        if w.startswith("-") or "=" in w or "$" in w:
+            continue
+        rule = m.match_requirement("make:" + w.lower())
+        if rule is not None:
+            line, c = pos.at(nodes[i].start_point)
+            col.add(rule, f"make {w}", line, c, c + len(w))
 
 
 def _record_local_extras(col: Collector, word: str, line: int, c: int, cwd: str | None,
