@@ -283,11 +283,15 @@ def _unread_stage_args(instructions: list[dict], lines: list[str]) -> set[int]:
         end = next((later["startline"] for later in instructions[i + 1:] if later["instruction"] == "FROM"),
                    len(lines))
         later_lines = lines[ins["endline"] + 1:end]
+        # the stage's other instructions (not its ARGs, which may compose one value from parts)
+        used_lines = [ln for later in instructions[i + 1:] if later["instruction"] not in ("ARG", "FROM")
+                      and later["startline"] < end for ln in lines[later["startline"]:later["endline"] + 1]]
         if not _reads_arg(name, later_lines) and ("=" not in ins["value"] or any(
-                _reads_arg(other, later_lines) for other in _stage_arg_names(instructions, i, end) if other != name)):
-            # with a default, only beside build arguments the stage does read by name (`ARG CUDNN_MAJOR_VERSION=8`
-            # beside `ARG CUDNN=8.1.0.77-1`, which the install line reads: handson-ml3's Dockerfile.gpu; tp42,
-            # project test100): a stage whose lines read none of its ARGs may hand them to a script it runs
+                _reads_arg(other, used_lines) for other in _stage_arg_names(instructions, i, end) if other != name)):
+            # with a default, only beside build arguments the stage's instructions do read by name (`ARG
+            # CUDNN_MAJOR_VERSION=8` beside `ARG CUDNN=8.1.0.77-1`, which the install line reads: handson-ml3's
+            # Dockerfile.gpu; tp42, project test100): a stage whose instructions read none of its ARGs may hand them
+            # to a script it runs
             out.add(ins["startline"] + 1)
     return out
 
