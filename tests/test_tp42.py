@@ -193,7 +193,9 @@ VOSK_GPU = """\
 def test_kaldi_cuda_make_targets_and_have_cuda(tmp_path):
     found = _audit(tmp_path, "docker/Dockerfile.kaldi-vosk-server-gpu", VOSK_GPU)
     assert _codes(found, 4) == {"NPU440"}
+    assert {sev for ln, code, sev in found if ln == 4} == {"info"}      # CUB's headers: fetched, read by CUDA only
     assert _codes(found, 6) == {"NPU440"}
+    assert {sev for ln, code, sev in found if ln == 6} == {"error"}
     assert _codes(found, 9) == {"NPU021"}
     assert not _codes(found, 10)                     # a message
     assert not _codes(found, 11)                     # CPU targets, HAVE_CUDA=0

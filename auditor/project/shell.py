@@ -2097,7 +2097,10 @@ def _make_targets(col: Collector, m, pos: _Positions, words: list[str], nodes: l
         rule = m.match_requirement("make:" + w.lower())
         if rule is not None:
             line, c = pos.at(nodes[i].start_point)
-            col.add(rule, f"make {w}", line, c, c + len(w))
+            # Kaldi's `cub` target only fetches NVIDIA CUB's headers, which nothing reads without a CUDA build (its
+            # CPU images run it too): worth knowing; the CUDA libraries' targets are what fails
+            col.add(rule, f"make {w}", line, c, c + len(w), severity="info" if w.lower() == "cub" else None,
+                    note=" (NVIDIA CUB's headers, read only by a CUDA build)" if w.lower() == "cub" else "")
 
 
 def _record_local_extras(col: Collector, word: str, line: int, c: int, cwd: str | None,
