@@ -705,6 +705,12 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             if path.endswith(".options") and (".container." in f".{path}" or ".services." in f".{path}"):
                 _docker_options(col, m, value)           # GitHub Actions `container: options: --gpus all`
                 continue
+            if path.lower() == "docker.gpu_args" and isinstance(value.value, str):
+                # an MLCube's `docker: gpu_args: --runtime=nvidia` / `--gpus all`: the options MLCube's docker runner
+                # adds to `docker run` when the cube runs on a GPU (mlcommons/mlcube, mlcube_docker's config;
+                # medperf's model cubes; tp42, project test104)
+                _docker_options(col, m, value)
+                continue
             if env_entry and isinstance(value.value, str) and (held := _held_command(col.lines, key, value)):
                 blocks.append(held)          # `CIBW_BEFORE_BUILD: "env CUDA_VERSION=... build.sh"`, `- CLI_ARGS=--xformers`
             if env_entry and path.endswith(_ENV_LIST_ITEM):
@@ -875,6 +881,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         _argument_lists(col, m, root)
         _version_keys(col, m, root, "")
         _packer_steps(col, m, root)
+        _installed_packages(col, m, root)
     for shell_lines in blocks:
         # CI expressions (`${{ matrix.cuda-version }}`) are not shell: same-length placeholders keep the columns
         scan_shell(col, _CI_EXPR_RE.sub(_ci_placeholder, "\n".join(shell_lines).rstrip("\n")))
@@ -1099,6 +1106,69 @@ def _system_package_list(path: str) -> bool:
     `packages:` list."""
     lowered = path.lower()
     return lowered.rsplit(".", 1)[-1].endswith(_SYSTEM_PACKAGE_KEYS) or lowered == "packages"
+
+
+# Ansible's package modules (docs.ansible.com, `ansible.builtin.apt` / `package` / `yum` / `dnf`: `name` is "a list of
+# packages", a `name=version` spec or a comma-separated string; `pkg` its alias) and Salt's `pkg.installed` /
+# `pkg.latest` states (`pkgs:` list or `name:`; docs.saltproject.io, salt.states.pkg)
+_PACKAGE_MODULES = frozenset({f"{prefix}{module}" for prefix in ("", "ansible.builtin.", "ansible.legacy.")
+                              for module in ("apt", "package", "yum", "dnf")})
+_SALT_PACKAGE_STATES = frozenset({"pkg.installed", "pkg.latest"})
+# a lock file's map of package name to version (autoware's `ansible/vars/locked-versions-*.yaml`: `nvidia_pins:
+# {cuda-cudart-13-0: 13.0.96-1}`, read by its version_lock role into `apt` installs of those exact versions)
+_PIN_MAP_KEY_RE = re.compile(r"(?:^|[_-])(?:pins|pinned|locked|lock|locks|versions)$", re.I)
+# a Debian / RPM package version: `13.0.96-1`, `1:2.43.0-1ubuntu7.3`, `9.14.0.64-1`
+_PACKAGE_VERSION_RE = re.compile(r"(?:\d+:)?\d[\w.+~-]*")
+# a package name with a word separator (`cuda-cudart-13-0`, `libcudnn9-cuda-13`) or a library's (`libnccl2`)
+_PACKAGE_NAME_RE = re.compile(r"[a-z0-9][a-z0-9+.]*-[a-z0-9+.-]+|lib[a-z0-9+.]+")
+
+
+def _package_module_names(value) -> list[yaml.ScalarNode]:
+    """The package-name nodes of one Ansible package task's arguments (a mapping with `name` / `pkg`, or the
+    free-form `name=cuda-drivers state=present` string) or one Salt package state (a list of one-key mappings)."""
+    if isinstance(value, yaml.SequenceNode):          # Salt: `pkg.installed: [{pkgs: [...]}, {name: ...}]`
+        return [n for item in value.value for n in _package_module_names(item)]
+    if isinstance(value, yaml.ScalarNode):
+        return [value] if isinstance(value.value, str) and re.search(r"(?:^|\s)(?:name|pkg)=", value.value) else []
+    entries = _entries(value)
+    names = entries.get("name", entries.get("pkg", entries.get("pkgs")))
+    if isinstance(names, yaml.SequenceNode):
+        return [n for n in names.value if isinstance(n, yaml.ScalarNode) and isinstance(n.value, str)]
+    return [names] if isinstance(names, yaml.ScalarNode) and isinstance(names.value, str) else []
+
+
+def _installed_packages(col: Collector, m, root) -> None:
+    """System packages a configuration-management file installs: an Ansible package task's `name:` items, a Salt
+    `pkg.installed` state's `pkgs:` and a lock file's pinned package names (`_PIN_MAP_KEY_RE`), each read as an apt
+    package (`apt-get install cuda-toolkit-12-4` in a script: the CUDA toolkit and library packages are NPU018's,
+    NVIDIA's driver packages its `apt:nvidia-*`). A Jinja-templated version suffix (`libcublas-{{ cuda_dash }}`)
+    keeps the name's stem, which is what the rules match; `name=version` keeps the name."""
+    for entries in _mappings(root):
+        for key, value in entries.items():
+            lowered = key.lower()
+            nodes: list[tuple[yaml.ScalarNode, str]] = []
+            if lowered in _PACKAGE_MODULES or lowered in _SALT_PACKAGE_STATES:
+                for node in _package_module_names(value):
+                    text = str(node.value)
+                    if "=" in text and re.search(r"(?:^|\s)(?:name|pkg)=", text):
+                        spec = dict(part.partition("=")[::2] for part in text.split() if "=" in part)
+                        text = spec.get("name") or spec.get("pkg") or ""
+                    for part in text.split(","):
+                        if part.strip():
+                            nodes.append((node, part.strip()))
+            elif _PIN_MAP_KEY_RE.search(key) and isinstance(value, yaml.MappingNode):
+                for name, version in value.value:
+                    if isinstance(name, yaml.ScalarNode) and isinstance(version, yaml.ScalarNode) \
+                            and _PACKAGE_NAME_RE.fullmatch(str(name.value)) \
+                            and _PACKAGE_VERSION_RE.fullmatch(str(version.value)):
+                        nodes.append((name, str(name.value)))
+            for node, text in nodes:
+                package = re.split(r"[=<>]", text, maxsplit=1)[0].strip()
+                line, c = node.start_mark.line + 1, node.start_mark.column + 1
+                raw_line = col.lines[line - 1] if line <= len(col.lines) else ""
+                found = raw_line.find(package, c - 1)
+                c = found + 1 if found >= 0 else c
+                col.add(m.match_requirement("apt:" + package), package, line, c, c + len(package))
 
 
 def _json_object_block(value) -> bool:

@@ -263,7 +263,7 @@ def _cuda_stages(instructions: list[dict]) -> list[tuple[int, int, str, list[str
 
 
 def _unread_stage_args(instructions: list[dict], lines: list[str]) -> set[int]:
-    """1-based lines of `ARG CUDA_VERSION` declarations (no default) inside a stage that nothing later in that stage
+    """1-based lines of `ARG CUDA_VERSION` declarations (with a default or none) inside a stage that nothing later in that stage
     reads (`$CUDA_VERSION`, `${CUDA_VERSION...}`): TorchServe's Dockerfile.dev declares it in its compile stage and
     reads it only in the dev stage, which declares it again. A build argument only reaches a stage that declares it,
     so the unread declaration passes nothing on (lead decision 7, a value nothing reads; tp37). ARGs before the
@@ -275,19 +275,40 @@ def _unread_stage_args(instructions: list[dict], lines: list[str]) -> set[int]:
         if kind == "FROM":
             in_stage = True
             continue
-        if kind != "ARG" or not in_stage or "=" in ins["value"]:
+        if kind != "ARG" or not in_stage:
             continue
-        name = ins["value"].strip()
-        if not re.fullmatch(r"\w+", name):
+        name = ins["value"].strip().partition("=")[0].strip()
+        if not re.fullmatch(r"\w+", name) or len(ins["value"].split()) > 1:
             continue
         end = next((later["startline"] for later in instructions[i + 1:] if later["instruction"] == "FROM"),
                    len(lines))
-        # a RUN line sees build arguments as environment variables: PowerShell reads them as `$ENV:CUDA_VER`,
-        # cmd as `%CUDA_VER%` (Windows images' `SHELL ["powershell.exe"]`, RAPIDS' windows.Dockerfile; tp41)
-        read = re.compile(rf"\$\{{?(?:env:)?{name}(?!\w)|%{name}%", re.I)
-        if not any(read.search(ln) for ln in lines[ins["endline"] + 1:end]):
+        later_lines = lines[ins["endline"] + 1:end]
+        # the stage's other instructions (not its ARGs, which may compose one value from parts)
+        used_lines = [ln for later in instructions[i + 1:] if later["instruction"] not in ("ARG", "FROM")
+                      and later["startline"] < end for ln in lines[later["startline"]:later["endline"] + 1]]
+        if not _reads_arg(name, later_lines) and ("=" not in ins["value"] or any(
+                _reads_arg(other, used_lines) for other in _stage_arg_names(instructions, i, end) if other != name)):
+            # with a default, only beside build arguments the stage's instructions do read by name (`ARG
+            # CUDNN_MAJOR_VERSION=8` beside `ARG CUDNN=8.1.0.77-1`, which the install line reads: handson-ml3's
+            # Dockerfile.gpu; tp42, project test100): a stage whose instructions read none of its ARGs may hand them
+            # to a script it runs
             out.add(ins["startline"] + 1)
     return out
+
+
+def _reads_arg(name: str, lines: list[str]) -> bool:
+    """Whether a line reads build argument `name`: `$NAME`, `${NAME...}`; a RUN line sees build arguments as
+    environment variables, so PowerShell's `$ENV:NAME` and cmd's `%NAME%` too (Windows images' `SHELL
+    ["powershell.exe"]`, RAPIDS' windows.Dockerfile; tp41)."""
+    read = re.compile(rf"\$\{{?(?:env:)?{name}(?!\w)|%{name}%", re.I)
+    return any(read.search(ln) for ln in lines)
+
+
+def _stage_arg_names(instructions: list[dict], at: int, end: int) -> list[str]:
+    """The names the ARGs of the stage holding instruction `at` declare (the stage ends at 0-based line `end`)."""
+    start = max((j for j in range(at + 1) if instructions[j]["instruction"] == "FROM"), default=0)
+    return [ins["value"].strip().partition("=")[0].strip() for ins in instructions[start:]
+            if ins["instruction"] == "ARG" and ins["startline"] < end]
 
 
 # a value made only of other variables' expansions (`${CUDA_MAJOR}.${CUDA_MINOR}`, `${CUDA_VERSION:-${CUDA}}`)

@@ -887,8 +887,12 @@ def _pixi(col: Collector, m, pixi: dict, prefix: str) -> None:
             entry = spec if isinstance(spec, dict) else {"version": spec}
             source = entry.get("url") or (f"git+{entry['git']}" if isinstance(entry.get("git"), str) else None)
             version = entry.get("version")
-            requirement = f"{name} @ {source}" if isinstance(source, str) else \
-                f"{name}{version}" if isinstance(version, str) and version.strip() not in ("", "*") else str(name)
+            # the entry's extras (`jax = { version = "==0.10.1", extras = ["cuda12"] }`, localcolabfold; pixi's
+            # manifest reference, "pypi-dependencies": `extras`) are the requirement's, as `jax[cuda12]==0.10.1`
+            extras = [str(e) for e in entry.get("extras") or () if isinstance(e, str)]
+            named = f"{name}[{','.join(extras)}]" if extras else str(name)
+            requirement = f"{named} @ {source}" if isinstance(source, str) else \
+                f"{named}{version}" if isinstance(version, str) and version.strip() not in ("", "*") else named
             before = len(col.result.findings)
             _report(col, number, line_text, requirement, max(line_text.find(str(name)), 0))
             index = entry.get("index")

@@ -214,6 +214,10 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
         for image in _IMAGE_RE.finditer(text):
             if "://" in text[max(0, image.start() - 3):image.start()]:
                 continue                 # a URL's host and path, not an image
+            if _BUILD_TAG_BEFORE_RE.search(text[max(0, image.start() - 400):image.start()]):
+                # `docker build --tag alphacep/kaldi-vosk-server-gpu:latest .`: the name the build gives its output,
+                # as build-push-action's `tags:` (t36b); the Dockerfile's FROM is the image pulled (tp42, test100)
+                continue
             rule = m.match_image(image.group(1))
             if rule is not None:
                 ln, c = where(image.start())
@@ -252,8 +256,9 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                 col.add(m.match_requirement(symbol), symbol, ln, c, c + len(var_path.group(0)) - 1)
     if "://" in text:
         for u in _URL_RE.finditer(text):
-            if _CUDA_INDEX_RE.search(u.group(0)):
+            if _CUDA_INDEX_RE.search(u.group(0)) and not _ARCHIVE_URL_RE.search(u.group(0)):
                 continue                 # an index URL: the pip and requirements readers report it
+                # (an archive under a CUDA folder is a download: LibTorch's `.../libtorch/cu128/libtorch-...zip`)
             symbol, rule = match_url(m, u.group(0))
             if rule is not None:
                 ln, c = where(u.start())
@@ -266,6 +271,34 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                     col.add(rule, symbol, ln, c, c + len(u.group(0)), severity="info", note=" (the repository's signing key)")
                 else:
                     col.add(rule, symbol, ln, c, c + len(u.group(0)))
+
+
+# a downloaded archive (not a package index page): `.zip`, `.tar.gz`, `.tgz`, `.tar.xz`, `.tar.bz2`
+_ARCHIVE_URL_RE = re.compile(r"\.(?:zip|tar\.gz|tgz|tar\.xz|tar\.bz2)$", re.I)
+
+
+def _build_output_tag(node) -> bool:
+    """The value of a container build's `-t` / `--tag` (`docker build --tag alphacep/kaldi-vosk-server-gpu:latest .`,
+    `podman build -t`, `docker buildx build --tag=...`): the name the build gives its output image, as
+    build-push-action's `tags:` (t36b); the Dockerfile's FROM is the image pulled (tp42, project test100)."""
+    command = node.parent
+    if command is None or command.type != "command":
+        return False
+    words = [c for c in command.children if c.type in ("command_name", "word", "string", "raw_string", "concatenation")]
+    texts = [c.text.decode("utf-8", errors="replace") for c in words]
+    if not texts or texts[0].rsplit("/", 1)[-1] not in ("docker", "podman", "buildah") or \
+            not any(t in ("build", "bud") for t in texts[1:3]):
+        return False
+    at = next((i for i, c in enumerate(words) if c.id == node.id), None)
+    if at is None:
+        return False
+    return texts[at].startswith(("--tag=", "-t=")) or at > 0 and texts[at - 1] in ("-t", "--tag")
+
+
+# the option that names a container build's output image, right before a reference (`docker build -t name:tag`,
+# `docker buildx build --tag=...`, `podman build -t`); a `docker run -t` is a terminal, not a tag
+_BUILD_TAG_BEFORE_RE = re.compile(r"\b(?:docker|podman|buildah)\s+(?:buildx\s+)?(?:build|bud)\b[^\n;&|]*?\s(?:-t|--tag)"
+                                  r"(?:\s+|=)[\"']?$")
 
 
 def system_config_paths(col: Collector, m, text: str, where) -> None:
@@ -597,6 +630,7 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
     environment_names = _environment_names(tree, raw, text, evaluated)
     appenders = _appender_functions(tree) if "$@" in text or "$*" in text else {}
     container_vars = _container_variables(tree.root_node) if "$" in text else {}
+    build_tags = _build_tag_variables(tree.root_node) if "$" in text and "build" in text else set()
     # the evaluated variables a command under srun / mpirun expands (`srun ... bash -c "source vars.sh && $cmd"`)
     multi_process_vars = _Everything() if multi_process else \
         _multi_process_vars(tree.root_node) & evaluated if evaluated else set()
@@ -626,7 +660,8 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
                 if name in evaluated:
                     # the command line `eval $name` runs, read in its place
                     _nested_script(col, pos, value, multi_process=name in multi_process_vars)
-            if value is not None and "IMAGE" in name.upper() and not _DERIVED_RE.match(_word(value).strip('"')):
+            if value is not None and "IMAGE" in name.upper() and not _DERIVED_RE.match(_word(value).strip('"')) \
+                    and name not in build_tags:
                 # IMAGE_NAME="nvcr.io/nvidia/pytorch:..." (not `GPU_IMAGE=$(get_gpu_image)`: a command's output)
                 ref = _word(value) if value.type != "string" else value.text.decode()[1:-1]
                 vline, vc = pos.at(value.start_point)
@@ -673,7 +708,7 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
             continue
         if (node.type in _TEXT_NODES or (node.type == "heredoc_body" and not any(
                 c.type == "heredoc_content" for c in node.children))) and not _in_message(node) \
-                and not _in_label(node):
+                and not _in_label(node) and not _build_output_tag(node):
             row, byte_col = node.start_point
             # a command's own words are read with their values by _command; options only in longer text
             own_word = node.type == "word" and node.parent is not None and node.parent.type == "command"
@@ -818,6 +853,27 @@ _RUN_GPUS_RE = re.compile(r"--gpus(?:=|$)|--runtime(?:=|$)nvidia|--device(?:=|$)
 # says which build it is (NIH HPC's wrappers: `deepvariant-gpu.sif` beside `deepvariant-cpu.sif`, `guppy-gpu.sif`)
 _IMAGE_FILE_RE = re.compile(r"(?:\S*/)?([\w.+-]+)\.(?:sif|sqsh|squashfs|simg|img)")
 _CONTAINER_COMMANDS = _CONTAINER_RUNNERS | set(_CONTAINER_GPU_FLAGS)
+
+
+def _build_tag_variables(root) -> set[str]:
+    """Variables a script expands only as a container build's output name (`IMAGE_TAG="zed_..._cuda${CUDA}"`, then
+    `docker build -t "${IMAGE_TAG}" .`; zed-ros2-wrapper, tp42): the name given to what is built, not an image pulled
+    (`_build_output_tag`). A variable also expanded in any other argument of a container command (`docker run
+    $IMAGE_TAG`) is not one."""
+    tags: set[str] = set()
+    other: set[str] = set()
+    for node in _walk(root):
+        if node.type != "command":
+            continue
+        name_node = node.child_by_field_name("name")
+        if name_node is None or _word(name_node).rsplit("/", 1)[-1] not in _CONTAINER_COMMANDS:
+            continue
+        for arg in node.children:
+            ref = _VARIABLE_REF_RE.fullmatch(_word(arg)) if arg is not name_node and arg.type in (
+                "simple_expansion", "expansion", "string") else None
+            if ref is not None:
+                (tags if _build_output_tag(arg) else other).add(ref.group(1))
+    return tags - other
 
 
 def _container_variables(root) -> dict[str, set[str]]:
@@ -1302,6 +1358,11 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
     rule = m.match_setting(name.lower(), literal)
     if rule is not None and rule.code in _SCHEDULER_REQUESTS and literal.isdigit():
         return       # GPUS_PER_NODE=8: a count the script computes with; the request is the `#SBATCH` / srun option
+    if rule is not None and rule.code == "NPU021" and name.islower() and _option_case_arm(value):
+        # `--with-cuda) with_cuda=1 ;;` (llama-gpt's run.sh): the script's own switch for its option, a lower-case
+        # shell variable no build reads from the environment; what the script then runs is the finding (lead
+        # decision 47; tp42, project test103)
+        return
     if rule is not None and rule.code == "NPU018" and _cuda_version_name(name) \
             and _CUDA_VERSION_VALUE_RE.fullmatch(literal) and "$" not in literal:
         # `PYTORCH_CUDA=12.1` then `conda install "pytorch-cuda=$PYTORCH_CUDA"`: the CUDA version the install is made
@@ -1309,6 +1370,17 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
         _cuda_version_parameter(col, m, name, literal, line, c)
     elif rule is not None and rule.code not in {r.code for r in _env_rules(col, name)}:
         col.add(rule, f"{name}={shown}", line, c, c + len(name), value=literal)
+
+
+def _option_case_arm(node) -> bool:
+    """Whether a node sits in a `case` arm whose pattern is a command-line option (`--with-cuda)`, `-g|--gpu)`)."""
+    while node is not None and node.type != "case_item":
+        node = node.parent
+    if node is None:
+        return False
+    pattern = node.child_by_field_name("value")
+    text = (pattern.text if pattern is not None else node.text.split(b")", 1)[0]).decode("utf-8", errors="replace")
+    return text.lstrip("\"'(").startswith("-")
 
 
 # a CUDA release (`10.1`, `12.4.1`), and the CUDA-named variables whose numbers are no release: GPU architectures
@@ -1887,6 +1959,7 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         _record_cmake(col, pos, words, nodes, source_tree.cwd)
     if name.rsplit("\\", 1)[-1].removesuffix(".exe") in _MAKES:
         _make_variables(col, m, pos, words, nodes)
+        _make_targets(col, m, pos, words, nodes)
         _record_make(col, pos, words, nodes, source_tree.cwd)
     if name in ("cd", "pushd"):
         source_tree.cwd = make_cd(source_tree.cwd, words[1] if len(words) > 1 else None)
@@ -2004,6 +2077,30 @@ def _make_variables(col: Collector, m, pos: _Positions, words: list[str], nodes:
             # Makefile's business, often a CPU test; the training launch says how the model trains)
             line, c = pos.at(nodes[i].start_point)
             col.add(rule, w, line, c, c + len(w), value=assign.group(2))
+
+
+def _make_targets(col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
+    """`make -j $(nproc) online2 lm rnnlm cudafeat cudadecoder`: a target the catalogue names as a CUDA part of a
+    project whose Makefile is not in the tree (Kaldi's `cub`, `cudafeat`, `cudadecoder`, built by the Vosk GPU
+    images; the requirement patterns' `make:` names). A target of the tree's own Makefile is the tree pass's
+    (auditor/project/makefile.py)."""
+    skip = False
+    for i, w in enumerate(words[1:], 1):
+        if skip:
+            skip = False
+            continue
+        if w in ("-j", "-C", "-f", "-l", "-o", "-W", "--file", "--directory", "--jobs"):
+            skip = w != "-j" or i + 1 < len(words) and words[i + 1].isdigit()
+            continue
+        if w.startswith("-") or "=" in w or "$" in w:
+            continue
+        rule = m.match_requirement("make:" + w.lower())
+        if rule is not None:
+            line, c = pos.at(nodes[i].start_point)
+            # Kaldi's `cub` target only fetches NVIDIA CUB's headers, which nothing reads without a CUDA build (its
+            # CPU images run it too): worth knowing; the CUDA libraries' targets are what fails
+            col.add(rule, f"make {w}", line, c, c + len(w), severity="info" if w.lower() == "cub" else None,
+                    note=" (NVIDIA CUB's headers, read only by a CUDA build)" if w.lower() == "cub" else "")
 
 
 def _record_local_extras(col: Collector, word: str, line: int, c: int, cwd: str | None,

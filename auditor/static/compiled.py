@@ -41,6 +41,10 @@ _COMMON_WORDS = frozenset({
 # the categories of rules on a third-party library's names (a module an object may hold: `Config.xformers`, t19e)
 LIBRARY_CATEGORIES = frozenset({"attention", "kernel", "third_party", "apex"})
 
+# names of credentials (API keys, tokens, secrets): never a CUDA stack setting, whatever their prefix
+_CREDENTIAL_SUFFIXES = ("_API_KEY", "_APIKEY", "_TOKEN", "_SECRET", "_PASSWORD")
+
+
 @dataclass
 class QualMatch:
     rule: Rule
@@ -538,6 +542,11 @@ class CompiledRules:
         for prefix, rule in self.env_prefixes:
             if name.startswith(prefix) and len(name) > len(prefix) and (best is None or len(prefix) > len(best[0])):
                 best = (prefix, rule)
+        if best is not None and name.endswith(_CREDENTIAL_SUFFIXES):
+            # `NVIDIA_API_KEY` (NVIDIA's hosted API catalogue, langchain-nvidia-ai-endpoints, NeMo-Curator's
+            # tutorials), `NVIDIA_NGC_TOKEN`: a credential of a remote service under a vendor prefix, read by no
+            # CUDA library (tp42, project test104)
+            return None
         if best is None:
             for suffix, rule in self.env_suffixes:
                 if name.endswith(suffix) and len(name) > len(suffix):
