@@ -100,6 +100,7 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test98": "npu-audit-test-split-98:",
                  "test99": "npu-audit-test-split-99:",
                  "test102": "npu-audit-test-split-102:",
+                 "test106": "npu-audit-test-split-106:",
                  "test101": "npu-audit-test-split-101:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
@@ -286,6 +287,9 @@ SPLIT_TOPUP_WORDS["test102"] = SPLIT_TOPUP_WORDS["test84"]
 # test101 (bench/corpus_test101/SELECTION.md, written before its draw): test84's entry (the same object); every category
 # of its top-up order has words there or in TOPUP_WORDS, so no word is added
 SPLIT_TOPUP_WORDS["test101"] = SPLIT_TOPUP_WORDS["test84"]
+# test106 (bench/corpus_test106/SELECTION.md, written before its draw): test84's entry (the same object); every
+# category of its top-up order has words there or in TOPUP_WORDS, so no word is added
+SPLIT_TOPUP_WORDS["test106"] = SPLIT_TOPUP_WORDS["test84"]
 TOPUP_MIN_LINES = 2
 
 
@@ -960,13 +964,61 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                                        "Finetune/Flare22/trainer.py", "Finetune/MM-WHS/trainer.py", "Finetune/Flare22/val.py",
                                        "Finetune/Flare22/inferers.py", "Finetune/MM-WHS/inferers.py", "causal-conv1d/",
                                        "mamba/", "code/networks/unetr.py"),
+                           # test106 (bench/corpus_test106/SELECTION.md, vendoring check): instruct-pix2pix's CompVis
+                           # stable-diffusion copy, StyleDrop's timm / open_clip / taming copies and pytorch-fid files,
+                           # Prompt-Diffusion's ControlNet copy (annotator, ldm, cldm, share.py, tool_add_control.py) and
+                           # StyleGAN dnnlib, the NTU preprocessing / feeder / activation files shared by CTR-GCN, HD-GCN,
+                           # MS-G3D and InfoGCN, SL-GCN's Shift-GCN graph tools, CorrNet's sync_batchnorm, the AdelaiDet
+                           # files of DPText-DETR (with every setup.py), ESTextSpotter's detectron2 / DETR d2 / DINO copies,
+                           # TextBPN++'s mmdet DCN, ContourNet's MaskTextSpotterV3-shared maskrcnn_benchmark files and its
+                           # in-tree io_ duplicate, SPTS' shared blocks, forecast-mae's optim helper, circuit-tracer's in-tree
+                           # test duplicate
+                           "test106": ("stable_diffusion/", "timm/", "open_clip/", "taming/", "tools/fid_score.py",
+                                       "tools/inception.py", "annotator/", "ldm/", "cldm/", "share.py",
+                                       "tool_add_control.py", "dnnlib/", "data/ntu/", "data/ntu120/", "feeders/tools.py",
+                                       "model/activation.py", "SL-GCN/graph/tools.py", "sync_batchnorm/",
+                                       "adet/checkpoint/adet_checkpoint.py", "adet/config/config.py", "adet/data/__init__.py",
+                                       "adet/evaluation/text_eval_script.py", "adet/layers/__init__.py", "adet/utils/comm.py",
+                                       "demo/demo.py", "setup.py", "detectron2-0.2.1/", "d2/", "datasets/__init__.py",
+                                       "datasets/coco_eval.py", "datasets/coco_panoptic.py", "datasets/data_util.py",
+                                       "datasets/dataset.py", "datasets/panoptic_eval.py", "datasets/random_crop.py",
+                                       "evaluation/rrc_evaluation_funcs_ic15.py", "models/ests/attention.py",
+                                       "models/ests/ops/", "models/ests/position_encoding.py", "models/ests/segmentation.py",
+                                       "models/ests/utils.py", "models/registry.py", "run_with_submitit.py", "util/box_loss.py",
+                                       "util/box_ops.py", "util/get_param_dicts.py", "util/logger.py", "util/misc.py",
+                                       "util/plot_utils.py", "util/slconfig.py", "util/slio.py", "util/time_counter.py",
+                                       "util/utils.py", "util/vis_utils.py", "network/backbone/assets/dcn/",
+                                       "network/layers/position_encoding.py", "ctw_eval/file_util.py",
+                                       "maskrcnn_benchmark/config/__init__.py", "maskrcnn_benchmark/data/__init__.py",
+                                       "maskrcnn_benchmark/data/datasets/list_dataset.py",
+                                       "maskrcnn_benchmark/data/samplers/__init__.py",
+                                       "maskrcnn_benchmark/data/samplers/iteration_based_batch_sampler.py",
+                                       "maskrcnn_benchmark/layers/_utils.py", "maskrcnn_benchmark/modeling/detector/__init__.py",
+                                       "maskrcnn_benchmark/modeling/registry.py", "maskrcnn_benchmark/modeling/rpn/__init__.py",
+                                       "maskrcnn_benchmark/solver/__init__.py", "maskrcnn_benchmark/utils/collect_env.py",
+                                       "maskrcnn_benchmark/utils/comm.py", "maskrcnn_benchmark/utils/env.py",
+                                       "maskrcnn_benchmark/utils/miscellaneous.py",
+                                       "maskrcnn_benchmark/utils/model_serialization.py",
+                                       "maskrcnn_benchmark/data/datasets/evaluation/word/util/io_.py",
+                                       "model/backbone/position_embedding.py", "model/block/frozen_bn.py", "model/block/mlp.py",
+                                       "utils/nested_tensor.py", "src/utils/optim.py",
+                                       "tests/transcoder/test_single_layer_transcoder.py",
+                                       # the files CorrNet shares with VAC_CSLR (both code bases of this split; the
+                                       # same paths in both, so both copies go), CLIP4STR's PARSeq strhub models / data
+                                       # and its OpenAI CLIP copy
+                                       "evaluation/slr_eval/mergectmstm.py", "evaluation/slr_eval/wer_calculation.py",
+                                       "modules/BiLSTM.py", "preprocess/dataset_preprocess.py", "utils/__init__.py",
+                                       "utils/decode.py", "utils/device.py", "utils/optimizer.py", "utils/pack_code.py",
+                                       "utils/parameters.py", "utils/record.py", "strhub/clip/", "strhub/data/",
+                                       "strhub/models/abinet/", "strhub/models/crnn/", "strhub/models/parseq/",
+                                       "strhub/models/trba/", "strhub/models/vitstr/"),
                            }
 # Splits whose SPLIT_EXCLUDED_SUBTREES also apply to their top-up pools (tuned_t14g's applied to its main rounds only).
 TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                      "test60", "test63", "test64", "test66", "test68", "test70", "test73", "test75",
                                      "test71", "test77", "test76", "test79", "test82", "test81", "test84",
                                      "test85", "test87", "test88", "test90", "test91", "test93", "test92", "test95", "test96",
-                                     "test98", "test99", "test102", "test101"})
+                                     "test98", "test99", "test102", "test101", "test106"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
@@ -977,7 +1029,7 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test53": 8, "test56": 8, "test59": 8, "test60": 8, "test63": 8, "test64": 8, "test66": 8, "test68": 8,
                            "test70": 8, "test73": 8, "test75": 8, "test71": 8, "test77": 8, "test76": 8, "test79": 8, "test82": 8,
                            "test81": 8, "test84": 8, "test85": 8, "test87": 8, "test88": 8, "test90": 8, "test91": 8,
-                           "test93": 8, "test92": 8, "test95": 8, "test96": 8, "test98": 8, "test99": 8, "test102": 8, "test101": 8, "tuned_s15c": 6,
+                           "test93": 8, "test92": 8, "test95": 8, "test96": 8, "test98": 8, "test99": 8, "test102": 8, "test101": 8, "test106": 8, "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
 # test25 (bench/corpus_test25/SELECTION.md): the top-up runs in this category order, with this target of must-flag
@@ -1206,6 +1258,11 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test101 entry (test84's)
                "test101": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
                            "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                           "cap": 16},
+               # test106 (bench/corpus_test106/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test106 entry (test84's)
+               "test106": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
                            "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
@@ -1215,7 +1272,7 @@ AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23
                                  "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                  "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73", "test75", "test77",
                                  "test76", "test79", "test82", "test81", "test84", "test85", "test87", "test88", "test90", "test91",
-                                 "test93", "test92", "test95", "test96", "test98", "test99", "test102", "test101", "tuned_t17c",
+                                 "test93", "test92", "test95", "test96", "test98", "test99", "test102", "test101", "test106", "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 
 

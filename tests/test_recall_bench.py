@@ -209,7 +209,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73",
                                    "test75", "test77", "test76", "test79", "test82", "test81", "test84", "test85", "test87",
                                    "test88", "test90", "test91", "test93", "test92", "test95", "test96", "test98",
-                                   "test99", "test102", "test101", "tuned_t14d",
+                                   "test99", "test102", "test101", "test106", "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c",
                                    "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -960,7 +960,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test77",
                                                "test76", "test79", "test82", "test81", "test84", "test85", "test87",
                                                "test88", "test90", "test91", "test93", "test92", "test95", "test96", "test98",
-                                               "test99", "test102", "test101", "tuned_t17c",
+                                               "test99", "test102", "test101", "test106", "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
                                                "tuned_t22a",
@@ -1068,7 +1068,8 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test82", 24), ("test81", 24), ("test84", 24), ("test85", 18),
                                                ("test87", 21), ("test88", 24), ("test90", 23),
                                                ("test91", 18), ("test93", 20), ("test92", 24), ("test95", 24), ("test96", 24),
-                                               ("test98", 23), ("test99", 23), ("test102", 24), ("test101", 24)])
+                                               ("test98", 23), ("test99", 23), ("test102", 24), ("test101", 24),
+                                               ("test106", 24)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -1985,6 +1986,48 @@ def test_test101_files_are_exactly_what_its_rule_draws():
     # The pairs were over 350 after the top-up, so no further round was drawn.
     assert pairs(labelled) >= 350
     assert len(labelled) == 79
+
+
+def test_test106_files_are_exactly_what_its_rule_draws():
+    """test106 (bench/corpus_test106/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 24 code bases. The
+    draw ran to its end before the deadline: kernel's, third_party's, precision's and distributed's pools ran dry under
+    their targets, attention's open pool was empty, apex's pool is empty, device was over 20 after the main rounds;
+    the further rounds drew every file the 8-file limit allows and stopped under 350 pairs."""
+    draw = _LimitedDraw("test106", 24)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test106"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test106"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test106"] == "npu-audit-test-split-106:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test106"] == 8 and "test106" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 24 code bases, nine of them (style-aligned, CTR-GCN, HD-GCN,
+    # feature-circuits, circuit-tracer, DPText-DETR, SPTS, CLIP4STR, SMART) with one eligible file.
+    assert len(main) == 39 and labelled[:39] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel drew its five open files
+    # (dry under 35), third_party its one open file, attention none (its four files were drawn in the main rounds),
+    # precision its eleven open files (all dry under 35); apex's pool is empty; distributed drew its five open files
+    # (dry under 20); device was over 20 after the main rounds.
+    assert labelled[39:44] == open_(pool("kernel"), labelled[:39]) and pairs(labelled[:44], "kernel") < 35
+    assert labelled[44:45] == open_(pool("third_party"), labelled[:44]) and pairs(labelled[:45], "third_party") < 35
+    assert open_(pool("attention"), labelled[:45]) == [] and pairs(labelled[:45], "attention") < 35
+    assert labelled[45:56] == open_(pool("precision"), labelled[:45]) and pairs(labelled[:56], "precision") < 35
+    assert select_test.topup_order("apex", "test106") == []
+    assert labelled[56:61] == open_(pool("distributed"), labelled[:56]) and pairs(labelled[:61], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before and code bases
+    # at 8 files: every order ran out (or reached the limit) before 350 pairs, so the split is every file the limit
+    # allows: min(8, eligible) per code base.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:61])
+    assert labelled[61:] == later
+    assert {name: sum(1 for n, _ in labelled if n == name) for name, _ in orders} == \
+        {name: min(8, len(order)) for name, order in orders}
+    assert pairs(labelled) < 350
+    assert len(labelled) == 73
 
 
 def test_test22_files_are_exactly_what_its_rule_draws():
