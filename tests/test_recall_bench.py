@@ -960,7 +960,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test77",
                                                "test76", "test79", "test82", "test81", "test84", "test85", "test87",
                                                "test88", "test90", "test91", "test93", "test92", "test95", "test96", "test98",
-                                               "test99", "test102", "test101", "tuned_t17c",
+                                               "test99", "test102", "test101", "test105", "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
                                                "tuned_t22a",
