@@ -102,6 +102,7 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test102": "npu-audit-test-split-102:",
                  "test106": "npu-audit-test-split-106:",
                  "test101": "npu-audit-test-split-101:",
+                 "test105": "npu-audit-test-split-105:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -290,6 +291,9 @@ SPLIT_TOPUP_WORDS["test101"] = SPLIT_TOPUP_WORDS["test84"]
 # test106 (bench/corpus_test106/SELECTION.md, written before its draw): test84's entry (the same object); every
 # category of its top-up order has words there or in TOPUP_WORDS, so no word is added
 SPLIT_TOPUP_WORDS["test106"] = SPLIT_TOPUP_WORDS["test84"]
+# test105 (bench/corpus_test105/SELECTION.md, written before its draw): test84's entry (the same object); every
+# category of the top-up order has words there or in TOPUP_WORDS, so no word was added
+SPLIT_TOPUP_WORDS["test105"] = SPLIT_TOPUP_WORDS["test84"]
 TOPUP_MIN_LINES = 2
 
 
@@ -1012,13 +1016,28 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                                        "utils/parameters.py", "utils/record.py", "strhub/clip/", "strhub/data/",
                                        "strhub/models/abinet/", "strhub/models/crnn/", "strhub/models/parseq/",
                                        "strhub/models/trba/", "strhub/models/vitstr/"),
+                           # test105 (bench/corpus_test105/SELECTION.md, vendoring check): Deformable DETR's MSDeformAttn
+                           # ops (OpenSeeD, OneFormer, OV-DETR; blobs shared with Mask2Former / DINO / MOTR) and
+                           # Deformable DETR's data_prefetcher.py (OV-DETR, by name), ODISE's Mask2Former copy,
+                           # Pointnet2_PyTorch's pointnet2 (graspnet-baseline, SAM-6D), gdrnpp's YOLOX copy, SAM-6D's
+                           # DINOv2 layers and segment_anything, 3DGS's simple-knn / diff-gaussian-rasterization /
+                           # SIBR_viewers, nvdiffrec's renderutils and light (GS-IR, GaussianShader), Vis-MVSNet
+                           # (Relightable3DGaussian), doremi's flash-attention copy,
+                           # QuRating's lm-evaluation-harness and ProX's lit_gpt (TinyLlama's)
+                           "test105": ("encoder/ops/", "pixel_decoder/ops/", "models/ops/", "third_party/Mask2Former/",
+                                       "datasets/data_prefetcher.py", "pointnet2/",
+                                       "det/yolox/", "Instance_Segmentation_Model/model/layers/",
+                                       "Instance_Segmentation_Model/segment_anything/", "simple-knn/",
+                                       "diff-gaussian-rasterization/", "SIBR_viewers/", "pbr/renderutils/",
+                                       "scene/NVDIFFREC/", "vismvsnet/", "flash-attention/",
+                                       "lm-evaluation-harness/", "train/lit_gpt/"),
                            }
 # Splits whose SPLIT_EXCLUDED_SUBTREES also apply to their top-up pools (tuned_t14g's applied to its main rounds only).
 TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                      "test60", "test63", "test64", "test66", "test68", "test70", "test73", "test75",
                                      "test71", "test77", "test76", "test79", "test82", "test81", "test84",
                                      "test85", "test87", "test88", "test90", "test91", "test93", "test92", "test95", "test96",
-                                     "test98", "test99", "test102", "test101", "test106"})
+                                     "test98", "test99", "test102", "test101", "test106", "test105"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
@@ -1029,7 +1048,8 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test53": 8, "test56": 8, "test59": 8, "test60": 8, "test63": 8, "test64": 8, "test66": 8, "test68": 8,
                            "test70": 8, "test73": 8, "test75": 8, "test71": 8, "test77": 8, "test76": 8, "test79": 8, "test82": 8,
                            "test81": 8, "test84": 8, "test85": 8, "test87": 8, "test88": 8, "test90": 8, "test91": 8,
-                           "test93": 8, "test92": 8, "test95": 8, "test96": 8, "test98": 8, "test99": 8, "test102": 8, "test101": 8, "test106": 8, "tuned_s15c": 6,
+                           "test93": 8, "test92": 8, "test95": 8, "test96": 8, "test98": 8, "test99": 8, "test102": 8, "test101": 8,
+                           "test106": 8, "test105": 8, "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
 # test25 (bench/corpus_test25/SELECTION.md): the top-up runs in this category order, with this target of must-flag
@@ -1263,6 +1283,11 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test106 entry (test84's)
                "test106": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
                            "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                           "cap": 16},
+               # test105 (bench/corpus_test105/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test105 entry (test84's)
+               "test105": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
                            "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
@@ -1272,7 +1297,7 @@ AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23
                                  "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                  "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73", "test75", "test77",
                                  "test76", "test79", "test82", "test81", "test84", "test85", "test87", "test88", "test90", "test91",
-                                 "test93", "test92", "test95", "test96", "test98", "test99", "test102", "test101", "test106", "tuned_t17c",
+                                 "test93", "test92", "test95", "test96", "test98", "test99", "test102", "test101", "test106", "test105", "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 
 
