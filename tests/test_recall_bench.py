@@ -209,7 +209,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73",
                                    "test75", "test77", "test76", "test79", "test82", "test81", "test84", "test85", "test87",
                                    "test88", "test90", "test91", "test93", "test92", "test95", "test96", "test98",
-                                   "test99", "test102", "test101", "tuned_t14d",
+                                   "test99", "test102", "test101", "test106", "test105", "test109", "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c",
                                    "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -962,7 +962,8 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test77",
                                                "test76", "test79", "test82", "test81", "test84", "test85", "test87",
                                                "test88", "test90", "test91", "test93", "test92", "test95", "test96", "test98",
-                                               "test99", "test102", "test101", "tuned_t17c",
+                                               "test99", "test102", "test101", "test106", "test105", "test109",
+                                               "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
                                                "tuned_t22a",
@@ -1070,7 +1071,8 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test82", 24), ("test81", 24), ("test84", 24), ("test85", 18),
                                                ("test87", 21), ("test88", 24), ("test90", 23),
                                                ("test91", 18), ("test93", 20), ("test92", 24), ("test95", 24), ("test96", 24),
-                                               ("test98", 23), ("test99", 23), ("test102", 24), ("test101", 24)])
+                                               ("test98", 23), ("test99", 23), ("test102", 24), ("test101", 24),
+                                               ("test106", 24), ("test105", 24), ("test109", 18)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -1987,6 +1989,134 @@ def test_test101_files_are_exactly_what_its_rule_draws():
     # The pairs were over 350 after the top-up, so no further round was drawn.
     assert pairs(labelled) >= 350
     assert len(labelled) == 79
+
+
+def test_test106_files_are_exactly_what_its_rule_draws():
+    """test106 (bench/corpus_test106/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 24 code bases. The
+    draw ran to its end before the deadline: kernel's, third_party's, precision's and distributed's pools ran dry under
+    their targets, attention's open pool was empty, apex's pool is empty, device was over 20 after the main rounds;
+    the further rounds drew every file the 8-file limit allows and stopped under 350 pairs."""
+    draw = _LimitedDraw("test106", 24)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test106"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test106"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test106"] == "npu-audit-test-split-106:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test106"] == 8 and "test106" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 24 code bases, nine of them (style-aligned, CTR-GCN, HD-GCN,
+    # feature-circuits, circuit-tracer, DPText-DETR, SPTS, CLIP4STR, SMART) with one eligible file.
+    assert len(main) == 39 and labelled[:39] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel drew its five open files
+    # (dry under 35), third_party its one open file, attention none (its four files were drawn in the main rounds),
+    # precision its eleven open files (all dry under 35); apex's pool is empty; distributed drew its five open files
+    # (dry under 20); device was over 20 after the main rounds.
+    assert labelled[39:44] == open_(pool("kernel"), labelled[:39]) and pairs(labelled[:44], "kernel") < 35
+    assert labelled[44:45] == open_(pool("third_party"), labelled[:44]) and pairs(labelled[:45], "third_party") < 35
+    assert open_(pool("attention"), labelled[:45]) == [] and pairs(labelled[:45], "attention") < 35
+    assert labelled[45:56] == open_(pool("precision"), labelled[:45]) and pairs(labelled[:56], "precision") < 35
+    assert select_test.topup_order("apex", "test106") == []
+    assert labelled[56:61] == open_(pool("distributed"), labelled[:56]) and pairs(labelled[:61], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before and code bases
+    # at 8 files: every order ran out (or reached the limit) before 350 pairs, so the split is every file the limit
+    # allows: min(8, eligible) per code base.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:61])
+    assert labelled[61:] == later
+    assert {name: sum(1 for n, _ in labelled if n == name) for name, _ in orders} == \
+        {name: min(8, len(order)) for name, order in orders}
+    assert pairs(labelled) < 350
+    assert len(labelled) == 73
+
+
+def test_test105_files_are_exactly_what_its_rule_draws():
+    """test105 (bench/corpus_test105/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 24 code bases. The
+    draw ran to its end before the deadline: kernel reached 35 with its seventh top-up file, third_party's pool is
+    empty, attention's and precision's pools ran dry under 35, apex's and distributed's open files were all drawn or
+    their code bases closed at 8 files, device was over 20 after the main rounds, and the 350th pair came with the
+    sixth file of further round 3 (GS-IR's baking.py)."""
+    draw = _LimitedDraw("test105", 24)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test105"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test105"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test105"] == "npu-audit-test-split-105:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test105"] == 8 and "test105" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 24 code bases, four of them (graspnet-baseline, doremi, QuRating,
+    # LLaMA-Pro) with one eligible file.
+    assert len(main) == 44 and labelled[:44] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel drew 7 files, the seventh
+    # (GDRNPP's torch_nndistance.py) bringing it to 35; third_party's pool is empty; attention drew its four open
+    # files (dry under 35); precision drew its nine open files (dry under 35; GDRNPP closed at 8 on the way); apex's
+    # and distributed's pools had no open file (drawn, or GDRNPP's); device was over 20 after the main rounds.
+    assert labelled[44:51] == open_(pool("kernel"), labelled[:44])[:7]
+    assert pairs(labelled[:50], "kernel") < 35 <= pairs(labelled[:51], "kernel")
+    assert pool("third_party") == []
+    assert labelled[51:55] == open_(pool("attention"), labelled[:51]) and pairs(labelled[:55], "attention") < 35
+    assert labelled[55:64] == open_(pool("precision"), labelled[:55]) and pairs(labelled[:64], "precision") < 35
+    assert sum(1 for name, _ in labelled[:64] if name == "gdrnpp_bop2022") == 8
+    assert pool("apex") and open_(pool("apex"), labelled[:64]) == [] and pairs(labelled[:64], "apex") < 20
+    assert open_(pool("distributed"), labelled[:64]) == [] and pairs(labelled[:64], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before and code bases
+    # at 8 files, until 350 pairs: the 350th pair came with the sixth file of round 3.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:64])
+    assert labelled[64:] == later[:len(labelled) - 64]
+    assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
+    assert labelled[-1] == ("GS-IR", "baking.py")
+    assert len(labelled) == 70
+
+
+def test_test109_files_are_exactly_what_its_rule_draws():
+    """test109 (bench/corpus_test109/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 24 code bases, six
+    with no eligible file. The draw ran to its end before the deadline: kernel's open files were all drawn (dry under
+    35), third_party was over 35 after the kernel top-up, attention's pool is empty, precision's open files were all
+    drawn (dry under 35; LAVISH closed at 8 on the way), apex's and distributed's pool files were drawn before, device
+    was over 20 after the main rounds, and the 350th pair came with the eleventh file of the further rounds
+    (VisualVoice's av-separation-with-context/testRealVideo.py)."""
+    draw = _LimitedDraw("test109", 18)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test109"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test109"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test109"] == "npu-audit-test-split-109:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test109"] == 8 and "test109" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 18 code bases with an eligible file, four of them (Localizing-Visual-
+    # Sounds-the-Hard-Way, SLAVC, Voxurf, DePT) with one.
+    assert len(main) == 32 and labelled[:32] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel drew its four open files
+    # (dry under 35); third_party was already over 35; attention's pool is empty; precision drew its nine open files
+    # (dry under 35; LAVISH closed at 8 on the way); apex's and distributed's pool files were drawn before; device was
+    # over 20 after the main rounds.
+    assert labelled[32:36] == open_(pool("kernel"), labelled[:32]) and pairs(labelled[:36], "kernel") < 35
+    assert pairs(labelled[:36], "third_party") >= 35
+    assert pool("attention") == []
+    assert labelled[36:45] == open_(pool("precision"), labelled[:36]) and pairs(labelled[:45], "precision") < 35
+    assert sum(1 for name, _ in labelled[:45] if name == "LAVISH") == 8
+    assert pool("apex") and open_(pool("apex"), labelled[:45]) == [] and pairs(labelled[:45], "apex") < 20
+    assert open_(pool("distributed"), labelled[:45]) == [] and pairs(labelled[:45], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before and code bases
+    # at 8 files, until 350 pairs: the 350th pair came with the eleventh file of the further rounds.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:45])
+    assert labelled[45:] == later[:len(labelled) - 45]
+    assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
+    assert labelled[-1] == ("VisualVoice", "av-separation-with-context/testRealVideo.py")
+    assert len(labelled) == 56
 
 
 def test_test22_files_are_exactly_what_its_rule_draws():
