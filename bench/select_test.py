@@ -1444,7 +1444,8 @@ AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23
                                  "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                  "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73", "test75", "test77",
                                  "test76", "test79", "test82", "test81", "test84", "test85", "test87", "test88", "test90", "test91",
-                                 "test93", "test92", "test95", "test96", "test98", "test99", "test102", "test101", "test106", "test105", "test109", "tuned_t17c",
+                                 "test93", "test92", "test95", "test96", "test98", "test99", "test102", "test101", "test106", "test105",
+                                 "test109", "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 
 
