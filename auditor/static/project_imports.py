@@ -229,6 +229,9 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
             from auditor.static.call_defaults import default_facts
 
             out[CALLS] = default_facts(data, tree)    # FORMAT 11: device / dtype defaults, the calls passing them
+            from auditor.static.switch_fed_settings import FACT as SWITCH, switch_facts
+
+            out[SWITCH] = switch_facts(data, tree, findings)     # decision 7's names and bindings, for warm runs
             if findings and wrapper_fact(data, findings):      # FORMAT 7: a short attention wrapper a script may launch
                 out[TREE]["wrapper"] = True
             out[TREE].update(launch_facts(data, findings, utf8_tree))    # FORMAT 10: the patches it calls, its option defaults

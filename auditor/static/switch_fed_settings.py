@@ -18,6 +18,7 @@ inside its own function; this pass reads the whole tree.
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from typing import Any
 
 from auditor.static.astutil import ast_dotted, import_bound_names
@@ -138,6 +139,51 @@ def _modules(project: Any, rel: str, data: bytes | None = None) -> list[tuple[in
     return out
 
 
+# the summary key of a Python file's part of this pass (switch_facts), kept in the cache so a warm run reads no file
+FACT = "switch_fed"
+
+
+def _mentions_switch(data: bytes) -> bool:
+    return b"backends" in data or b"cudnn" in data or b"set_float32_matmul_precision" in data or b"amp" in data
+
+
+def switch_facts(data: bytes, tree: ast.AST | None, findings: Sequence[Any]) -> dict[str, Any]:
+    """A Python file's part of this pass, computed in the worker: `fed`, the names that feed a switch here (fed_names,
+    for a file that mentions one), and `bound`, each name of the file's own settings findings with the lines where
+    the file binds it (binding_lines). Empty when the file has neither."""
+    names = {f.symbol for f in findings if getattr(f, "name", None) in SETTING_RULES}
+    mentions = _mentions_switch(data)
+    if not names and not mentions:
+        return {}
+    if not isinstance(tree, ast.Module):
+        from auditor.static.project_imports import as_text
+
+        try:
+            tree = ast.parse(as_text(data))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return {}
+    out: dict[str, Any] = {}
+    if mentions:
+        fed = fed_names(tree)
+        if fed:
+            out["fed"] = sorted(fed)
+    if names:
+        lines: dict[str, list[int]] = {name: [] for name in sorted(names)}
+        for name, line in sorted(binding_lines(tree, names)):
+            lines[name].append(line)
+        out["bound"] = lines
+    return out
+
+
+def _held(project: Any, rel: str) -> dict[str, Any] | None:
+    """A Python file's switch_facts from its summary, or None when no summary holds them (then the file is read)."""
+    if not rel.endswith(".py"):
+        return None
+    summary = getattr(project, "summaries", {}).get(rel)
+    facts = summary.get(FACT) if isinstance(summary, dict) else None
+    return facts if isinstance(facts, dict) else None
+
+
 def drop_switch_fed_settings(results: list, project: Any) -> int:
     """Drop NPU248 / NPU042 / NPU247 findings whose setting name feeds a torch.backends switch (or an Apex amp call)
     that the tree makes (module doc). Reads only the tree's Python files and notebooks that mention such a switch and
@@ -153,12 +199,15 @@ def drop_switch_fed_settings(results: list, project: Any) -> int:
     for rel, path in project.paths.items():
         if not rel.endswith((".py", ".ipynb")):
             continue
+        held = _held(project, rel)
+        if held is not None:
+            fed |= set(held.get("fed", ()))
+            continue
         try:
             data = read_counted(project, path)
         except (OSError, SourceError):
             continue
-        if b"backends" not in data and b"cudnn" not in data and b"set_float32_matmul_precision" not in data \
-                and b"amp" not in data:
+        if not _mentions_switch(data):
             continue
         if not any(name.encode() in data for name in wanted):
             continue
@@ -172,10 +221,15 @@ def drop_switch_fed_settings(results: list, project: Any) -> int:
         if not r.path.endswith((".py", ".ipynb")) or \
                 not any(f.name in SETTING_RULES and f.symbol in fed for f in r.findings):
             continue
-        if r.path not in units:
-            units[r.path] = _modules(project, r.path)
-        bound = {(name, offset + line) for offset, tree in units[r.path]
-                 for name, line in binding_lines(tree, fed & wanted)}
+        held = (_held(project, r.path) or {}).get("bound")
+        needed = {f.symbol for f in r.findings if f.name in SETTING_RULES} & fed & wanted
+        if isinstance(held, dict) and needed <= held.keys():
+            bound = {(name, line) for name in needed for line in held[name]}
+        else:
+            if r.path not in units:
+                units[r.path] = _modules(project, r.path)
+            bound = {(name, offset + line) for offset, tree in units[r.path]
+                     for name, line in binding_lines(tree, fed & wanted)}
         kept = [f for f in r.findings if not (f.name in SETTING_RULES and (f.symbol, f.line) in bound)]
         dropped += len(r.findings) - len(kept)
         r.findings = kept
