@@ -73,7 +73,8 @@ FACTS: dict[str, int] = {
                           # 2: reads passed as keywords, names passed on (t24b); 3: passed to a trainer (pd37);
                           # 4: keys picked by the hardware (pd47)
     "setting_keys": 1,    # setting_keywords.keys_fact: a YAML config's keyed scalars (h25a)
-    "switch_fed": 1,      # switch_fed_settings.switch_facts: names feeding a switch, settings' bindings (lead, s42)
+    "switch_fed": 2,      # switch_fed_settings.switch_facts: names feeding a switch, settings' bindings (lead, s42);
+                          # 2: notebooks too
     "pins": 2,            # requirements.PINS_KEY: a metadata file's Liger-Kernel specifiers (liger_ascend, h26a);
                           # 2: transformers' (transformers_npu_release, tq42)
 }

@@ -163,6 +163,45 @@ def test_a_notebook_cell_that_feeds_its_own_switches(tmp_path):
     assert "NPU248" in _codes(alone, "demo.ipynb", 1)
 
 
+def test_a_warm_run_reads_no_notebook_or_python_file_for_switch_fed_settings(tmp_path, monkeypatch):
+    """switch_fed_settings keeps each file's fed names and its settings' bindings in the file's summary (lead, session
+    42): a warm run gives the cold run's findings without reading a notebook or a Python file again."""
+    import os
+    from pathlib import Path
+
+    from auditor.runner import run_static
+
+    cells = ("!pip install -q timm\nimport torch", "# run faster\ntf32 = True\n"
+             "torch.backends.cudnn.allow_tf32 = bool(tf32)\ntorch.backends.cuda.matmul.allow_tf32 = bool(tf32)\n")
+    root = tmp_path / "tree"
+    (root / "train").mkdir(parents=True)
+    (root / "demo_sample.ipynb").write_text(_notebook(*cells))
+    (root / "train" / "opts.py").write_text("from dataclasses import dataclass\n\n\n@dataclass\nclass Options:\n"
+                                            "    fp16: bool = True\n    tf32: bool = True\n")
+    (root / "train" / "loop.py").write_text("import torch\nfrom apex import amp\n\n\ndef setup(opts, model, optimizer):\n"
+                                            "    if opts.fp16:\n        model, optimizer = amp.initialize(model, optimizer)\n"
+                                            "    return model, optimizer\n")
+    cache = tmp_path / "cache"
+    cold = run_static([root], jobs=1, cache_dir=cache)
+    real_open = os.open
+
+    def refuse(path, *a, **k):
+        if str(path).endswith((".py", ".ipynb")):
+            raise AssertionError(f"{path} was read again")
+        return real_open(path, *a, **k)
+
+    monkeypatch.setattr(os, "open", refuse)
+    monkeypatch.setattr(Path, "read_bytes", lambda self: (refuse(self), b"")[1])
+    warm = run_static([root], jobs=1, cache_dir=cache)
+
+    def codes(run):
+        return sorted((r.path, f.line, f.code) for r in run.results for f in r.findings)
+
+    assert warm.cached_files == len(cold.results) and codes(warm) == codes(cold)
+    assert ("demo_sample.ipynb", 4, "NPU248") not in codes(cold)          # the notebook's tf32 feeds its switches
+    assert not [c for c in codes(cold) if c[0] == "train/opts.py" and c[1] == 6 and c[2] == "NPU247"]   # fp16 -> apex
+
+
 INFER = """import argparse
 
 import torch

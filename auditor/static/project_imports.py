@@ -291,6 +291,10 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
                 else None       # a notebook's Colab tie (apply_colab_notebooks, lead decision 8)
             if colab is not None:
                 out[TREE]["colab"] = colab
+    if rel.endswith(".ipynb"):
+        from auditor.static.switch_fed_settings import FACT as SWITCH, switch_facts
+
+        out = {**(out or {}), SWITCH: switch_facts(data, None, findings, rel)}     # its cells, for warm runs
     return out
 
 

@@ -147,37 +147,44 @@ def _mentions_switch(data: bytes) -> bool:
     return b"backends" in data or b"cudnn" in data or b"set_float32_matmul_precision" in data or b"amp" in data
 
 
-def switch_facts(data: bytes, tree: ast.AST | None, findings: Sequence[Any]) -> dict[str, Any]:
-    """A Python file's part of this pass, computed in the worker: `fed`, the names that feed a switch here (fed_names,
-    for a file that mentions one), and `bound`, each name of the file's own settings findings with the lines where
-    the file binds it (binding_lines). Empty when the file has neither."""
+def switch_facts(data: bytes, tree: ast.AST | None, findings: Sequence[Any], rel: str = "") -> dict[str, Any]:
+    """A Python file's or notebook's part of this pass, computed in the worker: `fed`, the names that feed a switch
+    here (fed_names, for a file that mentions one), and `bound`, each name of the file's own settings findings with
+    the lines where the file binds it (binding_lines; a notebook's lines as the notebook pass counts them). Empty when
+    the file has neither."""
     names = {f.symbol for f in findings if getattr(f, "name", None) in SETTING_RULES}
     mentions = _mentions_switch(data)
     if not names and not mentions:
         return {}
-    if not isinstance(tree, ast.Module):
+    if rel.endswith(".ipynb"):
+        units = _modules(None, rel, data)
+    elif isinstance(tree, ast.Module):
+        units = [(0, tree)]
+    else:
         from auditor.static.project_imports import as_text
 
         try:
-            tree = ast.parse(as_text(data))
+            units = [(0, ast.parse(as_text(data)))]
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return {}
     out: dict[str, Any] = {}
     if mentions:
-        fed = fed_names(tree)
+        fed = {name for _offset, unit in units for name in fed_names(unit)}
         if fed:
             out["fed"] = sorted(fed)
     if names:
         lines: dict[str, list[int]] = {name: [] for name in sorted(names)}
-        for name, line in sorted(binding_lines(tree, names)):
+        for name, line in sorted({(name, offset + line) for offset, unit in units
+                                  for name, line in binding_lines(unit, names)}):
             lines[name].append(line)
         out["bound"] = lines
     return out
 
 
 def _held(project: Any, rel: str) -> dict[str, Any] | None:
-    """A Python file's switch_facts from its summary, or None when no summary holds them (then the file is read)."""
-    if not rel.endswith(".py"):
+    """A Python file's or notebook's switch_facts from its summary, or None when no summary holds them (then the file
+    is read)."""
+    if not rel.endswith((".py", ".ipynb")):
         return None
     summary = getattr(project, "summaries", {}).get(rel)
     facts = summary.get(FACT) if isinstance(summary, dict) else None
