@@ -144,7 +144,8 @@ FACT = "switch_fed"
 
 
 def _mentions_switch(data: bytes) -> bool:
-    return b"backends" in data or b"cudnn" in data or b"set_float32_matmul_precision" in data or b"amp" in data
+    # `amp.` (not `amp`, which "example" and "sample" hold): _calls_apex_amp needs a dotted `....amp.<call>`
+    return b"backends" in data or b"cudnn" in data or b"set_float32_matmul_precision" in data or b"amp." in data
 
 
 def switch_facts(data: bytes, tree: ast.AST | None, findings: Sequence[Any], rel: str = "") -> dict[str, Any]:
