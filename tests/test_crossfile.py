@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 
 from auditor.runner import run_static
-from auditor.static.crossfile import OWN_CODES, module_names, tech_of
+from auditor.static.crossfile import OWN_CODES, tech_of
+from auditor.static.module_paths import module_names
 
 # bmtrain's layout: a `nccl` package binding NCCL through the C extension, used by `distributed/ops.py`
 NCCL_INIT = '''\

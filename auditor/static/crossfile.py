@@ -39,6 +39,7 @@ from typing import Any, Sequence
 
 from auditor.findings import Finding
 from auditor.static.astutil import ast_dotted, module_nodes, scope_locals
+from auditor.static.module_paths import absolute_module
 from auditor.astnodes import walk_list
 
 CATEGORIES = ("kernel", "attention", "distributed", "apex", "third_party")
@@ -290,38 +291,6 @@ def api_aliases(tree: ast.Module, findings: Sequence[Finding]) -> dict[str, list
     return out
 
 
-def module_names(rels: Sequence[str]) -> dict[str, str]:
-    """rel path of each .py file -> its dotted module name (packages are folders with `__init__.py`; a file outside
-    any package is named by its stem, as a script's sibling imports see it)."""
-    present = set(rels)
-    out: dict[str, str] = {}
-    for rel in rels:
-        if not rel.endswith(".py"):
-            continue
-        parts = rel.split("/")
-        names = [] if parts[-1] == "__init__.py" else [parts[-1][:-3]]
-        i = len(parts) - 1
-        while i > 0 and "/".join(parts[:i] + ["__init__.py"]) in present:
-            names.insert(0, parts[i - 1])
-            i -= 1
-        if names:
-            out[rel] = ".".join(names)
-    seen: dict[str, int] = {}
-    for name in out.values():
-        seen[name] = seen.get(name, 0) + 1
-    # two files outside any package with one stem (`a/utils.py`, `b/utils.py`): which one an import means is unknown
-    return {rel: name for rel, name in out.items() if seen[name] == 1}
-
-
-def _resolve(module: str, level: int, importer: str, is_package: bool) -> str:
-    if level <= 0:
-        return module
-    base = importer.split(".") if is_package else importer.split(".")[:-1]
-    if level > 1:
-        base = base[:len(base) - (level - 1)] if level - 1 <= len(base) else []
-    return ".".join([*base, module] if module else base)
-
-
 def _literal_all(tree: ast.Module) -> list[str] | None:
     """The names of a module-level `__all__ = [...]` / `(...)` of string literals (the last one), else None."""
     found = None
@@ -377,7 +346,7 @@ def _alias_wanted(imports: list, me: str, is_package: bool, aliased: dict[str, _
     for line, level, module, names in imports:
         if level == -1 or not module:
             continue
-        resolved = _resolve(module, level, me, is_package)
+        resolved = absolute_module(module, level, me, is_package)
         source = _lookup(resolved, aliased, package if level == 0 else None)
         if source is None and level == 0 and resolved not in present and "." not in resolved:
             # `sys.path.append('core')` ... `from igev_stereo import autocast`: the one module of that stem
@@ -459,7 +428,7 @@ def _reexported_names(results: list, modules: dict[str, str], out: dict[str, _Ta
         for entry in summary.get("imports") or ():
             if not isinstance(entry, (list, tuple)) or len(entry) != 4 or entry[1] == -1:
                 continue
-            source = out.get(_resolve(str(entry[2]), int(entry[1]), name, True))
+            source = out.get(absolute_module(str(entry[2]), int(entry[1]), name, True))
             for pair in entry[3]:
                 if source is None or source.rel == r.path:
                     continue
@@ -617,7 +586,7 @@ class AscendNamed:
         out = []
         for module, names, _lt in self._loads(rel):
             level = len(module) - len(module.lstrip("."))
-            resolved = _resolve(module.lstrip("."), level, me, is_package) if me or not level else ""
+            resolved = absolute_module(module.lstrip("."), level, me, is_package) if me or not level else ""
             for cand in (resolved, *(f"{resolved}.{n}" for n in names)):
                 hit = self.rel_of.get(cand)
                 if hit is not None and hit != rel:
@@ -703,7 +672,7 @@ def _module_file(symbol: str, me: str, is_package: bool, rel_of: dict[str, str])
     level = len(symbol) - len(symbol.lstrip("."))
     if level and not me:
         return None
-    full = _resolve(symbol.lstrip("."), level, me, is_package)
+    full = absolute_module(symbol.lstrip("."), level, me, is_package)
     parts = full.split(".")
     for k in range(len(parts), 0, -1):
         hit = rel_of.get(".".join(parts[:k]))
@@ -775,7 +744,7 @@ def _wanted(imports: list, me: str, is_package: bool, targets: dict[str, _Target
         sibling = level > 0 and "." not in me and not is_package
         if sibling and level > 1:
             continue
-        resolved = module if sibling else _resolve(module, level, me, is_package)
+        resolved = module if sibling else absolute_module(module, level, me, is_package)
         t = _lookup(resolved, targets, package if level == 0 else None, module=True) if resolved else None
         if sibling and t is not None and _folder(t.rel) != folder:
             t = None

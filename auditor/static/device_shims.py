@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from auditor.static.backends import CUDA_HELPER, TRANSFER_REMAPPED, as_info
+from auditor.static.module_paths import absolute_dotted
 
 # `torch.Tensor.cuda = torch.Tensor.dipu`, `Tensor.cuda = _cuda` (not `==`)
 _TENSOR_CUDA = re.compile(r"^[ \t]*(?:torch\.)?Tensor\.cuda[ \t]*=(?!=)", re.M)
@@ -50,22 +51,12 @@ def _remapped(f) -> bool:
     return f.name in TRANSFER_REMAPPED and f.severity != "info" and not f.data.get("dispatch_key")
 
 
-def _resolve(module: str, current: str, is_package: bool) -> str:
-    if not module.startswith("."):
-        return module
-    dots = len(module) - len(module.lstrip("."))
-    base = current.split(".") if is_package else current.split(".")[:-1]
-    base = base[:len(base) - (dots - 1)] if dots > 1 else base
-    rest = module[dots:]
-    return ".".join([*base, rest] if rest else base)
-
-
 def _imported_tops(facts: dict, me: str, is_package: bool, load_time_only: bool = False) -> set[str]:
     out = set()
     for module, _names, load_time in facts.get("load") or ():
         if load_time_only and not load_time:
             continue
-        name = _resolve(module, me, is_package) if me else module
+        name = absolute_dotted(module, me, is_package) if me else module
         if name:
             out.add(name.split(".", 1)[0])
     return out
@@ -111,7 +102,7 @@ class _Shims:
             for module, names, load_time in facts.get("load") or ():
                 if not load_time:
                     continue
-                resolved = _resolve(module, name, is_package)
+                resolved = absolute_dotted(module, name, is_package)
                 for cand in [resolved, *(f"{resolved}.{n}" for n in names)]:
                     if cand.split(".", 1)[0] == top and cand in self.rel_of and cand not in seen:
                         seen.add(cand)

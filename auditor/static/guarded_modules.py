@@ -62,7 +62,7 @@ def _probe_flags(tree: ast.Module) -> set[str]:
 
 def _imports_of(tree: ast.Module, current: str, is_pkg: bool, known: dict[str, str], target: str):
     """(guarded?) for each import statement of `tree` that loads `target`."""
-    from auditor.static.shim_graph import _resolve
+    from auditor.static.shim_graph import loaded_modules
     flags = _probe_flags(tree)
 
     def walk(node: ast.AST, guarded: bool):
@@ -85,11 +85,11 @@ def _imports_of(tree: ast.Module, current: str, is_pkg: bool, known: dict[str, s
     def walk_stmt(node: ast.AST, guarded: bool):
         if isinstance(node, ast.Import):
             for a in node.names:
-                if target in _resolve(a.name, [], current, is_pkg, known):
+                if target in loaded_modules(a.name, [], current, is_pkg, known):
                     yield guarded
         elif isinstance(node, ast.ImportFrom):
             module = "." * node.level + (node.module or "")
-            if target in _resolve(module, [a.name for a in node.names], current, is_pkg, known):
+            if target in loaded_modules(module, [a.name for a in node.names], current, is_pkg, known):
                 yield guarded
         elif isinstance(node, ast.Try):
             yield from walk(ast.Module(body=[node], type_ignores=[]), guarded)
@@ -123,7 +123,7 @@ def apply_guarded_modules(results: list, files: Sequence[tuple[Path, str]],
                           project: _pi.ProjectImports | None = None) -> int:
     """Lower to warnings the package findings (errors) of modules every in-tree importer loads only under a guard
     on ImportError; returns how many were lowered."""
-    from auditor.static.shim_graph import _module_name, _resolve
+    from auditor.static.shim_graph import _module_name, loaded_modules
 
     wanted = [r for r in results if r.path.endswith(".py") and any(
         f.severity == "error" and f.category in _PACKAGE_CATEGORIES and not f.data.get("context")
@@ -151,7 +151,7 @@ def apply_guarded_modules(results: list, files: Sequence[tuple[Path, str]],
             continue
         name, is_pkg = named[rel]
         for module, names, _load_time in facts["load"]:
-            for t in _resolve(module, names, name, is_pkg, known):
+            for t in loaded_modules(module, names, name, is_pkg, known):
                 if t in importers and t != name and rel not in importers[t]:
                     importers[t].append(rel)
     lowered = 0

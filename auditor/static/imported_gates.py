@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from auditor.findings import as_info
-from auditor.static.crossfile import _resolve, module_names
+from auditor.static.module_paths import absolute_module, module_names
 from auditor.static.gates import _ATTR_SUFFIX, _COUNT_SUFFIX
 from auditor.static.project_imports import ProjectImports
 from auditor.static.astutil import module_nodes
@@ -47,7 +47,7 @@ def _imported_names(imports: list, me: str, is_package: bool, rel: str, by_modul
             continue
         target = None
         if level == 0 or "." in me or is_package:
-            target = by_module.get(_resolve(module, level, me, is_package))
+            target = by_module.get(absolute_module(module, level, me, is_package))
         if target is None and level <= 1 and module:
             target = folder + module.replace(".", "/") + ".py"      # a sibling module on sys.path
         gates = offered.get(target or "")

@@ -45,7 +45,7 @@ def _npu_scope(rel: str) -> str | None:
 
 def other_npu_files(files: Sequence[tuple[Path, str]], project) -> dict[str, str]:
     """{rel: the runtime import that makes it another vendor's NPU code}."""
-    from auditor.static.device_shims import _resolve
+    from auditor.static.module_paths import absolute_dotted
 
     direct: dict[str, str] = {}
     scopes: dict[str, str] = {}
@@ -81,7 +81,7 @@ def other_npu_files(files: Sequence[tuple[Path, str]], project) -> dict[str, str
         for module, imported, load_time in load:
             if not load_time:
                 continue
-            target = _resolve(module, me, rel.endswith("__init__.py")) if me else module
+            target = absolute_dotted(module, me, rel.endswith("__init__.py")) if me else module
             if target in npu_modules or any(f"{target}.{n}" in npu_modules for n in imported):
                 out[rel] = f"{target} ({rel_of.get(target) or target})"
                 break

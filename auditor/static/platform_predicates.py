@@ -35,6 +35,7 @@ from auditor.astnodes import END, Span, lines_span, node_span, walk_list
 from auditor.backend_words import backends_in_text
 from auditor.static.backends import as_info
 from auditor.static.astutil import literal_strings, module_nodes
+from auditor.static.module_paths import absolute_module
 
 _NOTE = "only the CUDA arm of the project's own platform check ({how}) reaches this; its other arm is the NPU " \
         "path: left as is"
@@ -329,8 +330,6 @@ class _Tree:
     def _targets(self, rel: str):
         """(target rel, imported name, local name) of each `from M import name` of a tree module (name "" for a
         module imported whole)."""
-        from auditor.static.crossfile import _resolve
-
         me = self.modules.get(rel, "")
         is_package = rel.endswith("__init__.py")
         for line, level, module, pairs in self.summaries.get(rel, {}).get("imports") or []:
@@ -342,7 +341,7 @@ class _Tree:
                 continue
             if level > 0 and not me:
                 continue
-            base = _resolve(module, level, me, is_package)
+            base = absolute_module(module, level, me, is_package)
             target = self.by_module.get(base)
             for name, alias in pairs:
                 sub = self.by_module.get(f"{base}.{name}" if base else name)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from auditor.static.crossfile import _resolve, module_names
+from auditor.static.module_paths import absolute_module, module_names
 
 # rules whose findings are only worth knowing in a tree that does not run on Ascend yet
 PORTED_QUIET = frozenset({"deepspeed-dependency"})
@@ -43,7 +43,7 @@ def _imported_files(summary: dict | None, rel: str, me: str | None, file_of: dic
         if level < 0:           # `import a.b.c`
             wanted = [name for name, _ in pairs]
         else:
-            base = _resolve(module, level, me or "", rel.endswith("__init__.py"))
+            base = absolute_module(module, level, me or "", rel.endswith("__init__.py"))
             wanted = [base] + [f"{base}.{name}" if base else name for name, _ in pairs]
         for name in wanted:
             parts = name.split(".")

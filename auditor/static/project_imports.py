@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor.source import MAX_FILE_BYTES, SourceError, read_source
+from auditor.static.module_paths import module_names
 
 FACTS = "facts"
 TRITON = "triton"          # a Python file's Triton facts (backends.triton_facts)
@@ -452,10 +453,8 @@ class ProjectImports:
         return self._sources.pop(rel) if last else self._sources[rel]
 
     def module_names(self) -> dict[str, str]:
-        """rel -> dotted name by packages (crossfile.module_names), computed once."""
+        """rel -> dotted name by packages (module_paths.module_names), computed once."""
         if self._module_names is None:
-            from auditor.static.crossfile import module_names
-
             self._module_names = module_names([rel for _, rel in self.files])
         return self._module_names
 

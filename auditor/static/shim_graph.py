@@ -37,6 +37,7 @@ from auditor.discover import SourceError
 from auditor.static import project_imports as _pi
 from auditor.static.astutil import ast_dotted
 from auditor.static.backends import CUDA_HELPER, TRANSFER_REMAPPED, as_info
+from auditor.static.module_paths import absolute_dotted
 from auditor.astnodes import walk_list
 
 # Modules outside the tree known to import torch_npu.contrib.transfer_to_npu at import (checked in their source):
@@ -81,14 +82,9 @@ def _module_name(rel: str) -> tuple[str, bool] | None:
     return ".".join(parts), is_pkg
 
 
-def _resolve(module: str, names: list[str], current: str, is_pkg: bool, known: dict[str, str]) -> list[str]:
+def loaded_modules(module: str, names: list[str], current: str, is_pkg: bool, known: dict[str, str]) -> list[str]:
     """Dotted names (inside the tree where `known` has them, else as written) an import statement loads."""
-    if module.startswith("."):
-        dots = len(module) - len(module.lstrip("."))
-        base = current.split(".") if is_pkg else current.split(".")[:-1]
-        base = base[:len(base) - (dots - 1)] if dots > 1 else base
-        rest = module[dots:]
-        module = ".".join([*base, rest] if rest else base)
+    module = absolute_dotted(module, current, is_pkg)
     if not module:
         return []
     out = [module]
@@ -141,7 +137,7 @@ class ShimGraph:
             deps: set[str] = set()
             lazy: set[str] = set()
             for module, names, load_time in facts["load"]:
-                targets = _resolve(module, names, name, is_pkg, self.known)
+                targets = loaded_modules(module, names, name, is_pkg, self.known)
                 shim = next((t for t in [*targets, *(f"{targets[0]}.{n}" for n in names[:8] if targets)]
                              if t in SHIM_MODULES), None)
                 if load_time and shim is not None:
@@ -380,7 +376,7 @@ def _called_loaders(raw: dict, known: dict[str, str], project) -> dict[str, tupl
       loads the shim as if it imported it.
     A function nobody calls at load time (a lazy `exe_adaptation()`) loads nothing."""
     lazy = [name for name, (facts, is_pkg) in raw.items()
-            if facts.get("mark") and any(not load_time and _names_shim(_resolve(module, names, name, is_pkg, known), names)
+            if facts.get("mark") and any(not load_time and _names_shim(loaded_modules(module, names, name, is_pkg, known), names)
                                          for module, names, load_time in facts["load"])]
     if not lazy or project is None:
         return {}
@@ -406,7 +402,7 @@ def _called_loaders(raw: dict, known: dict[str, str], project) -> dict[str, tupl
             out[name] = (hit, False)
             continue
         for importer, (facts, is_pkg) in raw.items():
-            if importer == name or not any(load_time and name in _resolve(module, names, importer, is_pkg, known)
+            if importer == name or not any(load_time and name in loaded_modules(module, names, importer, is_pkg, known)
                                            for module, names, load_time in facts["load"]):
                 continue
             shim = _calls_loader(project.source(known[importer]), importer, is_pkg, name, loaders, known)
@@ -428,7 +424,7 @@ def _calls_loader(parsed, importer: str, is_pkg: bool, target: str, loaders: dic
                     bound[a.asname or a.name] = ""
         elif isinstance(node, ast.ImportFrom):
             module = "." * node.level + (node.module or "")
-            resolved = _resolve(module, [], importer, is_pkg, known)
+            resolved = loaded_modules(module, [], importer, is_pkg, known)
             base = resolved[0] if resolved else ""
             for a in node.names:
                 if f"{base}.{a.name}" == target:

@@ -40,6 +40,7 @@ from auditor.static.astutil import ast_dotted, env_read, module_nodes, self_attr
 from auditor.static.unresolved_extensions import CHECK_RULES
 # (is_bf16_supported is not one: a module imported when bf16 is supported is not thereby CUDA-only)
 from auditor.static.gates import CUDA_PRESENCE_PROBES
+from auditor.static.module_paths import absolute_module
 
 # kernel / attention / apex share the cross-file pass's codes (rules/crossfile.yaml: the same meaning, a use of the
 # project's CUDA-specific code; the 2xx codes this work was offered are precision's by the code policy)
@@ -642,8 +643,6 @@ def defer_to_project(results: list, modules: dict[str, str], targets: dict[str, 
     """In a run that holds the imported project module, its own facts decide (crossfile.py `_targets`): the findings
     placed by an import's spelling alone (`from ..nccl import send`) are dropped when the module is audited and is
     not CUDA-specific there (a multi-backend `nccl` helper, Triton-Ascend code). Returns how many were dropped."""
-    from auditor.static.crossfile import _resolve
-
     present = set(modules.values())
     dropped = 0
     for r in results:
@@ -656,7 +655,7 @@ def defer_to_project(results: list, modules: dict[str, str], targets: dict[str, 
             mod = f.data.get("module") if f.code in OWN_CODES else None
             if isinstance(mod, list) and len(mod) == 3:
                 level, module, name = mod
-                resolved = _resolve(str(module), int(level), me, is_package)
+                resolved = absolute_module(str(module), int(level), me, is_package)
                 if int(level) > 0 and resolved not in present:    # a namespace folder on the way (no __init__.py)
                     resolved = _by_path(r.path, int(level), str(module), modules) or resolved
                 names = [resolved, f"{resolved}.{name}"] if name else [resolved]
