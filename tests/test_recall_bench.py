@@ -209,7 +209,8 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73",
                                    "test75", "test77", "test76", "test79", "test82", "test81", "test84", "test85", "test87",
                                    "test88", "test90", "test91", "test93", "test92", "test95", "test96", "test98",
-                                   "test99", "test102", "test101", "test106", "test105", "test109", "tuned_t14d",
+                                   "test99", "test102", "test101", "test106", "test105", "test109", "test112",
+                                   "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c",
                                    "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -963,7 +964,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test76", "test79", "test82", "test81", "test84", "test85", "test87",
                                                "test88", "test90", "test91", "test93", "test92", "test95", "test96", "test98",
                                                "test99", "test102", "test101", "test106", "test105", "test109",
-                                               "tuned_t17c",
+                                               "test112", "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
                                                "tuned_t22a",
@@ -1072,7 +1073,8 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test87", 21), ("test88", 24), ("test90", 23),
                                                ("test91", 18), ("test93", 20), ("test92", 24), ("test95", 24), ("test96", 24),
                                                ("test98", 23), ("test99", 23), ("test102", 24), ("test101", 24),
-                                               ("test106", 24), ("test105", 24), ("test109", 18)])
+                                               ("test106", 24), ("test105", 24), ("test109", 18),
+                                               ("test112", 20)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -2117,6 +2119,41 @@ def test_test109_files_are_exactly_what_its_rule_draws():
     assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
     assert labelled[-1] == ("VisualVoice", "av-separation-with-context/testRealVideo.py")
     assert len(labelled) == 56
+
+
+def test_test112_files_are_exactly_what_its_rule_draws():
+    """test112 (bench/corpus_test112/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 20 code bases. The
+    draw ran to its end before the deadline: kernel drew its cap of 16 top-up files under 35, third_party's and
+    attention's pools are empty, precision's pool ran dry under 35, apex's pool is empty, distributed's pool ran dry
+    under 20, device was over 20 after the main rounds, and the pairs were over 350 after the top-up, so no further
+    round was drawn."""
+    draw = _LimitedDraw("test112", 20)
+    select_test, labelled, main = draw.select_test, draw.labelled, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test112"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test112"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test112"] == "npu-audit-test-split-112:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test112"] == 8 and "test112" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 20 code bases, four of them (EVREAL, v2e, snn_angular_velocity,
+    # QmapCompression) with one eligible file.
+    assert len(main) == 36 and labelled[:36] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel drew its cap of 16 files
+    # and stayed under 35; third_party's and attention's pools are empty; precision drew its three open files (dry
+    # under 35); apex's pool is empty; distributed drew its two open files (dry under 20); device was over 20 after the
+    # main rounds.
+    assert labelled[36:52] == open_(pool("kernel"), labelled[:36])[:16] and pairs(labelled[:52], "kernel") < 35
+    assert pool("third_party") == [] and pool("attention") == []
+    assert labelled[52:55] == open_(pool("precision"), labelled[:52]) and pairs(labelled[:55], "precision") < 35
+    assert pool("apex") == []
+    assert labelled[55:57] == open_(pool("distributed"), labelled[:55]) and pairs(labelled[:57], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # The pairs were over 350 after the top-up, so no further round was drawn.
+    assert pairs(labelled) >= 350
+    assert len(labelled) == 57
 
 
 def test_test22_files_are_exactly_what_its_rule_draws():
