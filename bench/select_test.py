@@ -104,6 +104,9 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test101": "npu-audit-test-split-101:",
                  "test105": "npu-audit-test-split-105:",
                  "test109": "npu-audit-test-split-109:",
+                 "test112": "npu-audit-test-split-112:",
+                 "test113": "npu-audit-test-split-113:",
+                 "test116": "npu-audit-test-split-116:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -298,6 +301,15 @@ SPLIT_TOPUP_WORDS["test105"] = SPLIT_TOPUP_WORDS["test84"]
 # test109 (bench/corpus_test109/SELECTION.md, written before its draw): test84's entry (the same object); every
 # category of its top-up order has words there or in TOPUP_WORDS, so no word was added
 SPLIT_TOPUP_WORDS["test109"] = SPLIT_TOPUP_WORDS["test84"]
+# test112 (bench/corpus_test112/SELECTION.md, written before its draw): test84's entry (the same object); every
+# category of its top-up order has words there or in TOPUP_WORDS, so no word was added
+SPLIT_TOPUP_WORDS["test112"] = SPLIT_TOPUP_WORDS["test84"]
+# test113 (bench/corpus_test113/SELECTION.md, written before its draw): test84's entry (the same object); every
+# category of its top-up order has words there or in TOPUP_WORDS, so no word was added
+SPLIT_TOPUP_WORDS["test113"] = SPLIT_TOPUP_WORDS["test84"]
+# test116 (bench/corpus_test116/SELECTION.md, written before its draw): test84's entry (the same object); every
+# category of its top-up order has words there or in TOPUP_WORDS, so no word was added
+SPLIT_TOPUP_WORDS["test116"] = SPLIT_TOPUP_WORDS["test84"]
 TOPUP_MIN_LINES = 2
 
 
@@ -1045,6 +1057,64 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                            # Instant-angelo's instant-nsr-pl files and Vis-MVSNet, the COLMAP scripts it shares with
                            # manhattan_sdf (both copies go); loretta's MeZO files, its peft_local copies shared with other
                            # mirrors and its in-tree duplicates
+                           # test113 (bench/corpus_test113/SELECTION.md, vendoring check): SKVQ's LongBench metrics.py (shared
+                           # with ThinK / Palu); keyformer-llm's in-tree duplicate; ChunkLlama's vLLM copy and its SCROLLS and
+                           # L-Eval metric folders; FlexPrefill's InfiniteBench and RULER folders; genie2's OpenFold modules (by
+                           # name); DeeR-VLA's open_flamingo/ and the robot_flamingo files shared with RoboFlamingo; the files
+                           # MoDE_Diffusion_Policy and flower_vla_calvin share (both copies go) and their vendored pyhash;
+                           # RynnVLA-001's chameleon_model/ (Lumina-mGPT's, blobs shared); RawNet's voxceleb_trainer block;
+                           # GEAR's KIVI quant kernels (shared with ThinK) and its in-tree duplicates; Locret's L-Eval and
+                           # InfiniteBench folders and its transformers configuration files
+                           "test113": ("metrics.py", "summarization/utils.py", "vllm/", "few-shot/scrolls_metrics/",
+                                       "zero-shot/Evaluation/", "experiments/benchmark/infinitebench/",
+                                       "experiments/benchmark/ruler/", "genie/model/modules/",
+                                       "genie/utils/tensor_utils.py", "open_flamingo/",
+                                       "robot_flamingo/data/real_dataset_hdf5.py",
+                                       "robot_flamingo/data/vl_dataset.py", "robot_flamingo/models/flamingo_bc.py",
+                                       "robot_flamingo/models/normalizer.py",
+                                       "robot_flamingo/models/trajectory_gpt2.py", "robot_flamingo/models/unets.py",
+                                       "mode/callbacks/ema.py", "flower/callbacks/ema.py",
+                                       "mode/datasets/robomimic_dataset.py", "flower/datasets/robomimic_dataset.py",
+                                       "mode/datasets/utils/episode_utils.py",
+                                       "flower/datasets/utils/episode_utils.py", "mode/utils/adopt.py",
+                                       "flower/utils/adopt.py", "mode/utils/clip_tokenizer.py",
+                                       "flower/utils/clip_tokenizer.py", "mode/utils/lang_buffer.py",
+                                       "flower/utils/lang_buffer.py", "mode/utils/language_annotator.py",
+                                       "flower/utils/language_annotator.py", "mode/utils/lr_schedulers/",
+                                       "flower/utils/lr_schedulers/", "mode/utils/save_to_hf.py",
+                                       "flower/utils/save_to_hf.py", "mode/utils/utils.py", "flower/utils/utils.py",
+                                       "preprocess/extract_by_key.py", "pyhash-0.9.3/", "models/chameleon_model/",
+                                       "python/RawNet3/models/RawNetBasicBlock.py", "cuda_supported_gear/quant/",
+                                       "GEARLM/TrueCompression/models/cpp_kernels.py",
+                                       "GEARLM/Simulated/modeling_llama_new.py", "benchmark/LEval-main/",
+                                       "benchmark/infinite_bench/", "locret/models/llama/configuration_llama.py",
+                                       "locret/models/phi3/configuration_phi3.py"),
+                           # test116 (bench/corpus_test116/SELECTION.md, vendoring check): Transformer-M's fairseq copy
+                           # (fairseq/, fairseq_cli/, examples/; blobs shared with OFA) and its Graphormer files; torch-ngp's
+                           # encoders, ray marching, fully fused MLP and activation.py in RAD-NeRF and INSTA-pytorch (blobs
+                           # shared with TADA / SyncTalk / GeneFacePlusPlus / stable-dreamfusion, or by folder name); RAD-NeRF's
+                           # AD-NeRF data_utils (shared with SyncTalk / Linly-Talker / video-retalking); INSTA-pytorch's bvh/
+                           # (bvh-distance-queries) and instant-ngp's colmap2nerf.py; Gaussian-Head-Avatar's 3DGS
+                           # graphics_utils.py; TalkingGaussian's 3DGS files, EasyPortrait / mmseg copy and Linly-Talker-shared
+                           # data_utils; IMavatar's DECA and face-parsing copies; RefVSR's mmedit/ (mmediting); FMA-Net's RAFT
+                           # files; svt's TimeSformer files; mvd's timm random_erasing.py
+                           "test116": ("fairseq/", "fairseq_cli/", "examples/",
+                                       "Transformer-M/data/dgl_datasets/__init__.py",
+                                       "Transformer-M/data/dgl_datasets/dgl_dataset_lookup_table.py",
+                                       "Transformer-M/data/ogb_datasets/__init__.py",
+                                       "Transformer-M/data/pyg_datasets/__init__.py", "Transformer-M/modules/droppath.py",
+                                       "freqencoder/", "gridencoder/", "shencoder/", "raymarching/", "ffmlp/",
+                                       "activation.py", "data_utils/face_tracking/", "data_utils/face_parsing/",
+                                       "data_utils/deepspeech_features/", "bvh/", "scripts/colmap2nerf.py",
+                                       "utils/graphics_utils.py", "utils/image_utils.py", "utils/sh_utils.py",
+                                       "utils/system_utils.py", "gaussian_renderer/network_gui.py", "lpipsPyTorch/",
+                                       "scene/colmap_loader.py", "data_utils/easyportrait/", "data_utils/process.py",
+                                       "data_utils/wav2mel.py", "data_utils/wav2mel_hparams.py", "data_utils/wav2vec.py",
+                                       "preprocess/DECA/", "preprocess/face-parsing.PyTorch/", "mmedit/", "preprocessing/raft.py",
+                                       "preprocessing/corr.py", "preprocessing/extractor.py", "preprocessing/update.py",
+                                       "preprocessing/datasets.py", "preprocessing/utils/", "datasets/build.py",
+                                       "datasets/cv2_transform.py", "datasets/multigrid_helper.py",
+                                       "datasets/video_container.py", "utils/metrics.py", "random_erasing.py"),
                            "test109": ("external/AR/", "external/PreciseRoIPooling/",
                                        "lib/models/mixformer_vit/pos_utils.py", "lib/test/analysis/extract_results.py",
                                        "lib/test/evaluation/__init__.py", "lib/test/evaluation/data.py",
@@ -1173,13 +1243,35 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                                        "bert_model/peft_local/utils/other.py",
                                        "loretta/loretta/utils/adapters_utils.py", "loretta/loretta/utils/other.py",
                                        "loretta/loretta/utils/config.py", "loretta/loretta/utils/save_and_load.py"),
+                           # test112 (bench/corpus_test112/SELECTION.md, vendoring check): LKU-Net's TransMorph IXI files; the
+                           # SSL4MIS files BCP and MC-Net share (the same paths in both, so both copies go); SAMed's
+                           # segment_anything/ and its SAMed_h/ in-tree duplicates; the ChamferDistancePytorch, pointnet2_ops,
+                           # Pointnet2.PyTorch, MSN EMD / expansion-penalty and GRNet gridding / cubic-feature-sampling copies
+                           # of seedformer, Density_aware_Chamfer_Distance and Point_Diffusion_Refinement (with PDR's in-tree
+                           # second PyTorchEMD copy); the CompressAI copies of GainedVAE and InvCompress; RC-PyTorch's torchac;
+                           # snn_angular_velocity's slayerPytorch
+                           "test112": ("LKU-Net_3D_IXI/utils.py", "LKU-Net_3D_IXI/data/",
+                                       "LKU-Net-Affine_RnR-ExM-2023/Pipeline/Functions.py",
+                                       "LKU-Net-Affine_RnR-ExM-2023/Pipeline/Models.py",
+                                       "code/dataloaders/acdc_data_processing.py", "code/dataloaders/la_heart_processing.py",
+                                       "code/utils/metrics.py", "code/utils/ramps.py",
+                                       "segment_anything/", "SAMed_h/datasets/dataset_synapse.py",
+                                       "SAMed_h/sam_lora_image_encoder.py",
+                                       "codes/Chamfer3D/", "codes/pointnet2_ops_lib/", "codes/pointnet_utils/",
+                                       "utils/ChamferDistancePytorch/", "utils/Pointnet2.PyTorch/", "utils/emd/",
+                                       "utils/expansion_penalty/", "utils/cubic_feature_sampling/", "utils/gridding/",
+                                       "utils_v2/metrics/", "pointnet2/models/pvd/metrics/ChamferDistancePytorch/",
+                                       "pointnet2/models/pvd/metrics/PyTorchEMD/", "pointnet2_ops_lib/",
+                                       "compressai/", "compressai_examples/", "codes/examples/",
+                                       "src/torchac/", "slayerpytorch/"),
                            }
 # Splits whose SPLIT_EXCLUDED_SUBTREES also apply to their top-up pools (tuned_t14g's applied to its main rounds only).
 TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                      "test60", "test63", "test64", "test66", "test68", "test70", "test73", "test75",
                                      "test71", "test77", "test76", "test79", "test82", "test81", "test84",
                                      "test85", "test87", "test88", "test90", "test91", "test93", "test92", "test95", "test96",
-                                     "test98", "test99", "test102", "test101", "test106", "test105", "test109"})
+                                     "test98", "test99", "test102", "test101", "test106", "test105", "test109",
+                                     "test112", "test113", "test116"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
@@ -1191,7 +1283,8 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test70": 8, "test73": 8, "test75": 8, "test71": 8, "test77": 8, "test76": 8, "test79": 8, "test82": 8,
                            "test81": 8, "test84": 8, "test85": 8, "test87": 8, "test88": 8, "test90": 8, "test91": 8,
                            "test93": 8, "test92": 8, "test95": 8, "test96": 8, "test98": 8, "test99": 8, "test102": 8, "test101": 8,
-                           "test106": 8, "test105": 8, "test109": 8, "tuned_s15c": 6,
+                           "test106": 8, "test105": 8, "test109": 8, "test112": 8, "test113": 8, "test116": 8,
+                           "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
 # test25 (bench/corpus_test25/SELECTION.md): the top-up runs in this category order, with this target of must-flag
@@ -1435,6 +1528,21 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test109 entry (test84's)
                "test109": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
                            "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                           "cap": 16},
+               # test112 (bench/corpus_test112/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test112 entry (test84's)
+               "test112": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                           "cap": 16},
+               # test113 (bench/corpus_test113/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test113 entry (test84's)
+               "test113": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                           "cap": 16},
+               # test116 (bench/corpus_test116/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test116 entry (test84's)
+               "test116": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
                            "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
@@ -1445,7 +1553,7 @@ AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23
                                  "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73", "test75", "test77",
                                  "test76", "test79", "test82", "test81", "test84", "test85", "test87", "test88", "test90", "test91",
                                  "test93", "test92", "test95", "test96", "test98", "test99", "test102", "test101", "test106", "test105",
-                                 "test109", "tuned_t17c",
+                                 "test109", "test112", "test113", "test116", "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 
 

@@ -209,7 +209,8 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73",
                                    "test75", "test77", "test76", "test79", "test82", "test81", "test84", "test85", "test87",
                                    "test88", "test90", "test91", "test93", "test92", "test95", "test96", "test98",
-                                   "test99", "test102", "test101", "test106", "test105", "test109", "tuned_t14d",
+                                   "test99", "test102", "test101", "test106", "test105", "test109", "test112",
+                                   "test113", "test116", "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c",
                                    "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -963,7 +964,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test76", "test79", "test82", "test81", "test84", "test85", "test87",
                                                "test88", "test90", "test91", "test93", "test92", "test95", "test96", "test98",
                                                "test99", "test102", "test101", "test106", "test105", "test109",
-                                               "tuned_t17c",
+                                               "test112", "test113", "test116", "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
                                                "tuned_t22a",
@@ -1072,7 +1073,8 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test87", 21), ("test88", 24), ("test90", 23),
                                                ("test91", 18), ("test93", 20), ("test92", 24), ("test95", 24), ("test96", 24),
                                                ("test98", 23), ("test99", 23), ("test102", 24), ("test101", 24),
-                                               ("test106", 24), ("test105", 24), ("test109", 18)])
+                                               ("test106", 24), ("test105", 24), ("test109", 18),
+                                               ("test112", 20), ("test113", 22), ("test116", 24)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -2117,6 +2119,128 @@ def test_test109_files_are_exactly_what_its_rule_draws():
     assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
     assert labelled[-1] == ("VisualVoice", "av-separation-with-context/testRealVideo.py")
     assert len(labelled) == 56
+
+
+def test_test112_files_are_exactly_what_its_rule_draws():
+    """test112 (bench/corpus_test112/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 20 code bases. The
+    draw ran to its end before the deadline: kernel drew its cap of 16 top-up files under 35, third_party's and
+    attention's pools are empty, precision's pool ran dry under 35, apex's pool is empty, distributed's pool ran dry
+    under 20, device was over 20 after the main rounds, and the pairs were over 350 after the top-up, so no further
+    round was drawn."""
+    draw = _LimitedDraw("test112", 20)
+    select_test, labelled, main = draw.select_test, draw.labelled, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test112"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test112"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test112"] == "npu-audit-test-split-112:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test112"] == 8 and "test112" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 20 code bases, four of them (EVREAL, v2e, snn_angular_velocity,
+    # QmapCompression) with one eligible file.
+    assert len(main) == 36 and labelled[:36] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel drew its cap of 16 files
+    # and stayed under 35; third_party's and attention's pools are empty; precision drew its three open files (dry
+    # under 35); apex's pool is empty; distributed drew its two open files (dry under 20); device was over 20 after the
+    # main rounds.
+    assert labelled[36:52] == open_(pool("kernel"), labelled[:36])[:16] and pairs(labelled[:52], "kernel") < 35
+    assert pool("third_party") == [] and pool("attention") == []
+    assert labelled[52:55] == open_(pool("precision"), labelled[:52]) and pairs(labelled[:55], "precision") < 35
+    assert pool("apex") == []
+    assert labelled[55:57] == open_(pool("distributed"), labelled[:55]) and pairs(labelled[:57], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # The pairs were over 350 after the top-up, so no further round was drawn.
+    assert pairs(labelled) >= 350
+    assert len(labelled) == 57
+
+
+def test_test113_files_are_exactly_what_its_rule_draws():
+    """test113 (bench/corpus_test113/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 22 code bases. The
+    draw ran to its end before the 23:10 deadline: kernel reached 35 with its fourth top-up file, third_party's and
+    attention's open files were all drawn (dry under 35; FlexPrefill and ChunkLlama closed at 8 on the way), precision
+    was over 35 before its turn, apex's pool is empty, distributed's open files were all drawn (dry under 20), device
+    was over 20 after the main rounds, and the 350th pair came with the first file of the further rounds (EasyKV's
+    test_passkey.py)."""
+    draw = _LimitedDraw("test113", 22)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test113"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test113"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test113"] == "npu-audit-test-split-113:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test113"] == 8 and "test113" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 22 code bases, six of them (pyramidinfer, EEND_PyTorch,
+    # EfficientConformer, gss, aasist, ClimateNet) with one eligible file.
+    assert len(main) == 38 and labelled[:38] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel reached 35 with its fourth
+    # file; third_party drew its one open file (dry under 35); attention drew its ten open files (dry under 35);
+    # precision was over 35 before its turn; apex's pool is empty; distributed drew its two open files (dry under 20);
+    # device was over 20 after the main rounds.
+    kernel = open_(pool("kernel"), labelled[:38])
+    assert labelled[38:42] == kernel[:4]
+    assert pairs(labelled[:41], "kernel") < 35 <= pairs(labelled[:42], "kernel")
+    assert labelled[42:43] == open_(pool("third_party"), labelled[:42]) and pairs(labelled[:43], "third_party") < 35
+    assert labelled[43:53] == open_(pool("attention"), labelled[:43]) and pairs(labelled[:53], "attention") < 35
+    assert sum(1 for name, _ in labelled[:53] if name == "FlexPrefill") == 8
+    assert sum(1 for name, _ in labelled[:53] if name == "ChunkLlama") == 8
+    assert pairs(labelled[:53], "precision") >= 35
+    assert pool("apex") == []
+    assert labelled[53:55] == open_(pool("distributed"), labelled[:53]) and pairs(labelled[:55], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before and code bases
+    # at 8 files, until 350 pairs: the 350th pair came with the first file of the further rounds.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:55])
+    assert labelled[55:] == later[:len(labelled) - 55]
+    assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
+    assert labelled[-1] == ("EasyKV", "test_passkey.py")
+    assert len(labelled) == 56
+
+
+def test_test116_files_are_exactly_what_its_rule_draws():
+    """test116 (bench/corpus_test116/SELECTION.md): test84's rule (top-up order kernel, third_party, attention,
+    precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 24 code bases, all
+    with an eligible file. The draw ran to its end before the deadline: kernel's, third_party's, precision's, apex's and
+    distributed's open files were all drawn (each dry under its target), attention's pool is empty, device was over 20
+    after the main rounds, and the 350th pair came with the fourth file of the further rounds (IMavatar's
+    code/utils/rend_util.py)."""
+    draw = _LimitedDraw("test116", 24)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test116"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test116"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test116"] == "npu-audit-test-split-116:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test116"] == 8 and "test116" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 24 code bases, five of them (INSTA-pytorch, CDVD-TSP, RQ-VAE-Recommender,
+    # DPC, MemDPC) with one eligible file.
+    assert len(main) == 43 and labelled[:43] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel drew its four open files
+    # (dry under 35); third_party its one (dry under 35); attention's pool is empty; precision drew its three open files
+    # (dry under 35); apex its one-file pool (under 20); distributed its one open file (under 20); device was over 20
+    # after the main rounds.
+    assert labelled[43:47] == open_(pool("kernel"), labelled[:43]) and pairs(labelled[:47], "kernel") < 35
+    assert labelled[47:48] == open_(pool("third_party"), labelled[:47]) and pairs(labelled[:48], "third_party") < 35
+    assert pool("attention") == []
+    assert labelled[48:51] == open_(pool("precision"), labelled[:48]) and pairs(labelled[:51], "precision") < 35
+    assert labelled[51:52] == pool("apex") and pairs(labelled[:52], "apex") < 20
+    assert labelled[52:53] == open_(pool("distributed"), labelled[:52]) and pairs(labelled[:53], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before and code bases
+    # at 8 files, until 350 pairs: the 350th pair came with the fourth file of the further rounds.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:53])
+    assert labelled[53:] == later[:len(labelled) - 53]
+    assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
+    assert labelled[-1] == ("IMavatar", "code/utils/rend_util.py")
+    assert len(labelled) == 57
 
 
 def test_test22_files_are_exactly_what_its_rule_draws():
