@@ -58,9 +58,6 @@ class FileContext:
     # names (and `self.` attributes) bound to a device probe's answer: `gpu = torch.cuda.get_device_name(0)`,
     # `gpu_state = subprocess.check_output(["nvidia-smi", ...])` (NPU945, tk43)
     probe_names: frozenset[str] = frozenset()
-    # names bound to the path of an NVIDIA tool (`nvcc = os.path.join(CUDA_HOME, "bin", "nvcc")`) -> the tool, for a
-    # command that runs it through the name (`check_output("'{}' -V".format(nvcc), shell=True)`) (NPU407, tk43)
-    tool_paths: dict[str, str] = field(default_factory=dict)
 
     def parameter_at(self, name: str, line: int) -> bool:
         """Whether `name` at `line` is a parameter of the enclosing function rather than the module an import
@@ -315,24 +312,6 @@ def _probe_names(tree: ast.Module) -> frozenset[str]:
     return frozenset(names)
 
 
-_NVIDIA_TOOLS = ("nvcc", "nvidia-smi")
-
-
-def _tool_paths(tree: ast.Module) -> dict[str, str]:
-    """Names bound to an NVIDIA tool's path by a join whose last part names it (`os.path.join(CUDA_HOME, "bin",
-    "nvcc")`, mmcv's `osp.join(CUDA_HOME, 'bin/nvcc')`): the name -> the tool. A bare literal is the string rule's."""
-    out: dict[str, str] = {}
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
-                and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute) \
-                and n.value.func.attr == "join" and n.value.args \
-                and isinstance(last := n.value.args[-1], ast.Constant) and isinstance(last.value, str):
-            tool = last.value.rsplit("/", 1)[-1]
-            if tool in _NVIDIA_TOOLS:
-                out[n.targets[0].id] = tool
-    return out
-
-
 def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None = None) -> FileContext:
     """local_segment: whether a rule names a package path through this part (`*.triton.*`, `*._triton.*`); a relative
     import through such a module (`from ..ops.triton.layernorm import rms_norm`) then binds as
@@ -465,7 +444,6 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
     ctx.unresolved_extensions = unresolved_extension_modules(tree, ctx.resolve)
     ctx.reached_through_imports = _reached_through_imports(tree, ctx)
     ctx.probe_names = _probe_names(tree)
-    ctx.tool_paths = _tool_paths(tree)
     _bind_dynamic_extension_imports(ctx, tree, [stmt for stmt, _ in assigns],
                                     {id(stmt) for stmt, scope in assigns if scope == _WHOLE_FILE})
     _bind_jit_extensions(ctx, tree, [stmt for stmt, _ in assigns])

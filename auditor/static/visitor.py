@@ -1829,8 +1829,6 @@ class MatchVisitor(cst.CSTVisitor):
         func = node.func
         first_hit = len(self.hits)
         self._call_args.update((id(arg.value), node) for arg in node.args)
-        if self.ctx.tool_paths and not self._in_message and RUNS_COMMAND.match(self._qual(func) or ""):
-            self._tool_run_through_path(node)
         if isinstance(func, cst.Attribute) and func.attr.value in _ROUTE_METHODS:
             # FastAPI's `response_model=` is the route's response type, read like an annotation (decisions 31 / 40;
             # https://fastapi.tiangolo.com/tutorial/response-model/): the class's import is the finding (tq40)
@@ -2059,23 +2057,6 @@ class MatchVisitor(cst.CSTVisitor):
                 self._in_message -= 1
             self._in_message = saved
         return False
-
-    def _tool_run_through_path(self, node: cst.Call) -> None:
-        """`subprocess.check_output("'{}' -V".format(nvcc), shell=True)` after `nvcc = os.path.join(CUDA_HOME, "bin",
-        "nvcc")` (detectron2's collect_env and its copies; mmcv's `f'"{nvcc}" -V'`): the command runs the tool the
-        name holds, as a literal "nvcc -V" would (NPU407, lead decision 41) (tk43)."""
-        stack: list[cst.CSTNode] = [a.value for a in node.args if a.keyword is None]
-        while stack:
-            n = stack.pop()
-            if isinstance(n, cst.Name) and n.value in self.ctx.tool_paths:
-                m = self.c.match_string(self.ctx.tool_paths[n.value])
-                if m is not None:
-                    self._hit(m[0], node.func, self.ctx.tool_paths[n.value], value=m[1])
-                return
-            if isinstance(n, cst.Attribute):
-                stack.append(n.value)
-                continue
-            stack.extend(children(n))
 
     def _getattr_with_fallback(self, node: cst.Call) -> None:
         """`getattr(torch.backends.cuda, "can_use_flash_attention", cannot_use)` (para-attn): a callable fallback
