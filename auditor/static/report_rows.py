@@ -60,7 +60,7 @@ def report_only_lines(tree: ast.AST) -> set[int]:
         rows = 0
         for node in ast.walk(func):
             value = _report_row(node)
-            if value is not None:
+            if value is not None and isinstance(node, ast.expr):
                 rows += 1
                 shown.update(id(n) for n in ast.walk(value) if isinstance(n, ast.Name))
                 if _version_getter(value):
