@@ -139,6 +139,9 @@ RULE_SCHEMA: dict[str, Any] = {
             "assigned_values": {"type": "boolean"},
             # string rules: only a literal inside a comparison (`"nvidia" in device_name`, t14l)
             "compared_only": {"type": "boolean"},
+            # with compared_only: only a literal compared with a device probe's answer (`"A100" in
+            # torch.cuda.get_device_name()`, a name bound to nvidia-smi's output) (tk43)
+            "probe_compared": {"type": "boolean"},
             # string rules of commands: not a literal that ends as an exclamation or a question (`return False,
             # 'nvcc unavailable!'`: a status text handed back, not a command line, t33a)
             "not_sentences": {"type": "boolean"},

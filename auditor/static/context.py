@@ -55,6 +55,9 @@ class FileContext:
     # qualified names of the attribute chains the file reads through a module it imports whole (`import encoding` ...
     # `encoding.parallel.DataParallelModel`): what an `import_reached` rule reports at the import (tk41)
     reached_through_imports: frozenset[str] = frozenset()
+    # names (and `self.` attributes) bound to a device probe's answer: `gpu = torch.cuda.get_device_name(0)`,
+    # `gpu_state = subprocess.check_output(["nvidia-smi", ...])` (NPU945, tk43)
+    probe_names: frozenset[str] = frozenset()
 
     def parameter_at(self, name: str, line: int) -> bool:
         """Whether `name` at `line` is a parameter of the enclosing function rather than the module an import
@@ -276,6 +279,39 @@ def _version_test(test: ast.expr) -> bool:
         w in n.lower() for n in names for w in ("cuda", "npu", "device", "gpu", "available"))
 
 
+# calls that answer which device model is present (NPU945, tk43): torch's and NVML's device-name queries
+DEVICE_NAME_PROBES = frozenset({"get_device_name", "get_device_properties", "nvmlDeviceGetName"})
+
+
+def reads_probe(node: ast.AST, names: frozenset[str] | set[str]) -> bool:
+    """The expression holds what a device probe answered: a device-name query (`torch.cuda.get_device_name(0)`,
+    `get_device_properties(i).name`, NVML's `nvmlDeviceGetName(h)`), an nvidia-smi run, or one of `names`."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call):
+            func = n.func
+            last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if last in DEVICE_NAME_PROBES:
+                return True
+        elif isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes)) and \
+                "nvidia-smi" in (n.value if isinstance(n.value, str) else n.value.decode("latin-1")):
+            return True
+        elif isinstance(n, (ast.Name, ast.Attribute)) and ast_dotted(n) in names:
+            return True
+    return False
+
+
+def _probe_names(tree: ast.Module) -> frozenset[str]:
+    """Names and `self.` attributes the file binds to a device probe's answer, followed through one more binding
+    (`out = check_output(["nvidia-smi", ...])`, `gpu_name = out.decode()`)."""
+    assigns = [n for n in ast.walk(tree) if isinstance(n, ast.Assign)]
+    names: set[str] = set()
+    for _round in range(2):
+        for stmt in assigns:
+            if reads_probe(stmt.value, names):
+                names.update(d for d in (ast_dotted(t) for t in stmt.targets) if d is not None)
+    return frozenset(names)
+
+
 def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None = None) -> FileContext:
     """local_segment: whether a rule names a package path through this part (`*.triton.*`, `*._triton.*`); a relative
     import through such a module (`from ..ops.triton.layernorm import rms_norm`) then binds as
@@ -407,6 +443,7 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
     ctx.module_functions = frozenset(s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
     ctx.unresolved_extensions = unresolved_extension_modules(tree, ctx.resolve)
     ctx.reached_through_imports = _reached_through_imports(tree, ctx)
+    ctx.probe_names = _probe_names(tree)
     _bind_dynamic_extension_imports(ctx, tree, [stmt for stmt, _ in assigns],
                                     {id(stmt) for stmt, scope in assigns if scope == _WHOLE_FILE})
     _bind_jit_extensions(ctx, tree, [stmt for stmt, _ in assigns])

@@ -50,6 +50,7 @@ from auditor.static.neutral_uses import drop_dtype_restores, drop_existence_prob
     drop_weightless_loader_dtypes, mark_disabled_autocast_devices, drop_disabled_autocast_imports, \
     lower_parallel_type_tests, drop_ort_buffer_dtypes, lower_host_only_extensions
 from auditor.static.provider_catalogues import drop_provider_catalogues
+from auditor.static.report_rows import drop_report_only_reads
 from auditor.static.patch_targets import apply_cuda_twins, apply_flash_tables, apply_npu_rebinds, apply_patch_targets
 from auditor.static.npu_native import apply_npu_file, written_for_npu
 from auditor.static.crossfile import summarize
@@ -1082,6 +1083,7 @@ class StaticEngine:
                 result.findings = apply_cuda_twins(result.findings, tree)
                 result.findings = apply_npu_rebinds(result.findings, tree)   # `from torch.npu import synchronize`
                 result.findings = apply_flash_tables(result.findings, tree)   # `"flash_attention_2": XFlashAttention2`
+                result.findings = drop_report_only_reads(result.findings, tree)   # `data.append(("CUDA_HOME", ...))`
                 if any(f.name == VENDOR_RULE for f in result.findings):   # NPU076 beside an NPU arm, in migrations
                     result.findings = apply_vendor_dispatch(result.findings, tree, text)
         result.findings.sort(key=Finding.sort_key)

@@ -202,10 +202,15 @@ def _command_copies(commands, findings: list[Finding]) -> list[Finding]:
     seen = {(f.line, f.category) for f in findings}
     for (_, key), (where, def_line, defs) in commands.items():
         nodes = list(_scope_nodes(where))
-        if sum(isinstance(n, ast.Name) and n.id == key and not isinstance(n.ctx, ast.Load) for n in nodes) != 1:
-            continue        # `nvcc = osp.join(...)` then `nvcc = check_output(...)`: a reused name, not followed
+        # a reused name is followed to a run only from its latest binding above the run: detectron2's collect_env
+        # `nvcc = os.path.join(CUDA_HOME, "bin", "nvcc")` then `nvcc = subprocess.check_output("'{}' -V".format(nvcc),
+        # shell=True)` runs nvcc (tk43, test105's ODISE copy); `nvcc = osp.join(cuda_home, "hip/bin/hipcc")` bound
+        # just above a run runs hipcc, whatever the name holds elsewhere
+        stores = [n.lineno for n in nodes if isinstance(n, ast.Name) and n.id == key and not isinstance(n.ctx, ast.Load)]
         for node in nodes:
             if not isinstance(node, ast.Call) or node.lineno <= def_line:
+                continue
+            if max(line for line in stores if line < node.lineno) != def_line:
                 continue
             name = ast_dotted(node.func)
             if name is None or not RUNS_COMMAND.match(name):

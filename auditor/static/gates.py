@@ -44,6 +44,7 @@ from dataclasses import dataclass, field, replace
 from auditor.astnodes import Span, decorated_span, is_main_guard, lines_span, node_span, starts_in
 from auditor.static.context import relative_cuda_extension
 from auditor.static.backends import _guards_imports, as_info, backends_in_text, default_arm, rank_test
+from auditor.static.patch_targets import hides_cuda
 from auditor.static.astutil import name_or_self_attr as _flag_name   # `use_cuda` / `self.use_cuda`: one reader
 from auditor.static.astutil import module_nodes as _walk   # (the name the passes below and engine use)
 from auditor.static.astutil import MESSAGE_CALLS, pytest_fixture_name, scope_nodes, walk_list
@@ -1527,6 +1528,9 @@ def _drop_mocked_probes(findings: list, tree: ast.Module) -> list:
     if not replaced:
         return findings
     called = {(n.func.lineno, n.func.col_offset) for n in _walk(tree) if isinstance(n, ast.Call)}
+    # (`torch.cuda.is_available = lambda : False` hides the GPU, it fakes nothing: its store stays, tk43)
+    called |= {(t.lineno, t.col_offset) for n in _walk(tree) if isinstance(n, ast.Assign) and hides_cuda(n.value)
+               for t in n.targets}
     uncalled = {(n.lineno, n.col_offset) for n in _walk(tree) if isinstance(n, ast.Attribute) and
                 _dotted(n) in replaced and (n.lineno, n.col_offset) not in called}
     return [f for f in findings if not (f.symbol in replaced and (f.line, f.col - 1) in uncalled)]

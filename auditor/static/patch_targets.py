@@ -95,6 +95,23 @@ def torch_cuda_stores(tree: ast.AST) -> dict[int, list[tuple[int, int]]]:
 
 
 _STORE_NOTE = "the file assigns its own function over this CUDA API (a patch or a mock): nothing calls it here"
+_HIDE_NOTE = ("the file replaces this CUDA probe by a constant to hide the GPU (`lambda: False`): it hides CUDA only; "
+              "once the file's calls are ported to torch.npu the NPU stays visible, so hide it there too "
+              "(`torch.npu.is_available`, ASCEND_RT_VISIBLE_DEVICES)")
+
+
+def hides_cuda(value) -> bool:
+    """`lambda: False`, `lambda *a, **k: 0` (libcst or ast): a probe replaced by an answer that there is no GPU,
+    the way a script forces the CPU (bayesian-torch's `torch.cuda.is_available = lambda : False`); `lambda: True`
+    fakes a GPU for another device's layer (auto-round's HPU shim) and is no such hiding."""
+    body = getattr(value, "body", None)
+    if type(value).__name__ != "Lambda" or body is None:
+        return False
+    if isinstance(body, ast.Constant):
+        return body.value is False or body.value == 0 and not isinstance(body.value, bool)
+    kind = type(body).__name__
+    return kind == "Name" and getattr(body, "value", None) == "False" or \
+        kind == "Integer" and getattr(body, "value", None) == "0"
 
 
 def apply_patch_targets(findings: list, tree: ast.AST) -> list:
@@ -105,6 +122,8 @@ def apply_patch_targets(findings: list, tree: ast.AST) -> list:
         return findings
     targets = patch_only(tree) if any(f.category in _PACKAGE_CATEGORIES for f in wanted) else set()
     stores = torch_cuda_stores(tree) if any(f.category == "device" for f in wanted) else {}
+    hidden = {node.lineno for node in module_nodes(tree) if isinstance(node, ast.Assign) and hides_cuda(node.value)} \
+        if stores else set()
     if not targets and not stores:
         return findings
     out = []
@@ -113,7 +132,7 @@ def apply_patch_targets(findings: list, tree: ast.AST) -> list:
             f = as_info(f, "patch-target", _NOTE)
         elif f.severity != "info" and f.category == "device" and any(
                 lo <= f.col < hi for lo, hi in stores.get(f.line, ())):
-            f = as_info(f, "patch-target", _STORE_NOTE)
+            f = as_info(f, "patch-target", _HIDE_NOTE if f.line in hidden else _STORE_NOTE)
         out.append(f)
     return out
 

@@ -11,10 +11,11 @@ import libcst as cst
 from auditor.rules import Rule
 from auditor.static.backends import BACKEND_NAMES, backends_in_text
 from auditor.static.compiled import LIBRARY_CATEGORIES, CompiledRules
-from auditor.static.context import (_MODULE_IMPORTERS, _MODULE_NAME, HOLE, JIT_BUILDERS, JIT_EXTENSION,
+from auditor.static.context import (_MODULE_IMPORTERS, _MODULE_NAME, DEVICE_NAME_PROBES, HOLE, JIT_BUILDERS, JIT_EXTENSION,
                                     LOCAL_PACKAGE, MAX_FOLDED, FileContext, dataclass_fields, kernel_call_made,
                                     params_fed_to_backend_switches)
 from auditor.static.cstwalk import children, walk
+from auditor.static.patch_targets import hides_cuda
 from auditor.static.unresolved_extensions import UNRESOLVED_EXTENSION, extension_module_of, host_entry_point
 from auditor.static.dtype_requirements import guard_kind, required_dtype_nodes
 from auditor.static.flags import RUNS_COMMAND
@@ -586,6 +587,7 @@ class MatchVisitor(cst.CSTVisitor):
         self._compared = 0      # inside a comparison
         self._call_args: dict[int, cst.Call] = {}   # a call argument's value -> the call (`trt.ActivationType.SIGMOID`)
         self._operands: set[int] = set()    # a comparison's operands (and the items of a tuple / list / set operand)
+        self._probe_compared: set[int] = set()   # literals compared with such an answer (`"A100" in gpu`)
         self._asserting = 0     # inside an assert statement's test or an assertion call's arguments
         # string arguments of str methods (`s.replace("fp8", "float8")`): text, not a setting (precision rules)
         self._name_text: set[int] = set()
@@ -637,6 +639,8 @@ class MatchVisitor(cst.CSTVisitor):
             # `VENDORS = {"NVIDIA": ...}`: a vendor name outside a comparison chooses nothing; `assert
             # gpu.manufacturer == "nvidia"` (a test checking data) chooses no branch either (t14l)
             return
+        if rule.extra.get("probe_compared") and id(node) not in self._probe_compared:
+            return      # `gpu.name == "A100"` in a cloud catalogue compares an offer, not the device probed (tk43)
         if rule.extra.get("not_sentences") and _SENTENCE_END.search(symbol):
             return      # `return False, 'nvcc unavailable!'`: a status text for a person, not a command (t33a)
         if rule.extra.get("file_imports") and not self._file_imports(rule.extra["file_imports"]):
@@ -1242,6 +1246,10 @@ class MatchVisitor(cst.CSTVisitor):
             if name is None:
                 continue
             resolved = self._resolve(name) or ""
+            if resolved.startswith("torch.cuda.") and not to_npu and hides_cuda(node.value):
+                # `torch.cuda.is_available = lambda : False` (bayesian-torch): the file hides the GPU from itself; the
+                # store is reported (patch_targets.py says what it hides and what it leaves visible) (tk43)
+                continue
             if to_npu or resolved.startswith("torch.cuda."):
                 self._handled.add(id(target.target))
             elif resolved.startswith("torch.") and any(dotted(a) == name for a in wrapped):
@@ -1637,13 +1645,23 @@ class MatchVisitor(cst.CSTVisitor):
         if not isinstance(label, cst.SimpleString) or isinstance(shown, _STRING_NODES) or \
                 isinstance(shown, cst.Name) and shown.value in ("None", "True", "False"):
             return      # (`define_macros.append(("WITH_CUDA", None))`: a build macro, not a report row)
-        if isinstance(shown, cst.Call) and isinstance(shown.func, cst.Name) and shown.func.value == "str" \
-                and len(shown.args) == 1:
-            shown = shown.args[0].value
-        if not isinstance(shown, cst.Name):
-            return      # (`providers.append(("CUDAExecutionProvider", {"device_id": 0}))`: a provider with options)
+        # `data.append(("CUDA_HOME", str(CUDA_HOME) + msg))`: the value shown with a suffix (tk43)
+        parts = [shown]
+        while isinstance(parts[0], cst.BinaryOperation) and isinstance(parts[0].operator, cst.Add):
+            parts[:1] = [parts[0].left, parts[0].right]
+        names = []
+        for part in parts:
+            if isinstance(part, cst.Call) and isinstance(part.func, cst.Name) and part.func.value == "str" \
+                    and len(part.args) == 1:
+                part = part.args[0].value
+            if isinstance(part, cst.Name):
+                names.append(part)
+            elif not isinstance(part, _STRING_NODES):
+                return  # (`providers.append(("CUDAExecutionProvider", {"device_id": 0}))`: a provider with options)
+        if not names:
+            return
         self._handled.add(id(label))
-        self._handled.add(id(shown))
+        self._handled.update(id(n) for n in names)
 
     def visit_DictElement(self, node: cst.DictElement) -> bool:
         self._acquired_by_getattr(node.value)     # `{"cuda_version": getattr(torch.version, "cuda", None)}`
@@ -2423,6 +2441,28 @@ class MatchVisitor(cst.CSTVisitor):
         self._dtype_quiet -= 1
         self._compared -= 1
 
+    def _reads_probe(self, node: cst.CSTNode) -> bool:
+        """The expression holds what a device probe answered: a device-name query (`torch.cuda.get_device_name(0)`,
+        `get_device_properties(i).name`, NVML's `nvmlDeviceGetName(h)`), an nvidia-smi run, or a name this file bound
+        to one of those (`gpu_state = subprocess.check_output(["nvidia-smi", ...])`; `self.gpu_name`)."""
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, cst.Call):
+                last = n.func.attr.value if isinstance(n.func, cst.Attribute) else \
+                    n.func.value if isinstance(n.func, cst.Name) else ""
+                if last in DEVICE_NAME_PROBES:
+                    return True
+            elif isinstance(n, cst.SimpleString) and "nvidia-smi" in str(n.evaluated_value):
+                return True
+            elif isinstance(n, (cst.Name, cst.Attribute)) and dotted(n) in self.ctx.probe_names:
+                return True
+            if isinstance(n, cst.Attribute):
+                stack.append(n.value)       # (`config.gpu`: the attribute's name is no binding of `gpu`)
+                continue
+            stack.extend(children(n))
+        return False
+
     def visit_Comparison(self, node: cst.Comparison) -> bool:
         self._dtype_quiet += 1
         self._compared += 1
@@ -2432,6 +2472,10 @@ class MatchVisitor(cst.CSTVisitor):
         if len(sides) == 2:     # `impl == "cuda"`, `assert impl in ["ref", "cuda"]`
             self._implementation_names(sides[0], sides[1])
             self._implementation_names(sides[1], sides[0])
+        if len(sides) == 2:     # `"A100" in torch.cuda.get_device_name()`, `b"H100" in gpu_state` (tk43)
+            for literal, other in ((sides[0], sides[1]), (sides[1], sides[0])):
+                if isinstance(literal, _STRING_NODES) and self._reads_probe(other):
+                    self._probe_compared.add(id(literal))
         if self._variant_rule is not None and all(isinstance(side, (cst.Name, cst.SimpleString)) for side in sides):
             # `suffix == 'cuda'` (a build variable), not `x.device.type != "cuda"` (a tensor's device)
             self._listed.update(id(side) for side in sides if isinstance(side, cst.SimpleString))
@@ -2475,6 +2519,12 @@ class MatchVisitor(cst.CSTVisitor):
         values = None if self._in_message else self.fold(node)
         if values:
             self._match_values(node, values)
+        elif id(node) in self._probe_compared and isinstance(node, cst.SimpleString) \
+                and isinstance(node.evaluated_value, bytes):
+            # `b"H100" in gpu_state` (nvidia-smi's output read as bytes, deita's setup.py): the model name as text
+            m = self.c.match_string(node.evaluated_value.decode("latin-1"))
+            if m is not None and m[0].extra.get("probe_compared"):
+                self._hit(m[0], node, m[1], value=m[1])
         if isinstance(node, cst.FormattedString):
             for part in node.parts:
                 if isinstance(part, cst.FormattedStringExpression):

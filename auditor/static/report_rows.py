@@ -1,0 +1,91 @@
+"""Values computed only to be shown in an environment report (tk43, tuned on test105's ODISE collect_env.py).
+
+detectron2's `collect_env_info()` (copied into ODISE, fast-reid, AdelaiDet, vissl and their descendants) builds a
+table of `(label, value)` rows and prints it. Two shapes around those rows read CUDA facts only to show them:
+
+    cuda_arch_list = os.environ.get("TORCH_CUDA_ARCH_LIST", None)     # read only for the row below
+    if cuda_arch_list:
+        data.append(("TORCH_CUDA_ARCH_LIST", cuda_arch_list))
+    msg = " - invalid!" if not (CUDA_HOME and os.path.isdir(CUDA_HOME)) else ""
+    data.append(("CUDA_HOME", str(CUDA_HOME) + msg))
+    data.append(("CUDA compiler", _C.get_cuda_version()))          # the build's version, shown
+
+Lead decision 49: a value shown in a message is a message line, even a CUDA fact; reading an environment variable or
+a path to show it cannot fail and changes nothing. So a name whose every read in its function is a report row's value
+(or the test of an `if` around such rows) is shown, not used: the findings of its binding statement are dropped when
+that statement calls nothing but environment reads, path predicates and string conversions. A row whose value is a
+no-argument version getter (`get_cuda_version()`, not a torch API) is shown the same way. A CUDA call in a message
+stays a finding (decision 48): a binding that calls anything else keeps its findings.
+"""
+from __future__ import annotations
+
+import ast
+
+from auditor.static.astutil import ast_dotted
+
+# calls that only read a value to show: environment reads, path predicates, conversions
+_READ_ONLY_CALLS = frozenset({"os.environ.get", "os.getenv", "os.path.isdir", "os.path.exists", "os.path.isfile",
+                              "str", "bool", "len", "repr"})
+
+
+def _report_row(node: ast.AST) -> ast.expr | None:
+    """The shown value of `rows.append(("label", value))`, else None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append" \
+            and len(node.args) == 1 and not node.keywords and isinstance(row := node.args[0], ast.Tuple) \
+            and len(row.elts) == 2 and isinstance(row.elts[0], ast.Constant) and isinstance(row.elts[0].value, str):
+        return row.elts[1]
+    return None
+
+
+def _reads_only(value: ast.expr) -> bool:
+    return all(not isinstance(n, ast.Call) or ast_dotted(n.func) in _READ_ONLY_CALLS for n in ast.walk(value))
+
+
+def _version_getter(value: ast.expr) -> bool:
+    """`_C.get_cuda_version()`: a no-argument getter of a version, not torch's own API."""
+    if not isinstance(value, ast.Call) or value.args or value.keywords:
+        return False
+    name = ast_dotted(value.func) or ""
+    last = name.rsplit(".", 1)[-1]
+    return last.startswith("get_") and last.endswith("version") and not name.startswith("torch.")
+
+
+def report_only_lines(tree: ast.AST) -> set[int]:
+    """Lines of the statements whose CUDA reads are only shown in report rows (module docstring)."""
+    out: set[int] = set()
+    for func in ast.walk(tree):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        shown: set[int] = set()       # ids of Name nodes inside a row's value or an `if` test around rows
+        rows = 0
+        for node in ast.walk(func):
+            value = _report_row(node)
+            if value is not None and isinstance(node, ast.expr):
+                rows += 1
+                shown.update(id(n) for n in ast.walk(value) if isinstance(n, ast.Name))
+                if _version_getter(value):
+                    out.add(node.lineno)
+            elif isinstance(node, ast.If) and any(_report_row(n) is not None for s in node.body for n in ast.walk(s)):
+                shown.update(id(n) for n in ast.walk(node.test) if isinstance(n, ast.Name))
+        if not rows:
+            continue
+        loads: dict[str, list[int]] = {}
+        for n in ast.walk(func):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                loads.setdefault(n.id, []).append(id(n))
+        for stmt in ast.walk(func):
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                uses = loads.get(stmt.targets[0].id, [])
+                if uses and all(u in shown for u in uses) and _reads_only(stmt.value):
+                    out.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
+    return out
+
+
+def drop_report_only_reads(findings: list, tree: ast.AST) -> list:
+    """Findings on the statements `report_only_lines` finds: shown in an environment report, not used."""
+    if not findings or not isinstance(tree, ast.Module):
+        return findings
+    lines = report_only_lines(tree)
+    if not lines:
+        return findings
+    return [f for f in findings if f.line not in lines]
