@@ -99,7 +99,10 @@ DRIVER_PATH_RE = re.compile(r"(?<![\w/.-])(/usr/local/nvidia|/home/kubernetes/bi
                             r"|/usr/bin/nvidia-(?:xconfig|settings|smi|debugdump|persistenced|modprobe|cuda-mps-\w+)"
                             # the NVIDIA container toolkit's config and the device list its volume-mount mode reads
                             # (t34a: production-stack's kind cluster with GPUs)
-                            r"|/etc/nvidia-container-runtime/[\w.-]*[\w-]|/var/run/nvidia-container-devices(?:/\w+)?)"
+                            r"|/etc/nvidia-container-runtime/[\w.-]*[\w-]|/var/run/nvidia-container-devices(?:/\w+)?"
+                            # the driver's device nodes, mounted into containers (compose `devices: - /dev/nvidia0`,
+                            # `docker run --device /dev/nvidiactl`) or probed (`[ -e /dev/nvidia0 ]`; tp43, NPU945)
+                            r"|/dev/nvidia(?:\d+|ctl|-uvm(?:-tools)?|-modeset|-caps(?:/[\w-]+)?|\*))"
                             r"(?![\w.-])")
 # the libraries pip's NVIDIA wheels install (`.../site-packages/nvidia/cudnn/lib` on LD_LIBRARY_PATH: nvidia-cudnn-cu12,
 # nvidia-nccl-cu12, ...) and TensorRT's shared libraries by file name (`ln -s .../libnvinfer.so .../libnvinfer.so.7`)
@@ -122,6 +125,10 @@ _WRITTEN_TO_RE = re.compile(r"(?:\btee(?:\s+-a)?|>>?)\s*$|^\s*(?:COPY|ADD)\s.*\s
 # system files only a CUDA image or NCCL reads (t16d): NVIDIA's apt source lists that the CUDA images write
 # (`rm /etc/apt/sources.list.d/cuda.list`, `nvidia-ml.list`) and NCCL's configuration file (`COPY nccl.conf
 # /etc/nccl.conf`, `~/.nccl.conf`)
+# TensorRT's install folder in NVIDIA's TensorRT, Triton and DeepStream images and its Debian packages (`trtexec` in
+# /usr/src/tensorrt/bin, its samples and data; TensorRT installation guide, "Debian installation": `export
+# PATH=$PATH:/usr/src/tensorrt/bin`; NVIDIA-AI-IOT's DeepStream apps, tp43)
+_TENSORRT_DIR_RE = re.compile(r"(?<![\w/.-])/usr/src/tensorrt(?:/[\w.-]+)*")
 _SYSTEM_CONFIG_PATH_RE = re.compile(r"(?<![\w/.-])(/etc/(?:apt/sources\.list\.d|yum\.repos\.d)/(?:cuda|nvidia)[\w.*-]*|"
                                     r"/etc/nccl\.conf|"
                                     # the NVIDIA driver's OpenCL / Vulkan / EGL vendor registrations (`echo
@@ -236,6 +243,12 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
             if not any(f.line == ln for f in col.result.findings):   # a CUDA finding on the line says it already
                 symbol = "path:" + driver_path.group(1)
                 col.add(m.match_requirement(symbol), symbol, ln, c, c + len(driver_path.group(0)))
+    if "/usr/src/tensorrt" in text:
+        for trt_dir in _TENSORRT_DIR_RE.finditer(text):
+            ln, c = where(trt_dir.start())
+            if not any(f.line == ln and f.category == "third_party" for f in col.result.findings):
+                col.add(m.match_requirement("path:/usr/src/tensorrt"), "path:/usr/src/tensorrt", ln, c,
+                        c + len(trt_dir.group(0)))
     if "site-packages/nvidia/" in text or "libnv" in text or "libcu" in text or "libnccl" in text:
         for lib_path in NVIDIA_LIB_PATH_RE.finditer(text):
             ln, c = where(lib_path.start())
@@ -685,6 +698,7 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
             if name_node is not None and name_node.text in (b"echo", b"printf"):
                 _ci_set_variable(col, pos, node)
                 _github_env_write(col, m, pos, node)
+                _echoed_cmake(col, pos, node)
                 _deepspeed_env_write(col, pos, node)
         elif node.type == "for_statement":
             _loop_values(col, m, pos, node)
@@ -1506,9 +1520,12 @@ def _comparison(col: Collector, m, pos: _Positions, node) -> None:
         return
     for var_side, literal_side in (sides, sides[::-1]):
         var = next((n for n in _walk(var_side) if n.type == "variable_name"), None)
-        if var is None or literal_side.type not in ("word", "string", "raw_string") or b"$" in literal_side.text:
+        if var is None or literal_side.type not in ("word", "string", "raw_string", "extglob_pattern") \
+                or b"$" in literal_side.text:
             continue
-        literal = _word(literal_side)
+        # `[[ ${GPU} == cuda* ]]`: a pattern; its fixed head is the value the branch is for (tp43)
+        literal = _word(literal_side) if literal_side.type != "extglob_pattern" else \
+            literal_side.text.decode("utf-8", errors="replace").rstrip("*")
         if literal.lower() in ("true", "false", "yes", "no", "on", "off", "0", "1", ""):
             return      # `[ "$INSTALL_FLASHATTN" == "true" ]` tests a switch; the step it guards has its own finding
         rule = m.match_setting(var.text.decode().lower().rstrip("_"), literal)   # a CI expression's padding
@@ -2310,6 +2327,43 @@ def _runs_or_writes_script(body) -> bool:
     command = next((c for c in statement.children if c.type == "command"), None)
     name = command.child_by_field_name("name") if command is not None else None
     return name is not None and name.text.rsplit(b"/", 1)[-1] in _SCRIPT_READERS
+
+
+# `set(NAME VALUE ...)` in CMake text a script writes (TVM's config.cmake convention)
+_CMAKE_SET_RE = re.compile(r"\bset\s*\(\s*([A-Za-z_]\w*)\s+\"?([^\s\")]*)")
+
+
+def _echoed_cmake(col: Collector, pos: _Positions, command) -> None:
+    """`echo set\\(USE_CUDA ON\\) >> config.cmake`, `echo "set(USE_CUBLAS ON)" >> build/config.cmake`: a line of CMake a
+    script appends to a CMake file (TVM's and MLC LLM's build, whose CMakeLists.txt includes config.cmake; TVM docs,
+    "Install from Source": `echo "set(USE_CUDA ON)" >> config.cmake`; tp43, project test108). Its `set(NAME VALUE)`
+    is the build switch `-DNAME=VALUE` would be; other commands go to the CMake reader. Not a message: the words go to
+    the file, not the terminal."""
+    statement = command.parent
+    if statement is None or statement.type != "redirected_statement":
+        return
+    targets = [n.text.lower().strip(b"\"'") for n in _walk(statement) if n.type == "file_redirect"]
+    if not any(t.endswith((b".cmake", b"cmakelists.txt")) for t in targets):
+        return
+    words = [w for w in command.children[1:] if w.type in ("word", "string", "raw_string", "concatenation")]
+    if not words:
+        return
+    line, c = pos.at(words[0].start_point)
+    if line > len(col.lines):
+        return
+    # the shell's own quoting taken off (`set\(USE_CUDA ON\)`, `"set(USE_CUDA ON)"`), as the file receives it
+    text = re.sub(r"\\(.)", r"\1", " ".join(w.text.decode("utf-8", errors="replace") for w in words))
+    text = text.replace('"', "").replace("'", "")
+    before = len(col.result.findings)
+    from dataclasses import replace
+
+    from auditor.project.cmake import analyze_cmake
+
+    for f in analyze_cmake(col.engine, ("\n" * (line - 1) + text).encode("utf-8"), "CMakeLists.txt").findings:
+        col.add_finding(replace(f, path=col.rel, col=c, end_col=c + len(text)))
+    if len(col.result.findings) == before:
+        for found in _CMAKE_SET_RE.finditer(text):
+            cmake_defines(col, f"-D{found.group(1)}={found.group(2)}", lambda off: (line, c))
 
 
 def _cmake_heredoc(col: Collector, body) -> None:
