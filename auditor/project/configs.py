@@ -8,6 +8,7 @@ import ast
 import json
 import re
 import shlex
+from dataclasses import replace
 from typing import TYPE_CHECKING, Iterator
 
 import yaml
@@ -746,6 +747,13 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             if key is value and isinstance(value.value, str) and _package_list(path):
                 _requirement_item(col, value)            # Cog `build: python_packages: - "torch==1.10.0"`
                 continue
+            if key is not value and isinstance(value.value, str) and ".matrix." in f".{path}" and _package_list(path):
+                # a matrix entry's package: the job that picks this entry installs it; one variant of several
+                # (`openmm-pkg: "openmm"` beside `"openmm[cuda12]"`), so worth knowing (info)
+                before = len(col.result.findings)
+                _requirement_item(col, value)
+                col.result.findings[before:] = [replace(f, severity="info") for f in col.result.findings[before:]]
+                continue
             if key is value and isinstance(value.value, str) and _system_package_list(path):
                 # Cog `build: system_packages:`, an installer's `PACKAGES: - nvidia-jetpack` (Seeed's jetson-examples
                 # config.yaml, which its utils.sh hands to `apt install`; tp40): read as apt packages
@@ -916,11 +924,17 @@ def _docs_jobs(root) -> list[tuple[int, int]]:
     return out
 
 
+# a CI matrix entry named for the package a job installs (openmm-ml's `openmm-pkg: "openmm[cuda12]"`, which its
+# step runs as `pip install ${{ matrix.openmm-pkg }}`; tp43, project test110)
+_MATRIX_PACKAGE_KEY_RE = re.compile(r"\w+[-_](?:pkg|package)", re.I)
+
+
 def _package_list(path: str) -> bool:
     """A list of pip requirements in a platform's config: Cog's `build.python_packages`, Ray's `runtime_env.pip`
-    (or `pip.packages`), BentoML's `python.packages`."""
+    (or `pip.packages`), BentoML's `python.packages`; a CI matrix's `<name>-pkg` entry."""
     parts = path.lower().split(".")
-    return parts[-1] in _PACKAGE_LIST_KEYS or parts[-2:] in (["python", "packages"], ["pip", "packages"])
+    return parts[-1] in _PACKAGE_LIST_KEYS or parts[-2:] in (["python", "packages"], ["pip", "packages"]) or (
+        "matrix" in parts and _MATRIX_PACKAGE_KEY_RE.fullmatch(parts[-1]) is not None)
 
 
 def _requirement_item(col: Collector, value) -> None:

@@ -102,7 +102,10 @@ DRIVER_PATH_RE = re.compile(r"(?<![\w/.-])(/usr/local/nvidia|/home/kubernetes/bi
                             r"|/etc/nvidia-container-runtime/[\w.-]*[\w-]|/var/run/nvidia-container-devices(?:/\w+)?"
                             # the driver's device nodes, mounted into containers (compose `devices: - /dev/nvidia0`,
                             # `docker run --device /dev/nvidiactl`) or probed (`[ -e /dev/nvidia0 ]`; tp43, NPU945)
-                            r"|/dev/nvidia(?:\d+|ctl|-uvm(?:-tools)?|-modeset|-caps(?:/[\w-]+)?|\*))"
+                            r"|/dev/nvidia(?:\d+|ctl|-uvm(?:-tools)?|-modeset|-caps(?:/[\w-]+)?|\*)"
+                            # WSL's NVIDIA driver folder (`[[ -f /usr/lib/wsl/lib/nvidia-smi ]]`: nvidia-smi and
+                            # libcuda.so as the Windows driver maps them into WSL 2; NVIDIA's "CUDA on WSL" guide)
+                            r"|/usr/lib/wsl/lib/(?:nvidia-smi|libcuda[\w.]*|libnvidia-[\w.-]*[\w]))"
                             r"(?![\w.-])")
 # the libraries pip's NVIDIA wheels install (`.../site-packages/nvidia/cudnn/lib` on LD_LIBRARY_PATH: nvidia-cudnn-cu12,
 # nvidia-nccl-cu12, ...) and TensorRT's shared libraries by file name (`ln -s .../libnvinfer.so .../libnvinfer.so.7`)
@@ -135,6 +138,8 @@ _SYSTEM_CONFIG_PATH_RE = re.compile(r"(?<![\w/.-])(/etc/(?:apt/sources\.list\.d|
                                     # "libnvidia-opencl.so.1" > /etc/OpenCL/vendors/nvidia.icd`, tp37)
                                     r"/etc/OpenCL/vendors/nvidia[\w.-]*|(?:/etc|/usr/share)/vulkan/icd\.d/nvidia[\w.-]*|"
                                     r"/usr/share/glvnd/egl_vendor\.d/\w*nvidia[\w.-]*|"
+                                    # the driver's Vulkan ICD manifest by its file name, copied into an image (tp43)
+                                    r"(?:[\w.$-]*/)*nvidia_icd\.json|"
                                     r"(?:~|\$HOME|\$\{HOME\})/\.nccl\.conf)(?![\w.-])", re.I)
 
 
@@ -259,7 +264,7 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                 col.add(m.match_requirement(symbol.lower()), symbol, ln, c, c + len(lib_path.group(0)))
     if "GPU Computing Toolkit" in text:
         win_cuda_paths(col, text, where)
-    if "/etc/" in text or ".nccl.conf" in text or "/usr/share/" in text:   # `/usr/share/glvnd/egl_vendor.d/`, tp39
+    if "/etc/" in text or ".nccl.conf" in text or "/usr/share/" in text or "nvidia_icd" in text:   # `/usr/share/glvnd/egl_vendor.d/`, tp39
         system_config_paths(col, m, text, where)
     if "$" in text and "CUDA_" in text:
         for var_path in _CUDA_VAR_PATH_RE.finditer(text):
@@ -702,6 +707,8 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
                 _deepspeed_env_write(col, pos, node)
         elif node.type == "for_statement":
             _loop_values(col, m, pos, node)
+        elif node.type == "pipeline" and b"lspci" in node.text:
+            _pci_vendor_probe(col, m, pos, node)
         elif node.type == "array":
             _array_options(col, m, pos, node)
         elif node.type == "binary_expression" and node.parent is not None and node.parent.type == "test_command":
@@ -1647,6 +1654,24 @@ _MASKED_NOTE = " (its output feeds a pipeline and the script does not set pipefa
                "what reads that answer differs)"
 
 
+def _pci_vendor_probe(col: Collector, m, pos: _Positions, pipeline) -> None:
+    """`lspci | grep -i nvidia`, `GPUS=$(lspci | awk '/NVIDIA/ && /3D controller/' | wc -l)`: the PCI devices filtered
+    for NVIDIA's vendor name, a count or test of NVIDIA GPUs (lspci(8) prints the vendor's name from pci.ids; an
+    Ascend card lists as "Huawei Technologies Co., Ltd." / "Processing accelerators"). tp43, project test110:
+    deepracer-for-cloud's prepare.sh."""
+    members = [c for c in pipeline.children if c.is_named and c.type != "comment"]
+    commands = [c if c.type == "command" else next((n for n in _walk(c) if n.type == "command"), None)
+                for c in members]
+    names = [c.child_by_field_name("name") if c is not None else None for c in commands]
+    if not names or names[0] is None or names[0].text.rsplit(b"/", 1)[-1] != b"lspci":
+        return
+    for command in commands[1:]:
+        if command is not None and any(b"nvidia" in w.text.lower() for w in command.children[1:]):
+            line, c = pos.at(commands[0].start_point)
+            col.add(m.match_command("lspci nvidia"), "lspci | ... NVIDIA", line, c, c + len(b"lspci"))
+            return
+
+
 def _masked_in_pipeline(col: Collector, node) -> bool:
     """`NVLINK_COUNT=$(nvidia-smi topo -m | grep -o NV | wc -l)` without `set -o pipefail`: the pipeline's status is
     its last command's, so a missing tool stops nothing (even under `set -e`); only the value it gives differs."""
@@ -1887,6 +1912,12 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
             arg_name, _, arg_value = words[i + 1].partition("=")
             wl, wc = pos.at(nodes[i + 1].start_point)
             _cuda_version_parameter(col, m, arg_name, arg_value, wl, wc)
+            rule = m.match_setting(arg_name.lower(), arg_value.strip("\"'"))
+            if rule is not None and rule.code == "NPU019":
+                # `--build-arg GPU=nvidia` (qdrant: its Dockerfile's `ARG GPU` picks the `qdrant-gpu-nvidia` stage):
+                # the build makes the NVIDIA variant of a multi-backend image; its FROM is the error (tp43)
+                col.add(rule, f"{arg_name}={arg_value}", wl, wc, wc + len(words[i + 1]), severity="info",
+                        note=" (a build argument: the image variant the build makes)")
         elif w in ("-f", "--file"):                     # `docker compose -f docker-compose-cuda.yml up`
             wl, wc = pos.at(nodes[i + 1].start_point)
             container_file_reference(col, m, words[i + 1], wl, wc)
