@@ -1668,7 +1668,9 @@ def _pci_vendor_probe(col: Collector, m, pos: _Positions, pipeline) -> None:
     for command in commands[1:]:
         if command is not None and any(b"nvidia" in w.text.lower() for w in command.children[1:]):
             line, c = pos.at(commands[0].start_point)
-            col.add(m.match_command("lspci nvidia"), "lspci | ... NVIDIA", line, c, c + len(b"lspci"))
+            probe = " | ".join(x.text.decode("utf-8", errors="replace") for x in commands[:commands.index(command) + 1]
+                               if x is not None)
+            col.add(m.match_command("lspci nvidia"), probe[:80], line, c, c + len(b"lspci"))
             return
 
 
