@@ -85,6 +85,8 @@ def test_gpu_id_of_another_tool_is_quiet(tmp_path):
     assert not _codes(_audit(tmp_path, "conf/server.yaml", OTHER_GPU_ID_CONFIG), 2)
 
 
+TAO_URL = ("https://api.ngc.nvidia.com/v2/resources/org/nvidia/team/tao/tao-converter/v5.1.0_8.6.3.1_x86/files"
+           "?redirect=true&path=tao-converter")
 TAO_SCRIPT = """\
 #!/bin/bash
 export PATH=$PATH:/usr/src/tensorrt/bin
@@ -92,14 +94,14 @@ if [ -f "tao-converter" ]; then
     echo "tao-converter exist"
 else
     echo " download tao-converter from https://catalog.ngc.nvidia.com/orgs/nvidia/teams/tao/resources/tao-converter"
-    wget --content-disposition 'https://api.ngc.nvidia.com/v2/resources/org/nvidia/team/tao/tao-converter/v5.1.0_8.6.3.1_x86/files?redirect=true&path=tao-converter' -O tao-converter
+    wget --content-disposition '{TAO_URL}' -O tao-converter
 fi
 # ./tao-converter -k nvidia_tlt -t fp16 -e old.engine old.etlt
 ./tao-converter -k nvidia_tlt -t fp16 -e triton_models/us_lprnet/1/model.engine models/us_lprnet.etlt
 deepstream-app -c deepstream_app_source1_peoplenet.txt
 echo "now run deepstream-app -c deepstream_app_source1_peoplenet.txt"
-wget https://api.ngc.nvidia.com/v2/models/nvidia/tao/trafficcamnet/versions/pruned_v1.0/files/resnet18_trafficcamnet_pruned.etlt
-"""
+wget https://api.ngc.nvidia.com/v2/models/nvidia/tao/trafficcamnet/versions/pruned_v1.0/files/resnet18.etlt
+""".replace("{TAO_URL}", TAO_URL)
 
 
 def test_tao_converter_tensorrt_path_and_deepstream_app(tmp_path):
