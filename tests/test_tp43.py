@@ -327,3 +327,24 @@ def test_riva_client_is_quiet(tmp_path):
     found = _audit(tmp_path, "requirements.txt", "nvidia-riva-client==2.16.0\nnvidia-dali-cuda120\n")
     assert not _codes(found, 1)                      # a pure-Python gRPC client
     assert _codes(found, 2)                          # DALI's CUDA build stays
+
+
+TMUX_LAUNCH = """\
+#!/bin/bash
+xargs \\
+    -a hosts \\
+    -I {} \\
+    ssh {} \\
+    tmux new-session -d -s torchrun-llama -c $(pwd) \\
+    -e HF_HOME=/home/ubuntu/.cache/huggingface \\
+    -e NCCL_CROSS_NIC=1 \\
+    $(which python) -m torch.distributed.run --nproc-per-node 8 train_llm.py
+tmux attach -t torchrun-llama -e NCCL_DEBUG=INFO
+"""
+
+
+def test_tmux_session_environment(tmp_path):
+    found = _audit(tmp_path, "launch.sh", TMUX_LAUNCH)
+    assert _codes(found, 8) == {"NPU121"}            # NCCL's variable in the session's environment
+    assert not _codes(found, 7)                      # a cache folder
+    assert not _codes(found, 10)                     # `attach` starts nothing (its `-e` is not an environment)

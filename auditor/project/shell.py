@@ -841,6 +841,9 @@ def _switch_value(col: Collector, value: str) -> str:
 
 
 _CONTAINER_RUNNERS = {"docker", "podman", "nvidia-docker"}
+# tmux commands that start a process and take `-e VARIABLE=value` for its environment (tmux(1), tmux 3.0 and later)
+_TMUX_NEW_COMMANDS = {"new-session", "new", "new-window", "neww", "split-window", "splitw", "respawn-pane",
+                      "respawn-window"}
 
 
 def _container_env(col: Collector, pos, words: list[str], nodes: list) -> None:
@@ -1931,6 +1934,12 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
                         wc + len(words[i + 1]))
     if name in _CONTAINER_RUNNERS and len(words) > 1 and words[1] in ("run", "create", "exec"):
         _container_env(col, pos, words, nodes)
+    tmux = next((i for i, w in enumerate(words[:-1]) if w.rsplit("/", 1)[-1] == "tmux"), None)
+    if tmux is not None and words[tmux + 1] in _TMUX_NEW_COMMANDS:
+        # `ssh {} tmux new-session -d -s train -e NCCL_CROSS_NIC=1 python -m torch.distributed.run ...`: tmux(1)'s
+        # `-e VARIABLE=value` sets the variable for the session's command, as `docker run -e` does (tp43, project
+        # test107: distributed-training-guide's launch.sh)
+        _container_env(col, pos, words[tmux:], nodes[tmux:])
     if name in _CONTAINER_RUNNERS and len(words) > 2 and words[1] in ("run", "create"):
         _gpu_run_image(col, m, pos, words, nodes, node)
     # `torchrun --nproc-per-node=gpu`, `docker run --gpus all`: an option (with its value) as `name --opt=value`;
