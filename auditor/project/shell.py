@@ -1666,11 +1666,12 @@ def _pci_vendor_probe(col: Collector, m, pos: _Positions, pipeline) -> None:
     commands = [c if c.type == "command" else next((n for n in _walk(c) if n.type == "command"), None)
                 for c in members]
     names = [c.child_by_field_name("name") if c is not None else None for c in commands]
-    if not names or names[0] is None or names[0].text.rsplit(b"/", 1)[-1] != b"lspci":
+    first = commands[0] if commands else None
+    if first is None or names[0] is None or names[0].text.rsplit(b"/", 1)[-1] != b"lspci":
         return
     for command in commands[1:]:
         if command is not None and any(b"nvidia" in w.text.lower() for w in command.children[1:]):
-            line, c = pos.at(commands[0].start_point)
+            line, c = pos.at(first.start_point)
             probe = " | ".join(x.text.decode("utf-8", errors="replace") for x in commands[:commands.index(command) + 1]
                                if x is not None)
             col.add(m.match_command("lspci nvidia"), probe[:80], line, c, c + len(b"lspci"))
