@@ -348,26 +348,3 @@ def test_tmux_session_environment(tmp_path):
     assert _codes(found, 8) == {"NPU121"}            # NCCL's variable in the session's environment
     assert not _codes(found, 7)                      # a cache folder
     assert not _codes(found, 10)                     # `attach` starts nothing (its `-e` is not an environment)
-
-
-FLOWER_CONF = """\
-num_clients: 10
-client_resources:
-  num_cpus: 4
-  num_gpus: 1
-server_resources:
-  num_gpus: 0.0
-"""
-
-FLOWER_CPU_CONF = """\
-client_resources:
-  num_cpus: 2
-  num_gpus: 0.0
-"""
-
-
-def test_ray_gpu_requests_in_configs(tmp_path):
-    found = _audit(tmp_path, "fedper/conf/base.yaml", FLOWER_CONF)
-    assert _codes(found, 4) == {"NPU093"} and _severities(found, 4) == {"info"}
-    assert not _codes(found, 3) and not _codes(found, 6)
-    assert not _codes(_audit(tmp_path / "cpu", "conf/cpu.yaml", FLOWER_CPU_CONF), 3)
