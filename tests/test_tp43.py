@@ -348,3 +348,20 @@ def test_tmux_session_environment(tmp_path):
     assert _codes(found, 8) == {"NPU121"}            # NCCL's variable in the session's environment
     assert not _codes(found, 7)                      # a cache folder
     assert not _codes(found, 10)                     # `attach` starts nothing (its `-e` is not an environment)
+
+
+AUDIOCRAFT_DOCKERFILE = """\
+FROM python:3.10-slim
+# ENV TORCH_COMMAND="pip install torch==2.0.1+cu118"
+ENV TORCH_COMMAND="pip install torch==2.0.1+cu118 torchaudio --extra-index-url https://download.pytorch.org/whl/cu118"
+RUN python -m $TORCH_COMMAND
+ENV BUILD_CMD="make all"
+ENV GREETING="pip install torch==2.0.1+cu118 is the old way"
+"""
+
+
+def test_command_held_in_a_dockerfile_env(tmp_path):
+    found = _audit(tmp_path, "Dockerfile", AUDIOCRAFT_DOCKERFILE)
+    assert _codes(found, 3) == {"NPU018"}            # the CUDA build of torch the later RUN line installs
+    assert not _codes(found, 2) and not _codes(found, 5)
+    assert not _codes(found, 6)                      # not a command variable: text

@@ -22,7 +22,7 @@ from auditor.project.makefile import keep_call
 from auditor.project.hits import (NCCL_VERSION_NAME_RE, Collector, cuda_member_siblings, decode_text,
                                   lower_cuda_member, matchers)
 from auditor.project.requirements import _CUDA_INDEX_RE, _mapping, analyze_requirements_txt, conda_export_text
-from auditor.project.shell import (DRIVER_PATH_RE, _SCHEDULER_REQUESTS, _SHELLS, _URL_RE, cmake_defines,
+from auditor.project.shell import (COMMAND_VARIABLE_RE, DRIVER_PATH_RE, _SCHEDULER_REQUESTS, _SHELLS, _URL_RE, cmake_defines,
                                    container_file_reference, scan_fragment, scan_shell)
 from auditor.findings import FileError, FileResult
 
@@ -1010,18 +1010,17 @@ def _env_list_item(col: Collector, m, item) -> None:
 # environment variables whose value is a command a tool runs (cibuildwheel's `CIBW_BEFORE_ALL` / `CIBW_BEFORE_BUILD` /
 # `CIBW_TEST_COMMAND` / `CIBW_REPAIR_WHEEL_COMMAND`, with their `_LINUX` forms; any `*_COMMAND` / `*_CMD`), or the
 # command-line arguments a launcher passes on (`CLI_ARGS`, the web UIs' `COMMANDLINE_ARGS`, `EXTRA_ARGS`, `*_ARGS`)
-_COMMAND_VARIABLE_RE = re.compile(r"CIBW_BEFORE_(?:ALL|BUILD|TEST)(?:_\w+)?|\w*_(?:COMMAND|CMD)(?:_\w+)?")
 _ARGS_VARIABLE_RE = re.compile(r"(?:\w+_)?ARGS|\w*COMMANDLINE_ARGS")
 
 
 def _held_command(lines: list[str], key, value) -> list[str] | None:
-    """The shell text of an environment entry that holds a command (_COMMAND_VARIABLE_RE: the value in its place) or
+    """The shell text of an environment entry that holds a command (COMMAND_VARIABLE_RE: the value in its place) or
     a launcher's arguments (_ARGS_VARIABLE_RE: the variable's name stands as the program, so `- CLI_ARGS=--xformers`
     reads as `CLI_ARGS --xformers` at the same width), aligned with the file's lines; None for any other entry."""
     item = key is value
     text = str(value.value)
     name = text.partition("=")[0] if item else str(key.value)
-    is_command, is_args = _COMMAND_VARIABLE_RE.fullmatch(name), _ARGS_VARIABLE_RE.fullmatch(name)
+    is_command, is_args = COMMAND_VARIABLE_RE.fullmatch(name), _ARGS_VARIABLE_RE.fullmatch(name)
     if not (is_command or is_args) or item and "=" not in text:
         return None
     block = [""] * len(lines)

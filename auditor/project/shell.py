@@ -128,6 +128,9 @@ _WRITTEN_TO_RE = re.compile(r"(?:\btee(?:\s+-a)?|>>?)\s*$|^\s*(?:COPY|ADD)\s.*\s
 # system files only a CUDA image or NCCL reads (t16d): NVIDIA's apt source lists that the CUDA images write
 # (`rm /etc/apt/sources.list.d/cuda.list`, `nvidia-ml.list`) and NCCL's configuration file (`COPY nccl.conf
 # /etc/nccl.conf`, `~/.nccl.conf`)
+# environment variables that hold a command line another step runs (cibuildwheel's `CIBW_BEFORE_BUILD`, a
+# `TORCH_COMMAND` / `*_CMD` a launcher or a later RUN line expands; configs.py, dockerfile.py)
+COMMAND_VARIABLE_RE = re.compile(r"CIBW_BEFORE_(?:ALL|BUILD|TEST)(?:_\w+)?|\w*_(?:COMMAND|CMD)(?:_\w+)?")
 # TensorRT's install folder in NVIDIA's TensorRT, Triton and DeepStream images and its Debian packages (`trtexec` in
 # /usr/src/tensorrt/bin, its samples and data; TensorRT installation guide, "Debian installation": `export
 # PATH=$PATH:/usr/src/tensorrt/bin`; NVIDIA-AI-IOT's DeepStream apps, tp43)
