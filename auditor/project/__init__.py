@@ -28,7 +28,10 @@ KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 # FSDP / accelerate / offload settings and hyper-parameter files (ms-swift fsdp2.json, stanford_alpaca
                 # default_offload_opt_param.json); other JSON (results, locales, datasets) is data, not read
                 "*fsdp*.json", "*accelerate*.json", "*offload*.json", "*hparams*.json",
-                "devcontainer.json", ".devcontainer.json")),
+                "devcontainer.json", ".devcontainer.json",
+                # Vulkan ICD manifests (`nvidia_icd.json`, `intel_icd.x86_64.json`): the driver library the Vulkan
+                # loader opens (Khronos Vulkan loader, "Driver manifest file format"; qdrant's GPU image, tp43)
+                "*_icd.json", "*_icd.*.json")),
     # CMake build files: the CUDA parts of a C/C++ build (t15f; auditor/project/cmake.py)
     ("cmake", ("cmakelists.txt", "*.cmake")),
     # a Makefile's own CUDA build settings (t15f; auditor/project/makefile_vars.py)

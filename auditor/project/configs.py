@@ -8,6 +8,7 @@ import ast
 import json
 import re
 import shlex
+from dataclasses import replace
 from typing import TYPE_CHECKING, Iterator
 
 import yaml
@@ -21,7 +22,7 @@ from auditor.project.makefile import keep_call
 from auditor.project.hits import (NCCL_VERSION_NAME_RE, Collector, cuda_member_siblings, decode_text,
                                   lower_cuda_member, matchers)
 from auditor.project.requirements import _CUDA_INDEX_RE, _mapping, analyze_requirements_txt, conda_export_text
-from auditor.project.shell import (DRIVER_PATH_RE, _SCHEDULER_REQUESTS, _SHELLS, _URL_RE, cmake_defines,
+from auditor.project.shell import (COMMAND_VARIABLE_RE, DRIVER_PATH_RE, _SCHEDULER_REQUESTS, _SHELLS, _URL_RE, cmake_defines,
                                    container_file_reference, scan_fragment, scan_shell)
 from auditor.findings import FileError, FileResult
 
@@ -746,6 +747,13 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             if key is value and isinstance(value.value, str) and _package_list(path):
                 _requirement_item(col, value)            # Cog `build: python_packages: - "torch==1.10.0"`
                 continue
+            if key is not value and isinstance(value.value, str) and ".matrix." in f".{path}" and _package_list(path):
+                # a matrix entry's package: the job that picks this entry installs it; one variant of several
+                # (`openmm-pkg: "openmm"` beside `"openmm[cuda12]"`), so worth knowing (info)
+                before = len(col.result.findings)
+                _requirement_item(col, value)
+                col.result.findings[before:] = [replace(f, severity="info") for f in col.result.findings[before:]]
+                continue
             if key is value and isinstance(value.value, str) and _system_package_list(path):
                 # Cog `build: system_packages:`, an installer's `PACKAGES: - nvidia-jetpack` (Seeed's jetson-examples
                 # config.yaml, which its utils.sh hands to `apt install`; tp40): read as apt packages
@@ -916,11 +924,17 @@ def _docs_jobs(root) -> list[tuple[int, int]]:
     return out
 
 
+# a CI matrix entry named for the package a job installs (openmm-ml's `openmm-pkg: "openmm[cuda12]"`, which its
+# step runs as `pip install ${{ matrix.openmm-pkg }}`; tp43, project test110)
+_MATRIX_PACKAGE_KEY_RE = re.compile(r"\w+[-_](?:pkg|package)", re.I)
+
+
 def _package_list(path: str) -> bool:
     """A list of pip requirements in a platform's config: Cog's `build.python_packages`, Ray's `runtime_env.pip`
-    (or `pip.packages`), BentoML's `python.packages`."""
+    (or `pip.packages`), BentoML's `python.packages`; a CI matrix's `<name>-pkg` entry."""
     parts = path.lower().split(".")
-    return parts[-1] in _PACKAGE_LIST_KEYS or parts[-2:] in (["python", "packages"], ["pip", "packages"])
+    return parts[-1] in _PACKAGE_LIST_KEYS or parts[-2:] in (["python", "packages"], ["pip", "packages"]) or (
+        "matrix" in parts and _MATRIX_PACKAGE_KEY_RE.fullmatch(parts[-1]) is not None)
 
 
 def _requirement_item(col: Collector, value) -> None:
@@ -996,18 +1010,17 @@ def _env_list_item(col: Collector, m, item) -> None:
 # environment variables whose value is a command a tool runs (cibuildwheel's `CIBW_BEFORE_ALL` / `CIBW_BEFORE_BUILD` /
 # `CIBW_TEST_COMMAND` / `CIBW_REPAIR_WHEEL_COMMAND`, with their `_LINUX` forms; any `*_COMMAND` / `*_CMD`), or the
 # command-line arguments a launcher passes on (`CLI_ARGS`, the web UIs' `COMMANDLINE_ARGS`, `EXTRA_ARGS`, `*_ARGS`)
-_COMMAND_VARIABLE_RE = re.compile(r"CIBW_BEFORE_(?:ALL|BUILD|TEST)(?:_\w+)?|\w*_(?:COMMAND|CMD)(?:_\w+)?")
 _ARGS_VARIABLE_RE = re.compile(r"(?:\w+_)?ARGS|\w*COMMANDLINE_ARGS")
 
 
 def _held_command(lines: list[str], key, value) -> list[str] | None:
-    """The shell text of an environment entry that holds a command (_COMMAND_VARIABLE_RE: the value in its place) or
+    """The shell text of an environment entry that holds a command (COMMAND_VARIABLE_RE: the value in its place) or
     a launcher's arguments (_ARGS_VARIABLE_RE: the variable's name stands as the program, so `- CLI_ARGS=--xformers`
     reads as `CLI_ARGS --xformers` at the same width), aligned with the file's lines; None for any other entry."""
     item = key is value
     text = str(value.value)
     name = text.partition("=")[0] if item else str(key.value)
-    is_command, is_args = _COMMAND_VARIABLE_RE.fullmatch(name), _ARGS_VARIABLE_RE.fullmatch(name)
+    is_command, is_args = COMMAND_VARIABLE_RE.fullmatch(name), _ARGS_VARIABLE_RE.fullmatch(name)
     if not (is_command or is_args) or item and "=" not in text:
         return None
     block = [""] * len(lines)

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 from auditor.findings import FileResult, as_info
 from auditor.project.hits import (NCCL_VERSION_NAME_RE, Collector, cuda_member_siblings, decode_text,
                                   lower_cuda_member, matchers)
-from auditor.project.shell import gate_findings, index_env, scan_fragment, scan_shell, system_config_paths
+from auditor.project.shell import (COMMAND_VARIABLE_RE, gate_findings, index_env, scan_fragment, scan_shell,
+                                   system_config_paths)
 from auditor.backend_words import OTHER_BACKENDS, backends_in_text, member_backend
 
 if TYPE_CHECKING:
@@ -120,6 +121,7 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
                     index_env(col, m, key, value, at + 1, 1)
             if kind == "ENV":       # `ENV FORCE_CUDA="1"`: read by the RUN lines' builds (shell reader, t15n)
                 col.script_vars.update(w.split("=", 1) for w in words if "=" in w)  # type: ignore[misc]
+                _held_commands(col, words, first, last)
             for name in names:
                 for n in range(first, last + 1):
                     start = col.lines[n].find(name) if n < len(col.lines) else -1
@@ -422,3 +424,19 @@ def _parse(text: str) -> list[dict]:
 
     parser = DockerfileParser(fileobj=io.BytesIO(text.encode("utf-8")))
     return parser.structure
+
+
+def _held_commands(col: Collector, words: list[str], first: int, last: int) -> None:
+    """`ENV TORCH_COMMAND="pip install torch==2.0.1+cu118 torchaudio --extra-index-url .../whl/cu118"`, run by a later
+    `RUN python -m $TORCH_COMMAND` (audiocraft_plus; stable-diffusion-webui's launcher reads the same variable): the
+    value is a command line, read by the shell reader in its place (as configs.py reads a compose / CI environment
+    entry named `*_COMMAND`; tp43, project test110)."""
+    for word in words:
+        name, eq, value = word.partition("=")
+        if not eq or not value.strip() or not COMMAND_VARIABLE_RE.fullmatch(name):
+            continue
+        for n in range(first, min(last + 1, len(col.lines))):
+            at = col.lines[n].find(value)
+            if at >= 0:
+                scan_shell(col, "\n" * n + " " * at + value)
+                break

@@ -1190,7 +1190,10 @@ def _conda_lock(engine: "StaticEngine", text: str, rel: str, keys: dict) -> File
 
 
 # a conda build string that names CUDA: `=py310_cu118`, `=py3.10_cuda11.8_cudnn8.7.0_0`, `=cuda`
-_CONDA_CUDA_BUILD_RE = re.compile(r"=[^=\s]*?(?:^|[=_])(cu(?:da)?\d*[\d.]*)(?:[_\s]|$)")
+# (tp43: also a build-string glob, conda-forge's `torchvision>=0.22.0=cuda12*`, `tensorflow=*=cuda*`: conda's match
+# spec takes globs in the build field, and conda-forge names its CUDA variants `cuda<major>...` / `cuda<nnn>_...`;
+# conda docs, "Package match specifications"; pangeo-docker-images' ml-notebook)
+_CONDA_CUDA_BUILD_RE = re.compile(r"=[^=\s]*?(?:^|[=_*])(cu(?:da)?\d*[\d.]*)(?:[_\s*]|$)")
 
 
 def conda_spec_name(spec: str) -> str:
@@ -1205,6 +1208,9 @@ def conda_spec_symbol(m, spec: str, name: str) -> str:
     build = _CONDA_CUDA_BUILD_RE.search(spec.split("::")[-1][len(name):])
     if build and m.match_requirement(f"{symbol}+{build.group(1)}") is not None:
         return f"{symbol}+{build.group(1)}"
+    if build and m.match_requirement(symbol) is None and m.match_requirement(f"build:{symbol}+{build.group(1)}"):
+        # the CUDA variant of a package no rule knows by name (`tensorflow>=2.17.0=cuda12*`): the build chosen
+        return f"build:{symbol}+{build.group(1)}"
     return symbol
 
 

@@ -99,7 +99,13 @@ DRIVER_PATH_RE = re.compile(r"(?<![\w/.-])(/usr/local/nvidia|/home/kubernetes/bi
                             r"|/usr/bin/nvidia-(?:xconfig|settings|smi|debugdump|persistenced|modprobe|cuda-mps-\w+)"
                             # the NVIDIA container toolkit's config and the device list its volume-mount mode reads
                             # (t34a: production-stack's kind cluster with GPUs)
-                            r"|/etc/nvidia-container-runtime/[\w.-]*[\w-]|/var/run/nvidia-container-devices(?:/\w+)?)"
+                            r"|/etc/nvidia-container-runtime/[\w.-]*[\w-]|/var/run/nvidia-container-devices(?:/\w+)?"
+                            # the driver's device nodes, mounted into containers (compose `devices: - /dev/nvidia0`,
+                            # `docker run --device /dev/nvidiactl`) or probed (`[ -e /dev/nvidia0 ]`; tp43, NPU945)
+                            r"|/dev/nvidia(?:\d+|ctl|-uvm(?:-tools)?|-modeset|-caps(?:/[\w-]+)?|\*)"
+                            # WSL's NVIDIA driver folder (`[[ -f /usr/lib/wsl/lib/nvidia-smi ]]`: nvidia-smi and
+                            # libcuda.so as the Windows driver maps them into WSL 2; NVIDIA's "CUDA on WSL" guide)
+                            r"|/usr/lib/wsl/lib/(?:nvidia-smi|libcuda[\w.]*|libnvidia-[\w.-]*[\w]))"
                             r"(?![\w.-])")
 # the libraries pip's NVIDIA wheels install (`.../site-packages/nvidia/cudnn/lib` on LD_LIBRARY_PATH: nvidia-cudnn-cu12,
 # nvidia-nccl-cu12, ...) and TensorRT's shared libraries by file name (`ln -s .../libnvinfer.so .../libnvinfer.so.7`)
@@ -122,12 +128,21 @@ _WRITTEN_TO_RE = re.compile(r"(?:\btee(?:\s+-a)?|>>?)\s*$|^\s*(?:COPY|ADD)\s.*\s
 # system files only a CUDA image or NCCL reads (t16d): NVIDIA's apt source lists that the CUDA images write
 # (`rm /etc/apt/sources.list.d/cuda.list`, `nvidia-ml.list`) and NCCL's configuration file (`COPY nccl.conf
 # /etc/nccl.conf`, `~/.nccl.conf`)
+# environment variables that hold a command line another step runs (cibuildwheel's `CIBW_BEFORE_BUILD`, a
+# `TORCH_COMMAND` / `*_CMD` a launcher or a later RUN line expands; configs.py, dockerfile.py)
+COMMAND_VARIABLE_RE = re.compile(r"CIBW_BEFORE_(?:ALL|BUILD|TEST)(?:_\w+)?|\w*_(?:COMMAND|CMD)(?:_\w+)?")
+# TensorRT's install folder in NVIDIA's TensorRT, Triton and DeepStream images and its Debian packages (`trtexec` in
+# /usr/src/tensorrt/bin, its samples and data; TensorRT installation guide, "Debian installation": `export
+# PATH=$PATH:/usr/src/tensorrt/bin`; NVIDIA-AI-IOT's DeepStream apps, tp43)
+_TENSORRT_DIR_RE = re.compile(r"(?<![\w/.-])/usr/src/tensorrt(?:/[\w.-]+)*")
 _SYSTEM_CONFIG_PATH_RE = re.compile(r"(?<![\w/.-])(/etc/(?:apt/sources\.list\.d|yum\.repos\.d)/(?:cuda|nvidia)[\w.*-]*|"
                                     r"/etc/nccl\.conf|"
                                     # the NVIDIA driver's OpenCL / Vulkan / EGL vendor registrations (`echo
                                     # "libnvidia-opencl.so.1" > /etc/OpenCL/vendors/nvidia.icd`, tp37)
                                     r"/etc/OpenCL/vendors/nvidia[\w.-]*|(?:/etc|/usr/share)/vulkan/icd\.d/nvidia[\w.-]*|"
                                     r"/usr/share/glvnd/egl_vendor\.d/\w*nvidia[\w.-]*|"
+                                    # the driver's Vulkan ICD manifest by its file name, copied into an image (tp43)
+                                    r"(?:[\w.$-]*/)*nvidia_icd\.json|"
                                     r"(?:~|\$HOME|\$\{HOME\})/\.nccl\.conf)(?![\w.-])", re.I)
 
 
@@ -236,6 +251,12 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
             if not any(f.line == ln for f in col.result.findings):   # a CUDA finding on the line says it already
                 symbol = "path:" + driver_path.group(1)
                 col.add(m.match_requirement(symbol), symbol, ln, c, c + len(driver_path.group(0)))
+    if "/usr/src/tensorrt" in text:
+        for trt_dir in _TENSORRT_DIR_RE.finditer(text):
+            ln, c = where(trt_dir.start())
+            if not any(f.line == ln and f.category == "third_party" for f in col.result.findings):
+                col.add(m.match_requirement("path:/usr/src/tensorrt"), "path:/usr/src/tensorrt", ln, c,
+                        c + len(trt_dir.group(0)))
     if "site-packages/nvidia/" in text or "libnv" in text or "libcu" in text or "libnccl" in text:
         for lib_path in NVIDIA_LIB_PATH_RE.finditer(text):
             ln, c = where(lib_path.start())
@@ -246,7 +267,7 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                 col.add(m.match_requirement(symbol.lower()), symbol, ln, c, c + len(lib_path.group(0)))
     if "GPU Computing Toolkit" in text:
         win_cuda_paths(col, text, where)
-    if "/etc/" in text or ".nccl.conf" in text or "/usr/share/" in text:   # `/usr/share/glvnd/egl_vendor.d/`, tp39
+    if "/etc/" in text or ".nccl.conf" in text or "/usr/share/" in text or "nvidia_icd" in text:   # `/usr/share/glvnd/egl_vendor.d/`, tp39
         system_config_paths(col, m, text, where)
     if "$" in text and "CUDA_" in text:
         for var_path in _CUDA_VAR_PATH_RE.finditer(text):
@@ -685,9 +706,12 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
             if name_node is not None and name_node.text in (b"echo", b"printf"):
                 _ci_set_variable(col, pos, node)
                 _github_env_write(col, m, pos, node)
+                _echoed_cmake(col, pos, node)
                 _deepspeed_env_write(col, pos, node)
         elif node.type == "for_statement":
             _loop_values(col, m, pos, node)
+        elif node.type == "pipeline" and b"lspci" in node.text:
+            _pci_vendor_probe(col, m, pos, node)
         elif node.type == "array":
             _array_options(col, m, pos, node)
         elif node.type == "binary_expression" and node.parent is not None and node.parent.type == "test_command":
@@ -820,6 +844,9 @@ def _switch_value(col: Collector, value: str) -> str:
 
 
 _CONTAINER_RUNNERS = {"docker", "podman", "nvidia-docker"}
+# tmux commands that start a process and take `-e VARIABLE=value` for its environment (tmux(1), tmux 3.0 and later)
+_TMUX_NEW_COMMANDS = {"new-session", "new", "new-window", "neww", "split-window", "splitw", "respawn-pane",
+                      "respawn-window"}
 
 
 def _container_env(col: Collector, pos, words: list[str], nodes: list) -> None:
@@ -1506,9 +1533,12 @@ def _comparison(col: Collector, m, pos: _Positions, node) -> None:
         return
     for var_side, literal_side in (sides, sides[::-1]):
         var = next((n for n in _walk(var_side) if n.type == "variable_name"), None)
-        if var is None or literal_side.type not in ("word", "string", "raw_string") or b"$" in literal_side.text:
+        if var is None or literal_side.type not in ("word", "string", "raw_string", "extglob_pattern") \
+                or b"$" in literal_side.text:
             continue
-        literal = _word(literal_side)
+        # `[[ ${GPU} == cuda* ]]`: a pattern; its fixed head is the value the branch is for (tp43)
+        literal = _word(literal_side) if literal_side.type != "extglob_pattern" else \
+            literal_side.text.decode("utf-8", errors="replace").rstrip("*")
         if literal.lower() in ("true", "false", "yes", "no", "on", "off", "0", "1", ""):
             return      # `[ "$INSTALL_FLASHATTN" == "true" ]` tests a switch; the step it guards has its own finding
         rule = m.match_setting(var.text.decode().lower().rstrip("_"), literal)   # a CI expression's padding
@@ -1628,6 +1658,27 @@ _PIPEFAIL_RE = re.compile(r"^[^#\n]*(?:\bset\b|\bshopt\b|\bbash\b)[^#\n]*\bpipef
 _MASKED_NOTE = " (its output feeds a pipeline and the script does not set pipefail: on Ascend the tool is missing, " \
                "the pipeline still succeeds through its last command and the script goes on with an empty answer; " \
                "what reads that answer differs)"
+
+
+def _pci_vendor_probe(col: Collector, m, pos: _Positions, pipeline) -> None:
+    """`lspci | grep -i nvidia`, `GPUS=$(lspci | awk '/NVIDIA/ && /3D controller/' | wc -l)`: the PCI devices filtered
+    for NVIDIA's vendor name, a count or test of NVIDIA GPUs (lspci(8) prints the vendor's name from pci.ids; an
+    Ascend card lists as "Huawei Technologies Co., Ltd." / "Processing accelerators"). tp43, project test110:
+    deepracer-for-cloud's prepare.sh."""
+    members = [c for c in pipeline.children if c.is_named and c.type != "comment"]
+    commands = [c if c.type == "command" else next((n for n in _walk(c) if n.type == "command"), None)
+                for c in members]
+    names = [c.child_by_field_name("name") if c is not None else None for c in commands]
+    first = commands[0] if commands else None
+    if first is None or names[0] is None or names[0].text.rsplit(b"/", 1)[-1] != b"lspci":
+        return
+    for command in commands[1:]:
+        if command is not None and any(b"nvidia" in w.text.lower() for w in command.children[1:]):
+            line, c = pos.at(first.start_point)
+            probe = " | ".join(x.text.decode("utf-8", errors="replace") for x in commands[:commands.index(command) + 1]
+                               if x is not None)
+            col.add(m.match_command("lspci nvidia"), probe[:80], line, c, c + len(b"lspci"))
+            return
 
 
 def _masked_in_pipeline(col: Collector, node) -> bool:
@@ -1870,6 +1921,12 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
             arg_name, _, arg_value = words[i + 1].partition("=")
             wl, wc = pos.at(nodes[i + 1].start_point)
             _cuda_version_parameter(col, m, arg_name, arg_value, wl, wc)
+            rule = m.match_setting(arg_name.lower(), arg_value.strip("\"'"))
+            if rule is not None and rule.code == "NPU019":
+                # `--build-arg GPU=nvidia` (qdrant: its Dockerfile's `ARG GPU` picks the `qdrant-gpu-nvidia` stage):
+                # the build makes the NVIDIA variant of a multi-backend image; its FROM is the error (tp43)
+                col.add(rule, f"{arg_name}={arg_value}", wl, wc, wc + len(words[i + 1]), severity="info",
+                        note=" (a build argument: the image variant the build makes)")
         elif w in ("-f", "--file"):                     # `docker compose -f docker-compose-cuda.yml up`
             wl, wc = pos.at(nodes[i + 1].start_point)
             container_file_reference(col, m, words[i + 1], wl, wc)
@@ -1881,6 +1938,12 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
                         wc + len(words[i + 1]))
     if name in _CONTAINER_RUNNERS and len(words) > 1 and words[1] in ("run", "create", "exec"):
         _container_env(col, pos, words, nodes)
+    tmux = next((i for i, w in enumerate(words[:-1]) if w.rsplit("/", 1)[-1] == "tmux"), None)
+    if tmux is not None and words[tmux + 1] in _TMUX_NEW_COMMANDS:
+        # `ssh {} tmux new-session -d -s train -e NCCL_CROSS_NIC=1 python -m torch.distributed.run ...`: tmux(1)'s
+        # `-e VARIABLE=value` sets the variable for the session's command, as `docker run -e` does (tp43, project
+        # test107: distributed-training-guide's launch.sh)
+        _container_env(col, pos, words[tmux:], nodes[tmux:])
     if name in _CONTAINER_RUNNERS and len(words) > 2 and words[1] in ("run", "create"):
         _gpu_run_image(col, m, pos, words, nodes, node)
     # `torchrun --nproc-per-node=gpu`, `docker run --gpus all`: an option (with its value) as `name --opt=value`;
@@ -2310,6 +2373,43 @@ def _runs_or_writes_script(body) -> bool:
     command = next((c for c in statement.children if c.type == "command"), None)
     name = command.child_by_field_name("name") if command is not None else None
     return name is not None and name.text.rsplit(b"/", 1)[-1] in _SCRIPT_READERS
+
+
+# `set(NAME VALUE ...)` in CMake text a script writes (TVM's config.cmake convention)
+_CMAKE_SET_RE = re.compile(r"\bset\s*\(\s*([A-Za-z_]\w*)\s+\"?([^\s\")]*)")
+
+
+def _echoed_cmake(col: Collector, pos: _Positions, command) -> None:
+    """`echo set\\(USE_CUDA ON\\) >> config.cmake`, `echo "set(USE_CUBLAS ON)" >> build/config.cmake`: a line of CMake a
+    script appends to a CMake file (TVM's and MLC LLM's build, whose CMakeLists.txt includes config.cmake; TVM docs,
+    "Install from Source": `echo "set(USE_CUDA ON)" >> config.cmake`; tp43, project test108). Its `set(NAME VALUE)`
+    is the build switch `-DNAME=VALUE` would be; other commands go to the CMake reader. Not a message: the words go to
+    the file, not the terminal."""
+    statement = command.parent
+    if statement is None or statement.type != "redirected_statement":
+        return
+    targets = [n.text.lower().strip(b"\"'") for n in _walk(statement) if n.type == "file_redirect"]
+    if not any(t.endswith((b".cmake", b"cmakelists.txt")) for t in targets):
+        return
+    words = [w for w in command.children[1:] if w.type in ("word", "string", "raw_string", "concatenation")]
+    if not words:
+        return
+    line, c = pos.at(words[0].start_point)
+    if line > len(col.lines):
+        return
+    # the shell's own quoting taken off (`set\(USE_CUDA ON\)`, `"set(USE_CUDA ON)"`), as the file receives it
+    text = re.sub(r"\\(.)", r"\1", " ".join(w.text.decode("utf-8", errors="replace") for w in words))
+    text = text.replace('"', "").replace("'", "")
+    before = len(col.result.findings)
+    from dataclasses import replace
+
+    from auditor.project.cmake import analyze_cmake
+
+    for f in analyze_cmake(col.engine, ("\n" * (line - 1) + text).encode("utf-8"), "CMakeLists.txt").findings:
+        col.add_finding(replace(f, path=col.rel, col=c, end_col=c + len(text)))
+    if len(col.result.findings) == before:
+        for found in _CMAKE_SET_RE.finditer(text):
+            cmake_defines(col, f"-D{found.group(1)}={found.group(2)}", lambda off: (line, c))
 
 
 def _cmake_heredoc(col: Collector, body) -> None:
