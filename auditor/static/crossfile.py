@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from auditor.findings import Finding
-from auditor.static.astutil import ast_dotted, module_nodes, scope_locals
+from auditor.static.astutil import ast_dotted, module_nodes, name_strings, scope_locals
 from auditor.astnodes import walk_list
 
 CATEGORIES = ("kernel", "attention", "distributed", "apex", "third_party")
@@ -134,7 +134,13 @@ def _bound_names(stmt: ast.stmt) -> list[str]:
 def summarize(tree: ast.Module, findings: Sequence[Finding], rel: str, text: str) -> dict[str, Any]:
     """The file's part of the cross-file pass (JSON-able, kept in the cache entry)."""
     defs: dict[str, list[list[int]]] = {}
-    lines = sorted({f.line for f in findings if f.category in CATEGORIES and (f.code not in OWN_CODES or _forwards(f))})
+    own = [f for f in findings if f.category in CATEGORIES and (f.code not in OWN_CODES or _forwards(f))]
+    if own:
+        # a string that only names or stores something (a set of option names, `self.model_backend = "vllm"`)
+        # makes no definition CUDA code its importers use (LLMBox's ModelArguments, tq43)
+        spots, stored = name_strings(tree)
+        own = [f for f in own if (f.line, f.col - 1) not in spots and f.line not in stored]
+    lines = sorted({f.line for f in own})
     every = sorted({f.line for f in findings if f.code not in OWN_CODES})
     if lines:
         import bisect
