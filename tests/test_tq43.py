@@ -96,3 +96,88 @@ def test_attention_choices_list_keeps_its_finding(tmp_path: Path) -> None:
     # a list of implementations, most of them no field of the file: NPU386 stays where it was
     found = _tree(tmp_path, {"train.py": CHOICES})
     assert "NPU386" in _in(found, "train.py").get(5, {}), found
+
+
+# -- a per-backend simulator handler chosen by an option (RoboVerse's `--sim`) -------------------------------------
+
+SETUP_UTIL = """\
+from metasim.types import SimType
+
+
+def get_sim_handler_class(sim: SimType):
+    if sim == SimType.ISAACGYM:
+        try:
+            from metasim.sim.isaacgym import IsaacgymHandler
+
+            return IsaacgymHandler
+        except ImportError as e:
+            raise e
+    elif sim == SimType.MUJOCO:
+        from metasim.sim.mujoco import MujocoHandler
+
+        return MujocoHandler
+    elif sim == SimType.GENESIS:
+        from metasim.sim.genesis import GenesisHandler
+
+        return GenesisHandler
+    else:
+        raise ValueError(f"Invalid simulator type: {sim}")
+"""
+ISAACGYM = """\
+import torch
+from isaacgym import gymapi, gymtorch
+
+
+class IsaacgymHandler:
+    def step(self, actions):
+        self.gym.set_dof_position_target_tensor(self.sim, gymtorch.unwrap_tensor(actions))
+        self.gym.simulate(self.sim)
+        self.gym.fetch_results(self.sim, True)
+"""
+MUJOCO = """\
+import mujoco
+import torch
+
+
+class MujocoHandler:
+    def step(self, actions):
+        mujoco.mj_step(self.model, self.data)
+        return torch.zeros(3).cuda()
+"""
+GENESIS = """\
+import genesis as gs
+
+
+class GenesisHandler:
+    def step(self, actions):
+        self.scene.step()
+"""
+LONE = """\
+def make_env(sim):
+    if sim == "isaacgym":
+        from metasim.sim.isaacgym import IsaacgymHandler
+        return IsaacgymHandler
+    return None
+"""
+
+
+def _sim_tree(util: str) -> dict[str, str]:
+    return {"metasim/__init__.py": "", "metasim/types.py": "import enum\nclass SimType(enum.Enum):\n    ISAACGYM = 1\n",
+            "metasim/sim/__init__.py": "", "metasim/sim/isaacgym/__init__.py": ISAACGYM,
+            "metasim/sim/mujoco/__init__.py": MUJOCO, "metasim/sim/genesis/__init__.py": GENESIS,
+            "metasim/utils/__init__.py": "", "metasim/utils/setup_util.py": util}
+
+
+def test_isaacgym_member_of_an_option_chosen_simulator_set_is_info(tmp_path: Path) -> None:
+    found = _tree(tmp_path, _sim_tree(SETUP_UTIL))
+    handler = _in(found, "metasim/sim/isaacgym/__init__.py")
+    assert handler and all(sev == "info" for codes in handler.values() for sev in codes.values()), handler
+    # control: the MuJoCo member runs on Ascend; its own `.cuda()` keeps its error
+    assert _in(found, "metasim/sim/mujoco/__init__.py")[8].get("NPU001") == "error"
+
+
+def test_lone_isaacgym_arm_keeps_its_severity(tmp_path: Path) -> None:
+    # one arm and no sibling members: no per-backend set, the Isaac Gym import stays an error
+    found = _tree(tmp_path, _sim_tree(LONE))
+    handler = _in(found, "metasim/sim/isaacgym/__init__.py")
+    assert "error" in handler[2].values(), handler
