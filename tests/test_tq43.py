@@ -181,3 +181,50 @@ def test_lone_isaacgym_arm_keeps_its_severity(tmp_path: Path) -> None:
     found = _tree(tmp_path, _sim_tree(LONE))
     handler = _in(found, "metasim/sim/isaacgym/__init__.py")
     assert "error" in handler[2].values(), handler
+
+
+# -- the import of an availability helper (decision 14): PEFT's `is_bnb_available` ---------------------------------
+
+IMPORT_UTILS = """\
+import importlib
+
+
+def is_bnb_available():
+    return importlib.util.find_spec("bitsandbytes") is not None
+"""
+BOTTLENECK = """\
+from ..utils.import_utils import (
+    is_bnb_available,
+)
+
+if is_bnb_available():
+    import bitsandbytes as bnb
+
+
+def loaded(target):
+    return is_bnb_available() and isinstance(target, bnb.nn.Linear8bitLt)
+"""
+# control: a helper that imports the package itself is CUDA code its importers use
+KERNELS = """\
+def quantize(x):
+    import bitsandbytes.functional as F
+    return F.quantize_4bit(x)
+"""
+CALLER = """\
+from ..utils.kernels import quantize
+
+
+def run(x):
+    return quantize(x)
+"""
+
+
+def test_availability_helper_import_is_no_cross_file_finding(tmp_path: Path) -> None:
+    found = _tree(tmp_path, {"peft/__init__.py": "", "peft/utils/__init__.py": "",
+                             "peft/utils/import_utils.py": IMPORT_UTILS, "peft/utils/kernels.py": KERNELS,
+                             "peft/tuners/__init__.py": "", "peft/tuners/bottleneck.py": BOTTLENECK,
+                             "peft/tuners/caller.py": CALLER})
+    bottleneck = _in(found, "peft/tuners/bottleneck.py")
+    assert "NPU417" not in bottleneck.get(1, {}), bottleneck
+    assert "NPU431" in bottleneck.get(5, {}), bottleneck       # the helper's call keeps its feature check
+    assert "NPU417" in _in(found, "peft/tuners/caller.py").get(1, {})
