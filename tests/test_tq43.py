@@ -228,3 +228,47 @@ def test_availability_helper_import_is_no_cross_file_finding(tmp_path: Path) -> 
     assert "NPU417" not in bottleneck.get(1, {}), bottleneck
     assert "NPU431" in bottleneck.get(5, {}), bottleneck       # the helper's call keeps its feature check
     assert "NPU417" in _in(found, "peft/tuners/caller.py").get(1, {})
+
+
+# -- 'cuda' as a record's key or among option names / words (a copied HF Trainer, stanza, sandbox-fusion) ----------
+
+TRAINER = """\
+import torch
+
+
+def save_rng_state(path):
+    rng_states = {"cpu": torch.random.get_rng_state()}
+    rng_states["cuda"] = torch.cuda.random.get_rng_state()
+    torch.save(rng_states, path)
+
+
+def load_rng_state(path):
+    checkpoint_rng_state = torch.load(path)
+    torch.cuda.random.set_rng_state(checkpoint_rng_state["cuda"])
+
+
+def filter_out_option(config):
+    options_to_filter = ['device', 'cpu', 'cuda', 'dev_conll_gold', 'epochs', 'lang', 'mode', 'save_name']
+    return {k: v for k, v in config.items() if k not in options_to_filter}
+
+
+BACKENDS = {"cuda": torch.ones}
+
+
+def make():
+    return BACKENDS["cuda"](3)
+
+
+def choices(parser):
+    parser.add_argument("--device", default="auto", choices=["auto", "cuda", "neuron", "cpu"])
+"""
+
+
+def test_cuda_as_a_key_or_an_option_name_is_no_device_string(tmp_path: Path) -> None:
+    found = _in(_tree(tmp_path, {"trainer.py": TRAINER}), "trainer.py")
+    assert "NPU003" not in found.get(6, {}) and "NPU002" in found[6], found     # the key; the CUDA call stays
+    assert "NPU003" not in found.get(12, {}) and "NPU002" in found[12], found
+    assert "NPU003" not in found.get(16, {}), found                             # a list of option names
+    # controls: an entry picked and called by the CUDA key, a device choices list
+    assert "NPU003" in found.get(24, {}), found
+    assert "NPU003" in found.get(28, {}), found
