@@ -272,3 +272,40 @@ def test_cuda_as_a_key_or_an_option_name_is_no_device_string(tmp_path: Path) -> 
     # controls: an entry picked and called by the CUDA key, a device choices list
     assert "NPU003" in found.get(24, {}), found
     assert "NPU003" in found.get(28, {}), found
+
+
+# -- a copied library's own tests and examples (policy (j): AutoGPTQ's tests in Yuan2.0, PEFT's in Alpaca-CoT) -------
+
+COPY_TEST = """\
+import unittest
+
+import torch
+from dinov2.layers.block import Block
+
+
+class TestBlock(unittest.TestCase):
+    def test_forward(self):
+        device = torch.device("cuda:0")
+        Block().to(device)
+"""
+# control: the tree's own test of the same package keeps its severity
+OWN_TEST = """\
+import torch
+from promptda.model import DepthModel
+
+
+def test_depth():
+    DepthModel("hub").to(torch.device("cuda:0"))
+"""
+
+
+def test_tests_of_a_copied_package_are_info(tmp_path: Path) -> None:
+    from tests.test_tq42 import DINO, _hub_tree
+
+    files = _hub_tree()
+    files[DINO + "tests/test_block.py"] = COPY_TEST
+    files["tests/test_model.py"] = OWN_TEST
+    found = _tree(tmp_path, files)
+    copy_test = _in(found, DINO + "tests/test_block.py")
+    assert copy_test[9]["NPU003"] == "info", copy_test
+    assert _in(found, "tests/test_model.py")[6]["NPU003"] != "info"

@@ -1898,9 +1898,10 @@ def _shell_launches(project: Any) -> set[str]:
 def _copy_entries(project: Any, copies: Collection[str]) -> set[str]:
     """The Python files a tree with copied packages runs itself: every file outside the copies (the tree's own code,
     a library's public modules), each copy's top-level scripts (`hubconf.py`, which torch.hub runs; a `setup.py`) and
-    the files of its `scripts/`, `tools/`, `bin/`, `demo/` folders and of its own test suite and examples (a user may
-    run any of them), and any file the tree's shell scripts run. The rest of a copy runs only as far as these import,
-    call or name it."""
+    the files of its `scripts/`, `tools/`, `bin/`, `demo/` folders (a user may run any of them), and any file the tree's
+    shell scripts run. The rest of a copy runs only as far as these import, call or name it. The copy's own test suite
+    and examples (AutoGPTQ's `tests/`, PEFT's `examples/` in a tree that uses the library) are the upstream project's
+    checks, which nothing in the tree runs (policy (j), tq43): not entries."""
     launched = _shell_launches(project)
     out: set[str] = set()
     for rel in getattr(project, "paths", {}):
@@ -1908,8 +1909,7 @@ def _copy_entries(project: Any, copies: Collection[str]) -> set[str]:
             continue
         copy = next((c for c in copies if rel.startswith(c)), None)
         inner = rel[len(copy):].split("/") if copy else []
-        if copy is None or len(inner) == 1 or inner[0] in _COPY_RUN_FOLDERS | _BENCH_FOLDERS \
-                or _launched(rel, launched):
+        if copy is None or len(inner) == 1 or inner[0] in _COPY_RUN_FOLDERS or _launched(rel, launched):
             out.add(rel)
     return out
 
