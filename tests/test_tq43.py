@@ -309,3 +309,54 @@ def test_tests_of_a_copied_package_are_info(tmp_path: Path) -> None:
     copy_test = _in(found, DINO + "tests/test_block.py")
     assert copy_test[9]["NPU003"] == "info", copy_test
     assert _in(found, "tests/test_model.py")[6]["NPU003"] != "info"
+
+
+# -- a Qt desktop application built on qtpy (BallonsTranslator's launch.py) -----------------------------------------
+
+LAUNCH = """\
+import sys
+
+
+def main():
+    from qtpy.QtWidgets import QApplication
+    from ui.mainwindow import MainWindow
+
+    app = QApplication(sys.argv)
+    window = MainWindow()
+    window.show()
+    sys.exit(app.exec_())
+
+
+if __name__ == "__main__":
+    main()
+"""
+MAINWINDOW = """\
+from qtpy.QtWidgets import QMainWindow
+from modules.detector import load_model
+
+
+class MainWindow(QMainWindow):
+    def __init__(self):
+        super().__init__()
+        self.model = load_model()
+"""
+DETECTOR = """\
+import torch
+
+
+def load_model():
+    return torch.nn.Linear(2, 2).cuda()
+
+
+def model2annotations(img_dir):
+    cuda = torch.cuda.is_available()
+    return cuda
+"""
+
+
+def test_helper_nothing_calls_in_a_qt_application_is_info(tmp_path: Path) -> None:
+    found = _tree(tmp_path, {"launch.py": LAUNCH, "ui/mainwindow.py": MAINWINDOW, "ui/__init__.py": "",
+                             "modules/__init__.py": "", "modules/detector.py": DETECTOR})
+    detector = _in(found, "modules/detector.py")
+    assert detector[9]["NPU002"] == "info", detector        # model2annotations: nothing in the app calls it
+    assert detector[5]["NPU001"] == "error", detector       # control: what the main window loads

@@ -113,7 +113,9 @@ _APP_TOOL_FOLDERS = frozenset({"scripts", "tools", "bin"})
 _APP_SERVERS = frozenset({"gradio", "streamlit", "fastapi", "flask", "uvicorn", "aiohttp"})
 # a desktop GUI toolkit: a script importing one is a launch script whatever its name (pd30: UVR's `UVR.py`, tkinter);
 # a training script imports none
-_APP_GUIS = frozenset({"tkinter", "PyQt5", "PyQt6", "PySide2", "PySide6", "wx"})
+# (tq43: `qtpy`, the Qt binding shim over PyQt / PySide that BallonsTranslator's `launch.py` builds its QApplication
+# with; PyQt4 and customtkinter likewise)
+_APP_GUIS = frozenset({"tkinter", "PyQt5", "PyQt6", "PySide2", "PySide6", "wx", "qtpy", "PyQt4", "customtkinter"})
 # the words of a launch script's name besides `_APP_SCRIPTS` (pd30: LongCat-Video's `run_streamlit.py`,
 # voice-changer's `server/MMVCServerSIO.py`, a `gradio_app.py`); a `train.py` importing gradio stays no application
 _APP_NAME_WORDS = frozenset({"app", "webui", "gui", "server", "ui", "streamlit", "gradio"})
