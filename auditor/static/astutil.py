@@ -169,11 +169,11 @@ def name_strings(tree: ast.AST) -> tuple[set[tuple[int, int]], set[int]]:
     of `"vllm" if self.vllm else "huggingface"`: a setting's value, read where the setting is used). A finding on one
     is reported where it is written; it does not make the function or class around it CUDA code that callers or
     importers use (the definition readers: crossfile.summarize)."""
-    spots: list[ast.AST] = []
+    spots: list[ast.expr] = []
     lines: set[int] = set()
     for n in module_nodes(tree):
-        if _string_display(n):
-            spots += n.elts      # type: ignore[attr-defined]
+        if isinstance(n, (ast.Set, ast.List, ast.Tuple)) and _string_display(n):
+            spots += n.elts
         elif isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None and n.lineno == n.end_lineno:
             targets = n.targets if isinstance(n, ast.Assign) else [n.target]
             if all(isinstance(t, ast.Attribute) for t in targets) and _only_strings(n.value):

@@ -145,13 +145,13 @@ def _bound_names(stmt: ast.stmt) -> list[str]:
 def summarize(tree: ast.Module, findings: Sequence[Finding], rel: str, text: str) -> dict[str, Any]:
     """The file's part of the cross-file pass (JSON-able, kept in the cache entry)."""
     defs: dict[str, list[list[int]]] = {}
-    own = [f for f in findings if f.category in CATEGORIES and (f.code not in OWN_CODES or _forwards(f))]
-    if own:
+    counted = [f for f in findings if f.category in CATEGORIES and (f.code not in OWN_CODES or _forwards(f))]
+    if counted:
         # a string that only names or stores something (a set of option names, `self.model_backend = "vllm"`)
         # makes no definition CUDA code its importers use (LLMBox's ModelArguments, tq43)
         spots, stored = name_strings(tree)
-        own = [f for f in own if (f.line, f.col - 1) not in spots and f.line not in stored]
-    lines = sorted({f.line for f in own})
+        counted = [f for f in counted if (f.line, f.col - 1) not in spots and f.line not in stored]
+    lines = sorted({f.line for f in counted})
     every = sorted({f.line for f in findings if f.code not in OWN_CODES})
     if lines:
         import bisect
