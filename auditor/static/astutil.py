@@ -147,3 +147,35 @@ def scope_nodes(scope: ast.AST):
         yield node
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             stack.extend(ast.iter_child_nodes(node))
+
+
+def _string_display(node: ast.AST) -> bool:
+    """A set / list / tuple display of two or more string constants (`{"vllm", "prefix_caching", "flash_attention"}`)."""
+    return isinstance(node, (ast.Set, ast.List, ast.Tuple)) and len(node.elts) >= 2 and all(
+        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts)
+
+
+def _only_strings(node: ast.AST) -> bool:
+    """A string constant, or a conditional expression choosing between such (`"vllm" if self.vllm else "hf"`)."""
+    if isinstance(node, ast.IfExp):
+        return _only_strings(node.body) and _only_strings(node.orelse)
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def name_strings(tree: ast.AST) -> tuple[set[tuple[int, int]], set[int]]:
+    """Strings that name or store something and run nothing: (line, 0-based column) of the elements of a set / list /
+    tuple display of strings (a set of option names kept to trim a log, a choices list, a table of names), and the
+    lines of one-line assignments that only store a string in an attribute (`self.model_backend = "vllm"`, either arm
+    of `"vllm" if self.vllm else "huggingface"`: a setting's value, read where the setting is used). A finding on one
+    is reported where it is written; it does not make the function or class around it CUDA code that callers or
+    importers use (the definition readers: crossfile.summarize)."""
+    spots: list[ast.expr] = []
+    lines: set[int] = set()
+    for n in module_nodes(tree):
+        if isinstance(n, (ast.Set, ast.List, ast.Tuple)) and _string_display(n):
+            spots += n.elts
+        elif isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None and n.lineno == n.end_lineno:
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if all(isinstance(t, ast.Attribute) for t in targets) and _only_strings(n.value):
+                lines.add(n.lineno)
+    return {(s.lineno, s.col_offset) for s in spots}, lines

@@ -430,6 +430,11 @@ def member_facts(tree) -> dict:
     registry = _registry_callees(tree)
     if registry:
         out["registry"] = sorted(registry)
+    from auditor.static.chosen_members import chosen_imports
+
+    chosen = chosen_imports(tree)
+    if chosen:
+        out["chosen"] = chosen      # members imported per option value (`if sim == SimType.X: from .x import H`; tq43)
     return out
 
 

