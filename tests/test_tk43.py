@@ -1,5 +1,5 @@
 """tk43 (session 43; TUNED on test105, test106, test109): the gpuinfo GPU-query package (NPU406), a CUDA probe
-replaced to hide the GPU, NVIDIA product names compared with a probe's answer (NPU945), detectron2's collect_env
+replaced to hide the GPU, NVIDIA product names compared with a probe's answer (NPU948), detectron2's collect_env
 (torch's nvidia-smi probes, an nvcc run through a path name, `test_nccl_ops()`, values only shown in report rows),
 and the `bfloat16=True` switch (NPU246). Each family with its nearest negatives."""
 from __future__ import annotations
@@ -112,7 +112,7 @@ except:
 
 def test_product_names_compared_with_nvidia_smi_output():
     codes = _codes(DEITA, "setup.py")
-    assert _at(codes, _line(DEITA, 'if b"A100"'), "NPU945")
+    assert _at(codes, _line(DEITA, 'if b"A100"'), "NPU948")
 
 
 def test_product_names_compared_with_the_device_name():
@@ -137,7 +137,7 @@ is_t4 = "Tesla T4" in torch.cuda.get_device_name(0)
 '''
     codes = _codes(src)
     for needle in ('if "A100" in gpu', 'elif "A10" in gpu', '"V100" not in', 'is_t4 ='):
-        assert _at(codes, _line(src, needle), "NPU945"), needle
+        assert _at(codes, _line(src, needle), "NPU948"), needle
 
 
 def test_product_names_outside_a_probe_comparison_are_quiet():
@@ -161,7 +161,7 @@ GPUS = ["A100", "H100"]
 # "A100" in torch.cuda.get_device_name() picks the tile table
 print("running on A100" if "x" else "")
 '''
-    assert not any(c[1] == "NPU945" for c in _codes(src))
+    assert not any(c[1] == "NPU948" for c in _codes(src))
 
 
 # ODISE odise/utils/collect_env.py (detectron2's collect_env, trimmed)

@@ -28,6 +28,7 @@ import ast
 from typing import Any
 
 from auditor.static.backends import DISCOUNTED, discount_findings
+from auditor.static.module_paths import absolute_module, module_names
 from auditor.static.project_imports import TREE
 
 _MIN_ARMS = 3
@@ -108,9 +109,10 @@ def chosen_imports(tree: ast.AST) -> list[list[Any]]:
 
 def _member_rels(module: str, level: int, importer: str, rels: list[str], names: dict[str, str]) -> list[str]:
     """The tree's files a chosen import loads as its member: a package folder's files, or one module file."""
-    from auditor.static.crossfile import _resolve
-
-    dotted = _resolve(module, level, importer, importer.endswith("/__init__.py")) if level else module
+    me = names.get(importer, "")            # a relative import resolves from the importer's dotted name
+    if level and not me:
+        return []
+    dotted = absolute_module(module, level, me, importer.endswith("__init__.py"))
     by_name = {name: rel for rel, name in names.items()}
     rel = by_name.get(dotted)
     if rel is None:
@@ -138,8 +140,6 @@ def _cuda_only(files: list) -> bool:
 def apply_chosen_members(results: list) -> int:
     """Lower the error / warning findings of the CUDA-only members of option-chosen per-backend sets to info
     (module doc); returns how many changed."""
-    from auditor.static.crossfile import module_names
-
     chains: list[tuple[str, str, list[list[Any]]]] = []
     for r in results:
         facts = r.summary.get(TREE) if isinstance(r.summary, dict) else None

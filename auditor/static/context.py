@@ -56,7 +56,7 @@ class FileContext:
     # `encoding.parallel.DataParallelModel`): what an `import_reached` rule reports at the import (tk41)
     reached_through_imports: frozenset[str] = frozenset()
     # names (and `self.` attributes) bound to a device probe's answer: `gpu = torch.cuda.get_device_name(0)`,
-    # `gpu_state = subprocess.check_output(["nvidia-smi", ...])` (NPU945, tk43)
+    # `gpu_state = subprocess.check_output(["nvidia-smi", ...])` (NPU948, tk43)
     probe_names: frozenset[str] = frozenset()
 
     def parameter_at(self, name: str, line: int) -> bool:
@@ -279,7 +279,7 @@ def _version_test(test: ast.expr) -> bool:
         w in n.lower() for n in names for w in ("cuda", "npu", "device", "gpu", "available"))
 
 
-# calls that answer which device model is present (NPU945, tk43): torch's and NVML's device-name queries
+# calls that answer which device model is present (NPU948, tk43): torch's and NVML's device-name queries
 DEVICE_NAME_PROBES = frozenset({"get_device_name", "get_device_properties", "nvmlDeviceGetName"})
 
 
