@@ -179,3 +179,21 @@ def name_strings(tree: ast.AST) -> tuple[set[tuple[int, int]], set[int]]:
             if all(isinstance(t, ast.Attribute) for t in targets) and _only_strings(n.value):
                 lines.add(n.lineno)
     return {(s.lineno, s.col_offset) for s in spots}, lines
+
+
+def if_chains(tree: ast.AST) -> list[list[ast.If]]:
+    """Each `if ... elif ... elif ...` chain of the module once, as its `ast.If` nodes in order (an `elif` is the
+    lone `ast.If` of its predecessor's `orelse`); the chains come in `module_nodes` order."""
+    chains: list[list[ast.If]] = []
+    seen: set[int] = set()
+    for node in module_nodes(tree):
+        if not isinstance(node, ast.If) or id(node) in seen:
+            continue
+        chain: list[ast.If] = []
+        cur: ast.AST | None = node
+        while isinstance(cur, ast.If):
+            seen.add(id(cur))
+            chain.append(cur)
+            cur = cur.orelse[0] if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If) else None
+        chains.append(chain)
+    return chains

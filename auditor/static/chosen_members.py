@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from auditor.static.astutil import if_chains
 from auditor.static.backends import DISCOUNTED, discount_findings
 from auditor.static.module_paths import absolute_module, module_names
 from auditor.static.project_imports import TREE
@@ -84,19 +85,9 @@ def _imports_in(body: list[ast.stmt]) -> list[list[Any]]:
 
 def chosen_imports(tree: ast.AST) -> list[list[Any]]:
     """[subject, [[label, level, module], ...]] of each if / elif chain that imports a member per option value."""
-    from auditor.astnodes import module_nodes
-
     out: list[list[Any]] = []
-    seen: set[int] = set()
-    for node in module_nodes(tree):
-        if not isinstance(node, ast.If) or id(node) in seen:
-            continue
-        arms: list[tuple[tuple[str, str] | None, list[ast.stmt]]] = []
-        cur: ast.AST | None = node
-        while isinstance(cur, ast.If):
-            seen.add(id(cur))
-            arms.append((_subject_and_label(cur.test), cur.body))
-            cur = cur.orelse[0] if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If) else None
+    for chain in if_chains(tree):
+        arms = [(_subject_and_label(arm.test), arm.body) for arm in chain]
         subjects = {a[0][0] for a in arms if a[0] is not None}
         if len(subjects) != 1:
             continue

@@ -10,7 +10,7 @@ set of files), never rewritten. Read from the code: at least three members of on
 from __future__ import annotations
 
 import ast
-from auditor.static.astutil import module_nodes, self_attr
+from auditor.static.astutil import if_chains, module_nodes, self_attr
 from auditor.static.backends import discount_findings, undiscounted
 from auditor.static.project_imports import TREE
 
@@ -35,16 +35,8 @@ def _chain_spans(tree: ast.AST) -> list[tuple[int, int, str]]:
     """(first, last, others) of the TensorRT arms of `if fmt_a: ... elif fmt_b: ...` chains of three or more
     format arms."""
     spans = []
-    seen: set[int] = set()
-    for node in module_nodes(tree):
-        if not isinstance(node, ast.If) or id(node) in seen:
-            continue
-        arms: list[tuple[set[str] | None, list[ast.stmt]]] = []
-        cur: ast.AST | None = node
-        while isinstance(cur, ast.If):
-            seen.add(id(cur))
-            arms.append((_format_of(cur.test), cur.body))
-            cur = cur.orelse[0] if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If) else None
+    for chain in if_chains(tree):
+        arms = [(_format_of(arm.test), arm.body) for arm in chain]
         named = set().union(*(f for f, _ in arms if f))
         if sum(1 for f, _ in arms if f) < 3 or not named - _NVIDIA:
             continue
