@@ -148,6 +148,10 @@ RULE_SCHEMA: dict[str, Any] = {
             # only in a file that imports one of these modules (`ctypes.CDLL("ssd/libflattenconcat.so")` beside
             # `import tensorrt`: a TensorRT plugin library, t28a)
             "file_imports": {"type": "array", "items": {"type": "string"}},
+            # only in an extension build script (a file importing setuptools / distutils and an extension builder,
+            # visitor.py `_build_variant_rule`): `os.environ.get("ENABLE_CUDA")`, `("ENABLE_CUDA", 1)` there switch the
+            # CUDA build, elsewhere the same name may switch a service's device (tk44)
+            "build_scripts_only": {"type": "boolean"},
             # with compared_only: only a literal that is an operand itself (or an item of a tuple / list / set operand),
             # not one inside a call in the comparison (`find_spec("bitsandbytes") is None` has its own rule) (t21d)
             "compared_operand": {"type": "boolean"},

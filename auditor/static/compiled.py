@@ -64,6 +64,11 @@ def _name_glob(pattern: str) -> re.Pattern[str]:
     return re.compile(r"\.".join(parts) + r"(?:\..*)?\Z")
 
 
+def _values(rule: Rule) -> tuple[str, ...]:
+    """The values a keyword rule answers (`keyword_values`), empty for a rule that answers any value."""
+    return tuple(rule.extra.get("keyword_values") or ())
+
+
 def _glob_word(pattern: str) -> str:
     """A `flagname` glob as a regular expression over one identifier: `*` is any run of word characters."""
     return "".join(r"\w*" if ch == "*" else re.escape(ch) for ch in pattern)
@@ -582,7 +587,9 @@ class CompiledRules:
                 continue          # a command-line option's name only (`match_option_keywords`)
             if rule.extra.get("parameters_only") and not parameter:
                 continue          # a bare `cuda` names table keys and variables too; only a parameter's default here
-            if regex.match(name) and all(r.category != rule.category for r, _ in out):
+            # one rule a category; two rules of a category that answer different values of the setting (`attn_impl`:
+            # NPU897 "xformers", NPU952 "triton") are two choices, each read against its own values (tk44)
+            if regex.match(name) and all(r.category != rule.category or _values(r) != _values(rule) for r, _ in out):
                 out.append((rule, pattern))
         if len(name) <= _ANSWER_KEY_CHARS:
             if len(self._keyword_answers) > _FLAG_WORDS_KEPT:

@@ -669,6 +669,8 @@ class MatchVisitor(cst.CSTVisitor):
             return      # `return False, 'nvcc unavailable!'`: a status text for a person, not a command (t33a)
         if rule.extra.get("file_imports") and not self._file_imports(rule.extra["file_imports"]):
             return      # `ctypes.CDLL("build/libmyplugins.so")` is a TensorRT plugin only beside TensorRT (t28a)
+        if rule.extra.get("build_scripts_only") and self._variant_rule is None:
+            return      # `os.getenv("ENABLE_CUDA")` switches a build only in a build script; a service's is its device (tk44)
         if rule.extra.get("compared_operand") and id(node) not in self._operands:
             return      # `find_spec("bitsandbytes") is None`: the literal is a call's argument, not what is compared
         if (self._compared or self._options) and rule.name in _CHOICE_STRINGS:
