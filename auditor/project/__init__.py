@@ -69,6 +69,8 @@ def project_kind(name: str, rel: str = "") -> str | None:
     if low.endswith(".json") and ("workflow" in low or any(
             "workflow" in part.lower() or part.lower() == "comfyui" for part in rel.split("/")[:-1])):
         return "config"       # ComfyUI workflows (`example_workflows/*.json`, VideoX-Fun's comfyui/): nodes' inputs (t21b)
+    if low.endswith(".json") and ".runpod" in rel.split("/")[:-1]:
+        return "config"       # RunPod Hub's `.runpod/hub.json` / `tests.json`: the endpoint's GPU types, count and CUDA (tp44a)
     if low.endswith(".pkr.json") or low.endswith(".json") and any(
             part.lower() == "packer" for part in rel.split("/")[:-1]):
         return "config"       # Packer templates (`scripts/packer/gcp-image-cuda.json`): the machine image's build (tp38)

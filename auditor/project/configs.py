@@ -22,7 +22,7 @@ from auditor.project.makefile import keep_call
 from auditor.project.hits import (NCCL_VERSION_NAME_RE, Collector, cuda_member_siblings, decode_text,
                                   lower_cuda_member, matchers)
 from auditor.project.requirements import _CUDA_INDEX_RE, _mapping, analyze_requirements_txt, conda_export_text
-from auditor.project.shell import (COMMAND_VARIABLE_RE, DRIVER_PATH_RE, _SCHEDULER_REQUESTS, _SHELLS, _URL_RE, cmake_defines,
+from auditor.project.shell import (COMMAND_VARIABLE_RE, build_variant, DRIVER_PATH_RE, _SCHEDULER_REQUESTS, _SHELLS, _URL_RE, cmake_defines,
                                    container_file_reference, scan_fragment, scan_shell)
 from auditor.findings import FileError, FileResult
 
@@ -811,6 +811,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                     col.add(m.match_requirement("pynvml"), "pynvml", line, c, c + len(raw),
                             note=f" (the config builds `{raw}`, a class built on NVML)")
                 continue
+            if isinstance(value.value, str) and _inline_json_settings(col, m, path, value):
+                continue     # vLLM's `compilation-config: '{"cudagraph_mode": "PIECEWISE"}'`: the object's own keys
             default = _DEFAULTED_RE.fullmatch(raw.strip())
             if default:
                 raw = default.group(1)       # compose / env files: `BACKEND: ${BACKEND:-cuda}` is cuda unless set
@@ -959,6 +961,7 @@ def _build_args(col: Collector, m, value) -> None:
         arg = _BUILD_ARG_RE.match(col.lines[n])
         if arg is not None:
             _cuda_version_parameter(col, m, arg.group(1), arg.group(2), n + 1, arg.start(1) + 1)
+            build_variant(col, m, arg.group(1), arg.group(2), n + 1, arg.start(1) + 1)
 
 
 def _env_build_parameter(col: Collector, m, name: str, value) -> bool:
@@ -1001,6 +1004,11 @@ def _env_list_item(col: Collector, m, item) -> None:
         # a mapping value's block of flags is read
         cmake_defines(col, col.lines[line - 1], lambda off: (line, off + 1))
         return
+    default = _DEFAULTED_RE.fullmatch(raw)
+    if default and "/" not in default.group(1):
+        # `- DEVICE=${DEVICE:-cuda}`: cuda unless the host sets it, as the mapping form's `${BACKEND:-cuda}` (tp44a)
+        value_at += raw.find(default.group(1))
+        raw = default.group(1).strip()
     if raw and "$" not in raw and "/" not in raw and col.engine.compiled.match_env(name) is None:
         rule = m.match_setting(name.lower(), raw)
         if rule is not None and rule.code not in _SCHEDULER_REQUESTS:
@@ -1182,6 +1190,31 @@ def _installed_packages(col: Collector, m, root) -> None:
                 found = raw_line.find(package, c - 1)
                 c = found + 1 if found >= 0 else c
                 col.add(m.match_requirement("apt:" + package), package, line, c, c + len(package))
+
+
+def _inline_json_settings(col: Collector, m, path: str, value) -> bool:
+    """A one-line value that is a JSON object (vLLM's `compilation-config: '{"cudagraph_mode": "PIECEWISE"}'`,
+    `kv-transfer-config: '{"kv_connector": "NixlConnector"}'`: vLLM parses these options as JSON, "Engine arguments"):
+    each scalar member read as the setting `path.member`, on its key's column. False when the value is no JSON object
+    or no member is a setting (the value is then read as text)."""
+    text = str(value.value).strip()
+    line = value.start_mark.line + 1
+    if not (text.startswith("{") and text.endswith("}")) or value.end_mark.line != value.start_mark.line \
+            or line > len(col.lines):
+        return False
+    try:
+        members = json.loads(text)
+    except ValueError:
+        return False
+    if not isinstance(members, dict):
+        return False
+    hits = [(key, str(v), rule) for key, v in members.items() if isinstance(v, (str, int, float, bool))
+            for rule in [m.match_setting(f"{path}.{key}", str(v).lower() if isinstance(v, bool) else str(v))]
+            if rule is not None]
+    for key, raw, rule in hits:
+        at = col.lines[line - 1].find(f'"{key}"', value.start_mark.column) + 2
+        col.add(rule, f"{path}.{key}: {raw}", line, at, at + len(key), value=raw)
+    return bool(hits)
 
 
 def _json_object_block(value) -> bool:

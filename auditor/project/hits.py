@@ -119,7 +119,11 @@ class ProjectMatchers:
         return _first(self.command, name.rsplit("/", 1)[-1] + sep + rest)
 
     def match_image(self, ref: str) -> Rule | None:
-        return _first(self.image, ref.lower(), self.image_except)
+        low = ref.lower()
+        # Docker Hub is the default registry: `docker.io/vllm/vllm-openai` is the image `vllm/vllm-openai` (Docker
+        # docs, "docker image pull": "Docker Hub (docker.io) is the default registry"); tp44a, llm-d-benchmark's values
+        return _first(self.image, low, self.image_except) or (
+            _first(self.image, _DOCKER_HUB_RE.sub("", low), self.image_except) if _DOCKER_HUB_RE.match(low) else None)
 
     def match_setting(self, path: str, value: str) -> Rule | None:
         """path: dotted keys from the document root (`zero_optimization.offload_optimizer.device`); a key
@@ -141,6 +145,8 @@ class ProjectMatchers:
         return None
 
 
+# Docker Hub's registry host as an image reference may spell it (`docker.io/library/ubuntu` is `ubuntu`)
+_DOCKER_HUB_RE = re.compile(r"^(?:(?:index|registry-1)\.)?docker\.io/(?:library/)?")
 # distribution names that are also the name of a project's own source folder (`assets/cuda/chamfer3D`, `ops/cuda`):
 # such a folder is no clone of that distribution (conda's `cuda` metapackage), t32b
 _FOLDER_WORDS = frozenset({"cuda"})

@@ -638,12 +638,37 @@ def _environment_names(tree, raw: bytes, text: str, evaluated: set[str]) -> froz
     return frozenset(names)
 
 
+def _expansion_separators_masked(text: str) -> str:
+    """`text` with each `;` inside a `${...}` expansion blanked: bash reads it as a character of the word there
+    (`list="${list:+${list};}$item"` appends with a `;`), but tree-sitter-bash ends the expansion at it and loses the
+    rest of the enclosing loop to an ERROR node (llm-d-benchmark's `done < <( nvidia-smi --query-gpu=... )`; tp44a).
+    Same length, so every line and column stays where it is."""
+    out = list(text)
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch == "$" and text[i + 1:i + 2] == "{":
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+        elif ch == ";" and depth:
+            out[i] = " "
+        elif ch == "\n":
+            depth = 0
+    return "".join(out)
+
+
 def scan_shell(col: Collector, text: str, script: bool = False, multi_process: bool = False) -> None:
     """Report what `text` (lines aligned with the file's lines) sets, reads, runs and installs; `script`: `text` is a
     whole shell script, whose function definitions are kept in its summary (called_scripts.FUNCTIONS_KEY);
     `multi_process`: `text` runs once per task of srun / mpirun (`srun ... bash -c "..."`), as its launches do."""
     raw = text.encode("utf-8")
     tree = _parser().parse(raw)
+    if tree.root_node.has_error and "${" in text:
+        masked = _expansion_separators_masked(text)
+        if masked != text:
+            retried = _parser().parse(masked.encode("utf-8"))
+            if not retried.root_node.has_error:
+                text, raw, tree = masked, masked.encode("utf-8"), retried
     pos = _Positions(raw)
     m = matchers(col.engine)
     source_tree = _SourceTree()
@@ -707,7 +732,7 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
                 _ci_set_variable(col, pos, node)
                 _github_env_write(col, m, pos, node)
                 _echoed_cmake(col, pos, node)
-                _deepspeed_env_write(col, pos, node)
+                _env_file_write(col, pos, node)
         elif node.type == "for_statement":
             _loop_values(col, m, pos, node)
         elif node.type == "pipeline" and b"lspci" in node.text:
@@ -1147,28 +1172,38 @@ def _github_env_write(col: Collector, m, pos: "_Positions", node) -> None:
     _cuda_version_parameter(col, m, item.group(1), item.group(2), line, c + (args[0].type in ("string", "raw_string")))
 
 
-# `echo "NCCL_P2P_DISABLE=1" >> ~/.deepspeed_env`: DeepSpeed's launcher exports every `NAME=value` line of
-# ~/.deepspeed_env (or ./.deepspeed_env) on each node it starts (https://www.deepspeed.ai/getting-started/,
-# "Multi-node Environment Variables")
-_DEEPSPEED_ENV_RE = re.compile(r">>?\s*\"?(?:~|\$\{?HOME\}?|\.)?/?\.deepspeed_env\"?(?![\w.])")
+# files whose `NAME=value` lines a launcher or runtime exports into the processes it starts: DeepSpeed's
+# ~/.deepspeed_env (or ./.deepspeed_env; https://www.deepspeed.ai/getting-started/, "Multi-node Environment
+# Variables"), and the environment file an enroot hook writes for the container (`>> "${ENROOT_ENVIRON}"`; enroot's
+# docs/configuration.md: hooks "can also export environment variables by writing to ENROOT_ENVIRON"; tp44a)
+_ENV_FILE_RE = re.compile(r">>?\s*\"?(?:(?:~|\$\{?HOME\}?|\.)?/?\.deepspeed_env\"?(?![\w.])|\$\{?ENROOT_ENVIRON\}?\"?(?!\w))")
 
 
-def _deepspeed_env_write(col: Collector, pos: "_Positions", node) -> None:
-    """`echo "NCCL_P2P_DISABLE=1" > ~/.deepspeed_env`: the variable is set for every process DeepSpeed launches, as
-    an `export` would set it (pd6, minRF); reported by the same environment rules."""
+def _env_file_write(col: Collector, pos: "_Positions", node) -> None:
+    """`echo "NCCL_P2P_DISABLE=1" > ~/.deepspeed_env`, `printf "NCCL_COLLNET_ENABLE=1\\n" >> "${ENROOT_ENVIRON}"`: the
+    variable is set for every process the launcher (or the container) starts, as an `export` would set it (pd6,
+    minRF; tp44a, enroot's hooks); reported by the same environment rules. printf's format is the first argument,
+    its `%s` filled from the next one."""
     holder = node.parent
     if holder is None or holder.type != "redirected_statement" or \
-            not _DEEPSPEED_ENV_RE.search(holder.text[node.end_byte - holder.start_byte:].decode("utf-8", "replace")):
+            not _ENV_FILE_RE.search(holder.text[node.end_byte - holder.start_byte:].decode("utf-8", "replace")):
         return
     args = [c for c in node.children if c.type in ("word", "string", "raw_string", "concatenation")
             and c.start_byte > node.children[0].end_byte]
-    if len(args) != 1:
+    printf = node.children[0].text == b"printf"
+    if not args or len(args) != 1 and not printf:
         return
-    item = _ENV_FILE_ITEM_RE.fullmatch(_word(args[0]))
+    text = _word(args[0])
+    if printf:
+        text = re.sub(r"(?:\\n)+$", "", text)
+    item = _ENV_FILE_ITEM_RE.fullmatch(text)
     if item is None:
         return
+    value = item.group(2)
+    if printf and "%" in value:
+        value = _word(args[1]) if len(args) > 1 and value == "%s" else None
     line, c = pos.at(args[0].start_point)
-    col.env(item.group(1), line, c + (args[0].type in ("string", "raw_string")), value=item.group(2))
+    col.env(item.group(1), line, c + (args[0].type in ("string", "raw_string")), value=value)
 
 
 # a script or login-shell file that a later process runs: `>> $SCRIPT` (SCRIPT="${ROOT}/${JOB}.sh"), `> job.slrm`,
@@ -1351,6 +1386,16 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
             col.add(rule, f"{name}={_word(value)}", line, c, c + len(name), severity="info",
                     note=" (a build parameter: the CUDA version a build step installs)")
         return
+    if value is not None and value.type == "command_substitution" and _cuda_version_name(name) \
+            and name.upper().endswith(("_VERSION", "_VER")) and not _NOT_A_RELEASE_RE.search(name.upper()) \
+            and _MANIFEST_READ_RE.match(value.text.decode("utf-8", errors="replace")):
+        # `CUDA_DRIVER_VERSION=$(jq -r '.driver.version' <<< $cuda_metadata)` (azhpc-images' versions file): the
+        # CUDA version the build installs, read from the image's version manifest instead of written here (tp44a)
+        rule = m.match_setting("cuda_version", "")
+        if rule is not None and rule.code == "NPU018":
+            col.add(rule, name, line, c, c + len(name), severity="info",
+                    note=" (a build parameter: the CUDA version read from the build's version manifest)")
+        return
     if value is None or name.upper().endswith("_VERSION"):
         return       # other versions: the build steps that install them have their own findings
     quoted_default = value.type == "string" and re.fullmatch(r'"\$\{\w+:?[-=][^${}"]*\}"', value.text.decode(
@@ -1414,6 +1459,8 @@ def _option_case_arm(node) -> bool:
 # (`CUDA_ARCH=8.6`, compute capabilities), device lists
 _CUDA_RELEASE_RE = re.compile(r"1[0-9]\.[0-9]+(?:\.[0-9]+)?")
 _NOT_A_RELEASE_RE = re.compile(r"ARCH|CAPAB|COMPUTE|SM_|_SM|DEVICE|VISIBLE")
+# a command substitution that reads a key of a JSON / YAML manifest (`$(jq -r '.cuda.version' versions.json)`)
+_MANIFEST_READ_RE = re.compile(r"\$\(\s*(?:jq|yq)\s")
 # a CUDA version as a build parameter: `12.6`, `12.8.1`, `cu126`, a variable or CI expression passing one on
 _CUDA_VERSION_VALUE_RE = re.compile(r"(?:cu(?:da)?-?)?1[0-9](?:\.[0-9]+){0,2}|cu1[0-9]{2}|\$\{?\w+\}?|\$\{\{[^}]*\}\}",
                                     re.IGNORECASE)
@@ -1473,6 +1520,20 @@ def _cuda_version_parameter(col: Collector, m, name: str, value: str, line: int,
     if rule is not None and rule.code == "NPU018":
         col.add(rule, f"{name}={value}", line, c, c + len(name), severity="info",
                 note=" (a build parameter: the CUDA version a build step installs)")
+
+
+# the rules a build argument's value can select a variant by: the CUDA device (`GPU=nvidia`) and the NVIDIA runtime
+_BUILD_VARIANT_RULES = ("NPU019", "NPU017")
+
+
+def build_variant(col: Collector, m, name: str, value: str, line: int, c: int) -> None:
+    """`--build-arg GPU=nvidia` (qdrant: its Dockerfile's `ARG GPU` picks the `qdrant-gpu-nvidia` stage; tp43), a CI
+    step's `build-args: RUNTIME=nvidia` (Chatterbox-TTS-Server: its `ARG RUNTIME` picks the CUDA torch install;
+    tp44a): the build makes the NVIDIA variant of a multi-backend image; its FROM / install is the error (info)."""
+    rule = m.match_setting(name.lower(), value.strip("\"'"))
+    if rule is not None and rule.code in _BUILD_VARIANT_RULES:
+        col.add(rule, f"{name}={value}", line, c, c + len(name) + 1 + len(value), severity="info",
+                note=" (a build argument: the image variant the build makes)")
 
 
 def _key_values(col: Collector, m, text: str, line: int, c: int, prefix: str = "") -> None:
@@ -1921,12 +1982,7 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
             arg_name, _, arg_value = words[i + 1].partition("=")
             wl, wc = pos.at(nodes[i + 1].start_point)
             _cuda_version_parameter(col, m, arg_name, arg_value, wl, wc)
-            rule = m.match_setting(arg_name.lower(), arg_value.strip("\"'"))
-            if rule is not None and rule.code == "NPU019":
-                # `--build-arg GPU=nvidia` (qdrant: its Dockerfile's `ARG GPU` picks the `qdrant-gpu-nvidia` stage):
-                # the build makes the NVIDIA variant of a multi-backend image; its FROM is the error (tp43)
-                col.add(rule, f"{arg_name}={arg_value}", wl, wc, wc + len(words[i + 1]), severity="info",
-                        note=" (a build argument: the image variant the build makes)")
+            build_variant(col, m, arg_name, arg_value, wl, wc)
         elif w in ("-f", "--file"):                     # `docker compose -f docker-compose-cuda.yml up`
             wl, wc = pos.at(nodes[i + 1].start_point)
             container_file_reference(col, m, words[i + 1], wl, wc)
