@@ -74,8 +74,11 @@ def _scalars(node, path: str, under_env: bool) -> Iterator[tuple[str, yaml.Node,
             if isinstance(item, yaml.ScalarNode) and not under_env:
                 yield path, item, item, False          # `cuda-version: [12.8]`: each item is a value of the key
                 continue
-            if isinstance(item, yaml.ScalarNode) and isinstance(item.value, str) and "=" in item.value:
-                yield path + _ENV_LIST_ITEM, item, item, True   # compose `environment: [NVIDIA_VISIBLE_DEVICES=0]`
+            if isinstance(item, yaml.ScalarNode) and isinstance(item.value, str) and (
+                    "=" in item.value or _ENV_NAME_ITEM_RE.fullmatch(item.value)):
+                # compose `environment: [NVIDIA_VISIBLE_DEVICES=0]`; a bare name (`- CUDA_VISIBLE_DEVICES`) passes
+                # the host's value on (compose file reference, "environment")
+                yield path + _ENV_LIST_ITEM, item, item, True
                 continue
             if under_env and isinstance(item, yaml.MappingNode):
                 # Kubernetes / GitHub style: - {name: NCCL_DEBUG, value: INFO}
@@ -984,7 +987,8 @@ def _env_build_parameter(col: Collector, m, name: str, value) -> bool:
 
 # the path suffix `_scalars` gives a `NAME=value` item of an environment list
 _ENV_LIST_ITEM = "[]"
-_ENV_ITEM_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
+_ENV_ITEM_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:=(.*))?", re.S)
+_ENV_NAME_ITEM_RE = re.compile(r"[A-Z_][A-Z0-9_]*")
 
 
 def _env_list_item(col: Collector, m, item) -> None:
@@ -995,7 +999,10 @@ def _env_list_item(col: Collector, m, item) -> None:
     if found is None or item.start_mark.line != item.end_mark.line or line > len(col.lines):
         return
     c += col.lines[line - 1][c - 1:c] in ("'", '"')
-    name, raw = found.group(1), found.group(2).strip()
+    name, raw = found.group(1), (found.group(2) or "").strip()
+    if found.group(2) is None:
+        col.env(name, line, c)          # `- CUDA_VISIBLE_DEVICES`: the host's value, passed on
+        return
     col.env(name, line, c, value=raw)
     value_at = c + len(name) + 1
     if "-D" in raw:

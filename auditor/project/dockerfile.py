@@ -155,8 +155,9 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
             # the URL of a `wget` line is (t15t)
             scan_fragment(col, col.lines[first], first + 1, 1, options=False)
         elif kind == "COPY" and first < len(col.lines):
-            # `COPY nccl.conf /etc/nccl.conf`: a file only NCCL reads, put where it looks (t16d)
-            system_config_paths(col, m, col.lines[first], lambda offset, n=first: (n + 1, offset + 1))
+            # `COPY nccl.conf /etc/nccl.conf`: a file only NCCL reads, put where it looks (t16d); `COPY --from=trt-deps
+            # /usr/local/cuda-deps /usr/local/cuda`: CUDA libraries put where the CUDA stack looks (tp44b)
+            scan_fragment(col, col.lines[first], first + 1, 1, options=False)
         elif kind == "WORKDIR" and first < len(shell_lines):
             # the directory the next RUN lines start in: a `cd` for the shell reader (`WORKDIR /src/DeepEP`
             # then `RUN pip wheel .` builds DeepEP); the keyword is blanked to the same width

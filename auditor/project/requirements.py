@@ -740,9 +740,12 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
         _uv_sources(col, m, {"sources": _poetry_source_entries(section, _declared_extras(doc))}, indexes, table)
     _lower_uv_cuda_members(col, uv, indexes, index_at)
     # `[tool.uv.extra-build-dependencies]` / `extra-build-variables`: tables keyed by the package they build
+    build_variables = uv.get("extra-build-variables") if isinstance(uv.get("extra-build-variables"), dict) else {}
     for table in ("extra-build-dependencies", "extra-build-variables"):
         start = _table_line(lines, f"tool.uv.{table}")
         for name in (uv.get(table) or {}) if start else ():
+            if _skips_cuda_build(build_variables.get(name)):
+                continue     # `flash-attn = { FLASH_ATTENTION_SKIP_CUDA_BUILD = "TRUE" }`: no CUDA build configured
             rule = m.match_requirement(normalize_dist(name))
             number = _key_line(lines, name, start)
             if rule is not None and number and not rule.extra.get("ported_by"):
@@ -763,6 +766,15 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
             col.add(m.match_requirement("group:" + group), "group:" + group, number, at + 2, at + 2 + len(group),
                     note=" (installed by default: `uv sync` / `uv run` without --no-default-groups)")
     return col.done()
+
+
+def _skips_cuda_build(variables) -> bool:
+    """A package's uv build variables that turn its CUDA compile off (`FLASH_ATTENTION_SKIP_CUDA_BUILD = "TRUE"`, as
+    causal-conv1d's and mamba's `*_SKIP_CUDA_BUILD`: their setup.py then compiles nothing; OlmoEarth's pyproject,
+    tp44b): the entries for that package configure no CUDA build; its requirement line stays the finding."""
+    return isinstance(variables, dict) and any(
+        str(key).upper().endswith("SKIP_CUDA_BUILD") and str(value).strip().upper() in ("TRUE", "1", "YES", "ON")
+        for key, value in variables.items())
 
 
 def _bentoml_build_settings(col: Collector, m, lines: list[str], tool: dict) -> None:

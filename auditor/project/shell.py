@@ -143,7 +143,9 @@ _SYSTEM_CONFIG_PATH_RE = re.compile(r"(?<![\w/.-])(/etc/(?:apt/sources\.list\.d|
                                     r"/usr/share/glvnd/egl_vendor\.d/\w*nvidia[\w.-]*|"
                                     # the driver's Vulkan ICD manifest by its file name, copied into an image (tp43)
                                     r"(?:[\w.$-]*/)*nvidia_icd\.json|"
-                                    r"(?:~|\$HOME|\$\{HOME\})/\.nccl\.conf)(?![\w.-])", re.I)
+                                    r"(?:~|\$HOME|\$\{HOME\})/\.nccl\.conf|"
+                                    # NVIDIA Jetson Linux's release file (`cat /etc/nv_tegra_release`: NPU965, tp44b)
+                                    r"/etc/nv_tegra_release)(?![\w.-])", re.I)
 
 
 def url_symbol(url: str) -> str:
@@ -167,12 +169,19 @@ def url_part_symbol(url: str) -> str | None:
     return f"{url_symbol(url)}#{sub.group(1).strip('/').lower()}" if sub else None
 
 
+# a model checkpoint by its file type: a download of weights from a project's releases builds nothing
+_CHECKPOINT_URL_RE = re.compile(r"\.(?:pth|pt|ckpt|safetensors)$", re.I)
+
+
 def match_url(m, url: str) -> tuple[str, Rule | None]:
-    """(symbol, rule) of a URL: its `#subdirectory=` package's when a rule names that, else the repository's."""
+    """(symbol, rule) of a URL: its `#subdirectory=` package's when a rule names that, else the repository's; none
+    for a checkpoint (`.../GroundingDINO/releases/download/v0.1.0-alpha/groundingdino_swint_ogc.pth`, tp44b)."""
     part = url_part_symbol(url)
     if part is not None and (rule := m.match_requirement(part)) is not None:
         return part, rule
     symbol = url_symbol(url)
+    if _CHECKPOINT_URL_RE.search(url.split("?", 1)[0].split("#", 1)[0]):
+        return symbol, None
     return symbol, m.match_requirement(symbol)
 
 
@@ -680,6 +689,9 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
     # the evaluated variables a command under srun / mpirun expands (`srun ... bash -c "source vars.sh && $cmd"`)
     multi_process_vars = _Everything() if multi_process else \
         _multi_process_vars(tree.root_node) & evaluated if evaluated else set()
+    # `export PYTORCH_EXTRA_INDEX="https://download.pytorch.org/whl/cu${CUDA_VERSION_SHORT}"` then `pip install ...
+    # --extra-index-url ${PYTORCH_EXTRA_INDEX}`: the variable is the index the install reads (tp44b)
+    index_vars = frozenset(v.upper() for v in _INDEX_VAR_READ_RE.findall(text)) if "$" in text else frozenset()
     for node in _walk(tree.root_node):
         if node.type == "variable_assignment":
             name_node = node.child_by_field_name("name")
@@ -696,6 +708,8 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
                 col.env(name, line, c, twin=_twin(col, node, value, line, c),
                         value=_word(value) if value is not None else None)
             _assignment_setting(col, m, name, value, line, c)
+            if value is not None and name.upper() in index_vars and name.upper() not in INDEX_ENV_NAMES:
+                index_env(col, m, name, _word(value), line, c, index_vars)
             if value is not None and name in container_vars:
                 _container_options_variable(col, m, pos, name, value, container_vars[name])
             if value is not None and value.type == "word":
@@ -1109,8 +1123,15 @@ def _env_list(col: Collector, pos: "_Positions", value) -> None:
     """Each `NAME=value` of a string made only of environment assignments, as if the command it prefixes set it."""
     text = value.text.decode("utf-8", errors="replace")
     body = text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'" else ""
-    if "=" not in body or not _ENV_LIST_RE.fullmatch(body):
+    if "=" not in body:
         return
+    if not _ENV_LIST_RE.fullmatch(body):
+        # `ACTOR_BINARY="CUDA_VISIBLE_DEVICES='' python3 ../agent_main.py --run_mode=actor"`: a command line held in a
+        # variable, whose environment prefix is set for the program it runs (tp44b)
+        held = _ENV_LIST_RE.match(body)
+        if held is None or not _SCRIPT_RUN_RE.match(body, held.end() - 1):
+            return
+        body = held.group(0)
     row, byte_col = value.start_point
     first = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + 2    # 1-based, past the quote
     for item in re.finditer(r"\S+", body):
@@ -1278,10 +1299,17 @@ INDEX_ENV_NAMES = frozenset({"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_L
                              "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_FIND_LINKS"})
 
 
-def index_env(col: Collector, m, name: str, value: str, line: int, c: int) -> bool:
-    """An index variable (INDEX_ENV_NAMES) set to a CUDA wheel index: the `index:` finding the option would get,
-    at the value. Returns whether it was one of those variables."""
-    if name.upper() not in INDEX_ENV_NAMES:
+# a script's variable that a pip / uv index option reads (`--extra-index-url ${PYTORCH_EXTRA_INDEX}`, tp44b)
+_INDEX_VAR_READ_RE = re.compile(r"(?<![\w-])(?:--(?:extra-)?index-url|--find-links|-i|-f)(?:=|[ \t]+)[\"']?"
+                                r"\$\{?([A-Za-z_]\w*)\}?")
+
+
+def index_env(col: Collector, m, name: str, value: str, line: int, c: int,
+              names: frozenset[str] = INDEX_ENV_NAMES) -> bool:
+    """An index variable (INDEX_ENV_NAMES, or names: a script's own variables an index option reads) set to a CUDA
+    wheel index: the `index:` finding the option would get, at the value. Returns whether it was one of those
+    variables."""
+    if name.upper() not in names:
         return False
     for url in value.split():                   # pip reads several URLs separated by blanks
         url = url.strip("\"'")
