@@ -1378,17 +1378,35 @@ def _retried_attempts(tree: ast.Module, findings: list) -> list[tuple[Region, st
     return out
 
 
+# torch.cuda's cache housekeeping: frees or resets memory bookkeeping, computes nothing
+_HOUSEKEEPING = frozenset({"torch.cuda.empty_cache", "torch.cuda.ipc_collect", "torch.cuda.reset_peak_memory_stats",
+                           "torch.cuda.reset_max_memory_allocated", "torch.cuda.reset_accumulated_memory_stats"})
+_CAUGHT_NOTE = "cache housekeeping inside a `try` whose handler swallows any error: it cannot fail the code on " \
+               "Ascend, where the NPU's cache is left as it is; empty it with torch.npu there"
+
+
+def _caught_housekeeping(tree: ast.Module) -> list[tuple[Region, str]]:
+    """The body of a `try` whose handlers catch everything without re-raising (`try: gc.collect();
+    torch.cuda.empty_cache() / except: print("Unable to clear cache")`, a ComfyUI unload node; tq44a)."""
+    return [(node_span(stmt, open_end=True), "try") for node in _walk(tree) if isinstance(node, ast.Try) and
+            "Exception" in _caught_without_reraise(node) for stmt in node.body]
+
+
 def _lower_fallback_gates(findings: list, tree: ast.Module) -> list:
     """Device errors in a gate that raises into a falling-back handler (`_fallback_gates`) or in an attempt that a
     handler runs again without CUDA (`_retried_attempts`): warnings."""
     if not any(f.severity == "error" and f.category == "device" for f in findings):
         return findings
     gates, retries = _fallback_gates(tree), _retried_attempts(tree, findings)
-    if not gates and not retries:
+    kept = _caught_housekeeping(tree) if any(f.symbol in _HOUSEKEEPING for f in findings) else []
+    if not gates and not retries and not kept:
         return findings
     out = []
     for f in findings:
-        if f.severity == "error" and f.category == "device":
+        if f.severity == "error" and f.category == "device" and f.symbol in _HOUSEKEEPING and \
+                not f.data.get("context") and _held_by(kept, f) is not None:
+            f = as_info(f, "caught-housekeeping", _CAUGHT_NOTE, "warning")
+        elif f.severity == "error" and f.category == "device":
             caught = _held_by(gates, f)
             call = _held_by(retries, f) if caught is None and not f.data.get("context") else None
             if caught is not None:
