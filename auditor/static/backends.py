@@ -228,6 +228,7 @@ def _skip_gate_marks(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Span]:
     compared = {n.left.id for n in walk_list(first.test) if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name)
                 and n.left.id in params and any(isinstance(c, ast.Constant) and isinstance(c.value, str)
                                                 and _CUDA_TEXT.search(c.value) for c in n.comparators)}
+    compared |= _compared_parameters(first.test, params)
     if _assumes_cuda(leave) and not compared:
         return []
     for dec in fn.decorator_list:
@@ -243,6 +244,44 @@ def _skip_gate_marks(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Span]:
         if compared & {p.strip() for v in listed if isinstance(v, str) for p in v.split(",")}:
             marks.append(line_span(dec))
     return marks
+
+
+def _skip_tests(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Span]:
+    """The tests of the function's own `if <check>: pytest.skip(...)` statements after its first (skorch's `if
+    mixed_precision == 'bf16' and not is_bf16_available(): pytest.skip(...)` below the CUDA skip): a check whose
+    only statement skips the test picks where the test runs, and decides nothing else (tq44a)."""
+    return [line_span(s.test) for s in fn.body[1:] if isinstance(s, ast.If) and not s.orelse and len(s.body) == 1
+            and isinstance(s.body[0], ast.Expr) and isinstance(s.body[0].value, ast.Call)
+            and ast.unparse(s.body[0].value.func) in _SKIP_FUNCS]
+
+
+_PROBES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count"})
+
+
+def _parametrized_probes(decorators: list[ast.expr]) -> list[Span]:
+    """`@pytest.mark.parametrize('cuda_available', {False, torch.cuda.is_available()})` (skorch's pickle test): a
+    CUDA probe among a parametrize mark's values picks which cases run, like a skip mark (tq44a); a "cuda" string
+    value there is no probe and keeps its reading."""
+    return [line_span(n) for d in decorators if isinstance(d, ast.Call) and
+            ast.unparse(d.func).endswith("parametrize") for a in d.args[1:2]
+            for n in walk_list(a) if isinstance(n, ast.Call) and ast.unparse(n.func) in _PROBES]
+
+
+def _compared_parameters(test: ast.expr, params: set[str]) -> set[str]:
+    """Parameters a skip test checks for CUDA in the other spellings (tq44a, skorch's tests): `'cuda' in
+    (device_from, device_to)` and `device.startswith('cuda')`."""
+    out: set[str] = set()
+    for n in walk_list(test):
+        if isinstance(n, ast.Compare) and isinstance(n.left, ast.Constant) and isinstance(n.left.value, str) and \
+                _CUDA_TEXT.search(n.left.value) and isinstance(n.ops[0], ast.In):
+            out |= {e.id for c in n.comparators if isinstance(c, (ast.Tuple, ast.List, ast.Set))
+                    for e in c.elts if isinstance(e, ast.Name) and e.id in params}
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "startswith" and \
+                isinstance(n.func.value, ast.Name) and n.func.value.id in params and n.args and \
+                isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str) and \
+                _CUDA_TEXT.search(n.args[0].value):
+            out.add(n.func.value.id)
+    return out
 
 
 def _stored_mark(stmt: ast.stmt) -> bool:
@@ -588,8 +627,10 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
                 start = min(start, *(d.lineno for d in decorators))
                 ctx.test_marks.extend(line_span(d) for d in decorators if _MARK.search(ast.unparse(d.func if isinstance(
                     d, ast.Call) else d)))
+                ctx.test_marks.extend(_parametrized_probes(decorators))
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 ctx.test_marks.extend(_skip_gate_marks(stmt))
+                ctx.test_marks.extend(_skip_tests(stmt))
             elif _stored_mark(stmt):
                 ctx.test_marks.append(line_span(stmt))
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
@@ -1072,7 +1113,8 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
             kind = file_kind
         if kind is None and f.name == "nccl-backend-string" and _inside(ctx.mmengine_dist, f.line):
             kind = "mmengine-dist"
-        if kind is None and (f.name == "cuda-device-string" or f.category == "device" and f.severity == "error") \
+        if kind is None and (f.name in ("cuda-device-string", "precision-capability-helper") or
+                             f.category == "device" and f.severity == "error") \
                 and _inside(ctx.test_marks, f.line):     # `@skipIf(torch.cuda.device_count() < 2, ...)` too
             kind = "test-mark"
         if kind in (None, "backend-dispatch") and f.severity == "error" and _inside(ctx.cuda_available, f.line):

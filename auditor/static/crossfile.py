@@ -101,6 +101,15 @@ def tech_of(rel: str) -> str | None:
     return None
 
 
+def _without_own_names(text: str, rel: str) -> str:
+    """`text` less the folder names of `rel` that name a technology: Triton-distributed's `from triton_dist.models.utils
+    import logger` in `triton_dist/mega_triton_kernel/core/graph.py` (a task graph) names the project's own package,
+    not Triton (tq44a). A folder named just for it (`nccl/`, `flash_attn/`) stays: its package is the technology's."""
+    folders = [p for p in rel.replace("\\", "/").split("/")[:-1] if _TECH.search(p.lower()) and
+               _TECH.fullmatch(p.lower()) is None]
+    return re.sub(r"\b(?:" + "|".join(map(re.escape, folders)) + r")\b", "", text) if folders else text
+
+
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -194,7 +203,8 @@ def summarize(tree: ast.Module, findings: Sequence[Finding], rel: str, text: str
     from auditor.static.device_shims import cuda_patches
     exported = _literal_all(tree)
     out: dict[str, Any] = {"defs": defs, "imports": imports,
-                           "tech": tech if tech is not None and _TECH_TEXT.search(text) else None,
+                           "tech": tech if tech is not None and _TECH_TEXT.search(_without_own_names(text, rel))
+                           else None,
                            "gates": module_gates(tree, text)}     # CUDA gates its importers may ask (auditor/static/imported_gates.py)
     from auditor.static.platform_predicates import platform_facts
     platform = platform_facts(tree, text)

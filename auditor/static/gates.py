@@ -259,6 +259,10 @@ def _cuda_package_found(node: ast.AST) -> bool:
         _dotted(node.func).rsplit(".", 1)[-1] in _PACKAGE_FINDERS
 
 
+_REGEX_MATCHES = frozenset({"re.match", "re.fullmatch"})
+_CUDA_PATTERN = re.compile(r"\^?cuda\b")     # a pattern that matches only strings starting with "cuda"
+
+
 def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) -> bool:
     """Whether an expression holds only where CUDA is present (see the module docstring)."""
     if _cuda_package_found(node):
@@ -283,6 +287,9 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
         if isinstance(node.func, ast.Attribute) and node.func.attr == "startswith" and len(node.args) == 1 and \
                 isinstance(node.args[0], ast.Constant) and node.args[0].value == "cu":
             return True      # `torch_platform.startswith("cu")`: a CUDA wheel tag (cu121, cu128; heldout18, s15b)
+        if name in _REGEX_MATCHES and node.args and isinstance(node.args[0], ast.Constant) and \
+                isinstance(node.args[0].value, str) and _CUDA_PATTERN.match(node.args[0].value):
+            return True      # `re.match(r"^cuda:(\d+)$", device_str)`: the user's device string names CUDA (tq44a)
         return name.endswith("cuda.is_available") and name.split(".")[0] in ("torch", "cuda") or \
             bool(_CUDA_PROBE.match(name.rsplit(".", 1)[-1])) or name + "()" in flags or \
             name.endswith(_PLATFORM_CAPABILITY_TESTS)
@@ -291,7 +298,7 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
         return f"{_dotted(node.value)}[{node.slice.value!r}]" in flags     # `caps["cuda"]` (`_capability_tables`)
     if isinstance(node, (ast.Name, ast.Attribute)):
-        return _flag_name(node) in flags
+        return (_flag_name(node) or _option_attribute(node)) in flags
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         left, op, right = node.left, node.ops[0], node.comparators[0]
         if isinstance(op, (ast.Eq, ast.In)) and (_cuda_string(left) or _cuda_string(right) and isinstance(op, ast.Eq)):
@@ -744,6 +751,15 @@ def _gated_true_assigns(tree: ast.Module, extra: frozenset[str] | set[str]) -> s
     return out
 
 
+def _option_attribute(node: ast.AST) -> str | None:
+    """`args.use_cuda` of a parsed options object (an attribute of a plain name other than `self`), as a flag name: the
+    PyTorch examples' `args.cuda = not args.no_cuda and torch.cuda.is_available()` in one function and `if
+    args.cuda: model.cuda()` in another (grad-cam's usage examples; tq44a)."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id not in ("self", "cls"):
+        return f"{node.value.id}.{node.attr}"
+    return None
+
+
 def _assigned_flags(tree: ast.Module, extra: frozenset[str] | set[str]) -> set[str]:
     """Names every assignment of which is a CUDA test; `False` / `None` counts neither way beside a `True` set only
     behind a CUDA gate (`_gated_true_assigns`), which counts as a test."""
@@ -762,7 +778,7 @@ def _assigned_flags(tree: ast.Module, extra: frozenset[str] | set[str]) -> set[s
         else:
             continue
         for t in targets:
-            name = _flag_name(t)
+            name = _flag_name(t) or _option_attribute(t)
             if name is None:
                 continue
             if len(targets) == 1 and isinstance(value, ast.Constant) and (value.value is False or value.value is None):
@@ -939,6 +955,10 @@ def _built_gates(tree: ast.Module, extra: frozenset[str]) -> Gates:
                     # fallback, like `"cuda" if ... else "cpu"` (its uses are not the line to port; pd17, GPT-SoVITS)
                     fallback = " ... else" if _binds_with_fallback(stmt) else ""
                     add(_stmt_region(stmt.body[0], stmt.body[-1]), f"if {gate_text(stmt.test)}{fallback}")
+                    if stmt.orelse and _exits(stmt.orelse[-1]) and i + 1 < len(stmts):
+                        # `if torch.cuda.is_available(): device = "cuda"` / `else: return`: the rest of the block
+                        # runs only with CUDA (grad-cam's memory test; tq44a)
+                        add(_stmt_region(stmts[i + 1], stmts[-1]), f"after if {gate_text(stmt.test)} ... else: return")
                 elif _negated_cuda_test(stmt.test, flags) or _too_few_cuda_devices(stmt.test, flags):
                     # (`if torch.cuda.device_count() < 2: return` in a test body; a skip decorator on the count
                     # keeps its own reading, tests/test_precision_mined.py)
@@ -1011,13 +1031,17 @@ def _built_gates(tree: ast.Module, extra: frozenset[str]) -> Gates:
     gates.regions, gates.hows = _sorted(gates.regions, gates.hows)
     gates.guarded = {q for q in guarded_quals if not any(u == q or q.startswith(u + ".") or u.startswith(q + ".")
                                                         for u in unguarded)}
+    # `args.cuda = not args.no_cuda and torch.cuda.is_available()`: the expression that makes the option a flag reads
+    # the user's option, not the flag; the probe in it stays the gate (tq44a)
+    defining = {id(n.value) for n in _walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1 and
+                _option_attribute(n.targets[0]) in flags}
     for node in _walk(tree):
         if isinstance(node, ast.IfExp):
             if is_cuda_test(node.test, flags):
                 add(node_span(node.body, open_end=True), f"{gate_text(node.test)} ... else")
             elif _negated_cuda_test(node.test, flags):
                 add(node_span(node.orelse, open_end=True), f"else of {gate_text(node.test)}")
-        elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) and id(node) not in defining:
             for j, value in enumerate(node.values[:-1]):
                 if is_cuda_test(value, flags):
                     rest = node.values[j + 1]
@@ -1354,17 +1378,35 @@ def _retried_attempts(tree: ast.Module, findings: list) -> list[tuple[Region, st
     return out
 
 
+# torch.cuda's cache housekeeping: frees or resets memory bookkeeping, computes nothing
+_HOUSEKEEPING = frozenset({"torch.cuda.empty_cache", "torch.cuda.ipc_collect", "torch.cuda.reset_peak_memory_stats",
+                           "torch.cuda.reset_max_memory_allocated", "torch.cuda.reset_accumulated_memory_stats"})
+_CAUGHT_NOTE = "cache housekeeping inside a `try` whose handler swallows any error: it cannot fail the code on " \
+               "Ascend, where the NPU's cache is left as it is; empty it with torch.npu there"
+
+
+def _caught_housekeeping(tree: ast.Module) -> list[tuple[Region, str]]:
+    """The body of a `try` whose handlers catch everything without re-raising (`try: gc.collect();
+    torch.cuda.empty_cache() / except: print("Unable to clear cache")`, a ComfyUI unload node; tq44a)."""
+    return [(node_span(stmt, open_end=True), "try") for node in _walk(tree) if isinstance(node, ast.Try) and
+            "Exception" in _caught_without_reraise(node) for stmt in node.body]
+
+
 def _lower_fallback_gates(findings: list, tree: ast.Module) -> list:
     """Device errors in a gate that raises into a falling-back handler (`_fallback_gates`) or in an attempt that a
     handler runs again without CUDA (`_retried_attempts`): warnings."""
     if not any(f.severity == "error" and f.category == "device" for f in findings):
         return findings
     gates, retries = _fallback_gates(tree), _retried_attempts(tree, findings)
-    if not gates and not retries:
+    kept = _caught_housekeeping(tree) if any(f.symbol in _HOUSEKEEPING for f in findings) else []
+    if not gates and not retries and not kept:
         return findings
     out = []
     for f in findings:
-        if f.severity == "error" and f.category == "device":
+        if f.severity == "error" and f.category == "device" and f.symbol in _HOUSEKEEPING and \
+                not f.data.get("context") and _held_by(kept, f) is not None:
+            f = as_info(f, "caught-housekeeping", _CAUGHT_NOTE, "warning")
+        elif f.severity == "error" and f.category == "device":
             caught = _held_by(gates, f)
             call = _held_by(retries, f) if caught is None and not f.data.get("context") else None
             if caught is not None:
@@ -1479,14 +1521,22 @@ _QUIET_QUERIES = frozenset({"torch.cuda.device_count", "torch.cuda.is_available"
 _LOG_NOTE = "only shown in a log line: on Ascend it logs 0 / False and nothing else changes"
 
 
+def _message_statement(node: ast.AST) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and \
+        _dotted(node.value.func).rsplit(".", 1)[-1] in MESSAGE_CALLS
+
+
 def _lower_logged_queries(findings: list, tree: ast.Module) -> list:
     """`log.info(f"Number of GPUs: {torch.cuda.device_count()}")`, `print("CUDA:", torch.cuda.is_available())`: a
     query that does not raise without CUDA, whose value only a message statement shows (HunyuanWorld-Mirror's
     `on_train_start`), is info; a query whose value is kept or tested keeps its severity."""
     if not any(f.symbol in _QUIET_QUERIES and f.severity != "info" for f in findings):
         return findings
-    spans = [node_span(n.value, open_end=True) for n in _walk(tree) if isinstance(n, ast.Expr) and
-             isinstance(n.value, ast.Call) and _dotted(n.value.func).rsplit(".", 1)[-1] in MESSAGE_CALLS]
+    spans = [node_span(n.value, open_end=True) for n in _walk(tree) if _message_statement(n)]
+    # tq44a: `if torch.cuda.is_available(): warnings.warn("inference on CPU while CUDA is available")` (Whisper's
+    # transcribe): a test whose branch only shows a message decides the message only
+    spans += [node_span(n.test, open_end=True) for n in _walk(tree) if isinstance(n, ast.If) and not n.orelse and
+              all(_message_statement(s) for s in n.body)]
     if not spans:
         return findings
     regions = [(span, True) for span in spans]
@@ -1602,7 +1652,8 @@ def _drop_probe_copies(findings: list, tree: ast.Module) -> list:
         elif isinstance(n, ast.keyword) and n.arg is not None:
             pairs = [(n, n.value)]
         copies.update((at.lineno, at.col_offset) for at, value in pairs if value is not None and
-                      isinstance(value, (ast.Name, ast.Attribute)) and _flag_name(value) in flags)
+                      isinstance(value, (ast.Name, ast.Attribute)) and
+                      (_flag_name(value) or _option_attribute(value)) in flags)
     return [f for f in findings if f.name not in _SWITCH_RULES or (f.line, f.col - 1) not in copies]
 
 

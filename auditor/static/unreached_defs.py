@@ -80,6 +80,10 @@ _MISSING_NOTE = ("nothing this application runs loads it, and it cannot run: it 
                  "hold (a vendored upstream program the application never runs)")
 _PROBE_NOTE = ("an availability probe: nothing reads the name it imports, so on Ascend it only answers that the "
                "library is missing; the path it enables has its own findings")
+_HOST_FALLBACK_NOTE = ("in the `except` fallback of an import of ComfyUI's own module ({0}), which never fails inside "
+                       "ComfyUI: this node pack's host never runs the fallback; port it if you reuse the code elsewhere")
+# ComfyUI's own modules: importable in every process that loads a node pack
+_COMFY_MODULES = re.compile(r"^(?:comfy(?:_extras|_execution)?|folder_paths|nodes|node_helpers|server)(?:\.|$)")
 _DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
 # a dotted path through folders whose names are not identifiers (pd25: DragNUWA's config targets
 # "custom_nodes.ComfyUI-DragNUWA.dragnuwa.svd.modules.encoders.modules.FrozenOpenCLIPImageEmbedder", which the pack's
@@ -539,7 +543,7 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     if any(root for root, _ in bound.values()):   # what a file star-importing this one gets by name from absolute imports: `<root>:<bound name>`
         out["bound"] = sorted(f"{root}:{name}" for name, (root, _) in bound.items() if root)
     put_facts(out, unread=_unread_globals(tree), read_in=_globals_read_in(tree), guarded=_guarded_imports(tree),
-              probes=_probes(tree))
+              probes=_probes(tree), host_fallbacks=_host_fallbacks(tree))
     # the module-level package-relative imports' names (`from .modules.transformation import Tps`): name -> [level,
     # dotted module]; a name two of them bind is left out
     relative: dict[str, list[Any]] = {}
@@ -843,6 +847,24 @@ def _guards_import(node: ast.stmt) -> bool:
     # from . import deform_conv_ext` / `except ImportError: pass`)
     return any(isinstance(p, (ast.Import, ast.ImportFrom)) for p in parts) and all(
         isinstance(p, (ast.Import, ast.ImportFrom, ast.Assign, ast.Pass, ast.Expr)) or _guards_import(p) for p in parts)
+
+
+def _host_fallbacks(tree: ast.Module) -> list[list[Any]]:
+    """[first line, last line, module] of each `except` handler of a `try` whose body imports one of ComfyUI's own
+    modules (`try: import comfy.model_management as mm; return mm.intermediate_device()` / `except Exception: if
+    torch.cuda.is_available(): return torch.device("cuda")`, tq44a): in a node pack the import never fails, so the
+    handler never runs (read only for node packs: elsewhere a module may run outside ComfyUI)."""
+    out: list[list[Any]] = []
+    for node in module_nodes(tree):
+        if not isinstance(node, ast.Try) or not node.handlers:
+            continue
+        modules = [name for imp in node.body if isinstance(imp, (ast.Import, ast.ImportFrom))
+                   for name in ([imp.module or ""] if isinstance(imp, ast.ImportFrom) and not imp.level
+                                else [a.name for a in imp.names] if isinstance(imp, ast.Import) else [])
+                   if _COMFY_MODULES.match(name)]
+        if modules:
+            out.extend([h.lineno, h.end_lineno or h.lineno, modules[0]] for h in node.handlers)
+    return out
 
 
 def _probes(tree: ast.Module) -> list[list[int]]:
@@ -2158,6 +2180,9 @@ def apply_unreached_defs(results: list, project: Any) -> int:
     if not facts:
         return 0
     spans = _unreached(facts, _config_words(project, results))
+    if host_note == _NOTE:      # (a node pack: ComfyUI's own modules always import)
+        for f in facts.values():
+            f["fallbacks"] = f.get("host_fallbacks", [])
     # (an application's own launchers and kernels are the user's to run and build: only its Python is read)
     launchers = set() if app else _unrun_launchers(project, facts)
     for rel in () if app else _unbuilt_kernels(results, facts, spans):
@@ -2202,7 +2227,8 @@ def _lower_spans(results: list, facts: dict[str, dict[str, Any]], spans: dict[st
     for r in results:
         inside = spans.get(r.path, [])
         probes = facts.get(r.path, {}).get("probes", [])
-        if not (inside or probes or r.path in launchers) or not r.findings:
+        fallbacks = facts.get(r.path, {}).get("fallbacks", [])
+        if not (inside or probes or fallbacks or r.path in launchers) or not r.findings:
             continue
         for i, finding in enumerate(r.findings):
             if finding.severity == "info" and (finding.data or {}).get("context"):
@@ -2212,7 +2238,9 @@ def _lower_spans(results: list, facts: dict[str, dict[str, Any]], spans: dict[st
             note = _LAUNCHER_NOTE if r.path in launchers else \
                 (_MISSING_NOTE.format(", ".join(missing)) if missing else unreached) \
                 if any(first <= finding.line <= last for first, last in inside) else \
-                _PROBE_NOTE if any(first <= finding.line <= last for first, last in probes) else None
+                _PROBE_NOTE if any(first <= finding.line <= last for first, last in probes) else \
+                next((_HOST_FALLBACK_NOTE.format(module) for first, last, module in fallbacks
+                      if first <= finding.line <= last), None)
             if note:
                 r.findings[i] = as_info(finding, _CONTEXT, note)
                 lowered += 1
