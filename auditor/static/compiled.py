@@ -43,6 +43,11 @@ LIBRARY_CATEGORIES = frozenset({"attention", "kernel", "third_party", "apex"})
 
 # names of credentials (API keys, tokens, secrets): never a CUDA stack setting, whatever their prefix
 _CREDENTIAL_SUFFIXES = ("_API_KEY", "_APIKEY", "_TOKEN", "_SECRET", "_PASSWORD")
+# names of a remote service's settings (its address, project, namespace, the model it writes): the application reads
+# them to reach the service over HTTP, no CUDA library does (tq44b: `NVIDIA_EVALUATOR_URL`, `NVIDIA_PROJECT_ID`,
+# `NVIDIA_DATASET_NAMESPACE`, `NVIDIA_OUTPUT_MODEL_DIR` of llama-stack's NeMo providers)
+_SERVICE_SUFFIXES = ("_URL", "_URI", "_ENDPOINT", "_HOST", "_PORT", "_NAMESPACE", "_PROJECT_ID", "_CONFIG_ID",
+                     "_API_VERSION", "_MODEL_DIR", "_MODEL_NAME", "_MODEL_ID")
 
 
 @dataclass
@@ -542,10 +547,10 @@ class CompiledRules:
         for prefix, rule in self.env_prefixes:
             if name.startswith(prefix) and len(name) > len(prefix) and (best is None or len(prefix) > len(best[0])):
                 best = (prefix, rule)
-        if best is not None and name.endswith(_CREDENTIAL_SUFFIXES):
+        if best is not None and name.endswith(_CREDENTIAL_SUFFIXES + _SERVICE_SUFFIXES):
             # `NVIDIA_API_KEY` (NVIDIA's hosted API catalogue, langchain-nvidia-ai-endpoints, NeMo-Curator's
-            # tutorials), `NVIDIA_NGC_TOKEN`: a credential of a remote service under a vendor prefix, read by no
-            # CUDA library (tp42, project test104)
+            # tutorials), `NVIDIA_NGC_TOKEN`, `NVIDIA_BASE_URL`: a credential or setting of a remote service under a
+            # vendor prefix, read by no CUDA library (tp42, project test104; tq44b)
             return None
         if best is None:
             for suffix, rule in self.env_suffixes:

@@ -1,0 +1,283 @@
+"""Precision fixes of tq44b (session 44, tuned on heldout50's labels). Each family has a positive case (the row the
+labellers called false, in code written afresh in the shape of its tree) and a control that keeps its finding."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.test_tq38 import _in, _tree
+
+# -- a remote service's settings under the NVIDIA_ prefix (llama-stack's NeMo providers) -----------------------------
+
+PROVIDER_CONFIG = """\
+import os
+
+from pydantic import BaseModel, Field
+
+
+class NvidiaEvalConfig(BaseModel):
+    evaluator_url: str = Field(default_factory=lambda: os.getenv("NVIDIA_EVALUATOR_URL", "http://0.0.0.0:7331"))
+    project_id: str = Field(default_factory=lambda: os.getenv("NVIDIA_PROJECT_ID", "test-project"))
+    dataset_namespace: str = Field(default_factory=lambda: os.getenv("NVIDIA_DATASET_NAMESPACE", "default"))
+    output_model_dir: str = Field(default_factory=lambda: os.getenv("NVIDIA_OUTPUT_MODEL_DIR", "test-model"))
+
+    @classmethod
+    def sample_run_config(cls, **kwargs):
+        if os.getenv("NVIDIA_DATASET_NAMESPACE") is None:
+            return {"evaluator_url": "${env.NVIDIA_EVALUATOR_URL:=http://localhost:7331}"}
+        return {}
+"""
+
+# control: what the NVIDIA container runtime and cuBLAS read keeps its finding
+CONTAINER_SETUP = """\
+import os
+
+os.environ["NVIDIA_VISIBLE_DEVICES"] = "0,1"
+os.environ["NVIDIA_TF32_OVERRIDE"] = "0"
+os.environ["NVIDIA_GUARDRAILS_URL"] = "http://nemo.test"
+"""
+
+
+def test_service_settings_under_nvidia_prefix_quiet(tmp_path: Path):
+    found = _in(_tree(tmp_path, {"providers/eval/nvidia/config.py": PROVIDER_CONFIG}), "config.py")
+    assert not any("NPU004" in codes for codes in found.values()), found
+
+
+def test_container_runtime_variables_kept(tmp_path: Path):
+    found = _in(_tree(tmp_path, {"setup_env.py": CONTAINER_SETUP}), "setup_env.py")
+    assert "NPU004" in found.get(3, {}) and "NPU004" in found.get(4, {})
+    assert "NPU004" not in found.get(5, {})
+
+
+# -- OneFlow files, which import OneFlow under torch's name (CodeGeeX's OneFlow port) --------------------------------
+
+ONEFLOW_MODEL = """\
+import math
+import oneflow as torch
+import oneflow.nn.functional as F
+
+
+class CodeGeeXModel(torch.nn.Module):
+    def __init__(self, language_model):
+        super().__init__()
+        self.language_model = language_model
+
+    def forward(self, input_ids):
+        lm_output = self.language_model(input_ids)
+        return F.linear(lm_output, self.language_model.embedding.word_embeddings.weight.half())
+"""
+
+TORCH_MODEL = ONEFLOW_MODEL.replace("import oneflow as torch", "import torch").replace("oneflow.nn", "torch.nn")
+
+
+def test_oneflow_file_is_another_framework(tmp_path: Path):
+    from tests.static_snippets import findings_on_line, write_tree
+
+    root = write_tree(tmp_path, {"codegeex/oneflow/codegeex_model.py": ONEFLOW_MODEL,
+                                 "codegeex/torch/codegeex_model.py": TORCH_MODEL})
+    oneflow = findings_on_line(root, "codegeex/oneflow/codegeex_model.py", 13)
+    torch_side = findings_on_line(root, "codegeex/torch/codegeex_model.py", 13)
+    assert oneflow and all(ctx == "other-framework" for _, _, ctx in oneflow), oneflow
+    assert torch_side and not any(ctx == "other-framework" for _, _, ctx in torch_side), torch_side
+
+
+# -- a script named for another framework that runs a PyTorch program --------------------------------------------
+
+CONVERT_SCRIPT = """\
+# This script is used to convert mindspore checkpoint to the megatron format.
+NPY_CKPT_PATH=$1
+GPU=$2
+SCRIPT_DIR=$(dirname "$(realpath "$0")")
+MAIN_DIR=$(dirname "$SCRIPT_DIR")
+export CUDA_VISIBLE_DEVICES=$GPU
+python $MAIN_DIR/codegeex/megatron/mindspore_to_megatron.py --npy-ckpt-path $NPY_CKPT_PATH
+"""
+
+MEGATRON_CONVERTER = """\
+import numpy as np
+import torch
+
+from codegeex.megatron import get_args
+
+
+def main():
+    args = get_args()
+    torch.save({"model": np.load(args.npy_ckpt_path)}, "out.pt")
+"""
+
+MINDSPORE_TRAIN = """\
+import mindspore
+
+def main():
+    mindspore.set_context(device_target="Ascend")
+"""
+
+MINDSPORE_SCRIPT = """\
+export CUDA_VISIBLE_DEVICES=0
+python codegeex/mindspore/train.py
+"""
+
+
+def test_script_named_for_mindspore_running_pytorch_keeps_severity(tmp_path: Path):
+    found = _tree(tmp_path, {"scripts/convert_mindspore_to_megatron.sh": CONVERT_SCRIPT,
+                             "codegeex/megatron/mindspore_to_megatron.py": MEGATRON_CONVERTER,
+                             "codegeex/mindspore/train.py": MINDSPORE_TRAIN,
+                             "scripts/train_mindspore.sh": MINDSPORE_SCRIPT})
+    assert _in(found, "convert_mindspore_to_megatron.sh")[6].get("NPU004") == "warning"
+    assert _in(found, "train_mindspore.sh")[1].get("NPU004") == "info"      # runs MindSpore: another framework
+
+
+# -- flag-to-dtype conversions (open_clip's create_model, timm's PrefetchLoader and resolve_precision, Megatron) -----
+
+OPEN_CLIP_FACTORY = """\
+import torch
+
+
+def create_model(model, precision="fp32", device="cpu"):
+    if precision in ("fp16", "bf16"):
+        dtype = torch.float16 if 'fp16' in precision else torch.bfloat16
+        model.to(device=device, dtype=dtype)
+    elif precision in ("pure_fp16", "pure_bf16"):
+        dtype = torch.float16 if 'fp16' in precision else torch.bfloat16
+        model.to(device=device, dtype=dtype)
+    return model
+
+
+def get_input_dtype(precision: str):
+    input_dtype = None
+    if precision in ('bf16', 'pure_bf16'):
+        input_dtype = torch.bfloat16
+    elif precision in ('fp16', 'pure_fp16'):
+        input_dtype = torch.float16
+    return input_dtype
+
+
+def resolve_precision(precision: str):
+    amp_dtype = None
+    if precision == 'amp':
+        amp_dtype = torch.float16
+    elif precision == 'amp_bfloat16':
+        amp_dtype = torch.bfloat16
+    return amp_dtype
+
+
+class PrefetchLoader:
+    def __init__(self, loader, img_dtype=torch.float32, fp16=False):
+        if fp16:
+            img_dtype = torch.float16
+        self.img_dtype = img_dtype
+
+
+def activations_buffer(args):
+    dtype = torch.half
+    if not args.fp16:
+        dtype = torch.float
+    return dtype
+"""
+
+# controls: a cast under a flag, a choice the code makes itself, an arm no name picks
+CONTROLS = """\
+import torch
+
+
+def prepare(model, args, x):
+    if args.fp16:
+        model.half()
+    dtype = torch.float16 if x.is_cuda else torch.float32
+    buffer = torch.bfloat16
+    if not args.verbose:
+        buffer = torch.float
+    return model, dtype, buffer
+"""
+
+
+def test_flag_to_dtype_conversions_quiet(tmp_path: Path):
+    found = _in(_tree(tmp_path, {"open_clip/factory.py": OPEN_CLIP_FACTORY}), "factory.py")
+    dtype_codes = {"NPU201", "NPU202"}
+    for line in (6, 9, 17, 19, 28, 35, 40):
+        assert not dtype_codes & set(found.get(line, {})), (line, found.get(line))
+    assert dtype_codes & set(found.get(26, {}))       # 'amp' names no dtype: timm's own choice of float16
+
+
+def test_flag_casts_and_own_choices_kept(tmp_path: Path):
+    found = _in(_tree(tmp_path, {"train/prepare.py": CONTROLS}), "prepare.py")
+    assert "NPU202" in found.get(6, {})               # model.half() under --fp16: the line a port changes
+    assert "NPU202" in found.get(7, {})               # chosen by the device, not by a name
+    assert "NPU201" in found.get(8, {})               # reset by a flag that names no dtype
+
+
+# -- a copied checkout's top-level programs run only when the tree launches them (VisRAG's timm_modified/train.py) ---
+
+COPY_TRAIN = """\
+import torch
+from dinov2.distributed import enable
+
+
+def main():
+    enable()
+    torch.cuda.synchronize()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+COPY_LAUNCHER = "torchrun --nproc_per_node=8 train.py \"$@\"\n"
+
+
+def test_a_checkouts_own_program_nothing_launches_is_info(tmp_path: Path):
+    from tests.test_tq42 import DINO, _hub_tree, _line
+
+    files = {**_hub_tree(), DINO + "train.py": COPY_TRAIN, DINO + "distributed_train.sh": COPY_LAUNCHER}
+    found = _tree(tmp_path, files)
+    assert _in(found, DINO + "train.py")[_line(COPY_TRAIN, "synchronize")]["NPU002"] == "info"
+
+
+def test_a_checkouts_program_the_tree_launches_keeps_its_severity(tmp_path: Path):
+    from tests.test_tq42 import DINO, _hub_tree, _line
+
+    files = {**_hub_tree(), DINO + "train.py": COPY_TRAIN,
+             "scripts/pretrain.sh": f"python {DINO}train.py --config configs/vitb.yaml\n"}
+    found = _tree(tmp_path, files)
+    assert _in(found, DINO + "train.py")[_line(COPY_TRAIN, "synchronize")]["NPU002"] != "info"
+
+
+# -- names read without running what they hold: type tests, docstring decorators (SAM2, transformers' SigLIP) ------
+
+ROPE_ATTENTION = """\
+import torch
+import torch.nn.functional as F
+
+
+class RoPEAttention(torch.nn.Module):
+    def forward(self, q, k, v):
+        with torch.backends.cuda.sdp_kernel(enable_flash=True, enable_math=False):
+            return F.scaled_dot_product_attention(q, k, v)
+"""
+
+MEMORY_ATTENTION = """\
+import torch
+
+from .transformer import RoPEAttention
+
+
+class MemoryAttention(torch.nn.Module):
+    def forward(self, layers, curr, memory, num_obj_ptr_tokens):
+        for layer in layers:
+            kwds = {}
+            if isinstance(layer.cross_attn_image, RoPEAttention):
+                kwds = {"num_k_exclude_rope": num_obj_ptr_tokens}
+            curr = layer(curr, memory, **kwds)
+        return curr
+
+
+def build(dim):
+    return RoPEAttention()
+"""
+
+
+def test_a_type_test_is_no_use_of_the_class(tmp_path: Path):
+    found = _tree(tmp_path, {"sam2/__init__.py": "", "sam2/transformer.py": ROPE_ATTENTION,
+                             "sam2/memory_attention.py": MEMORY_ATTENTION})
+    memory = _in(found, "memory_attention.py")
+    assert "NPU321" not in memory.get(10, {}), memory
+    assert "NPU321" in memory.get(17, {}), memory          # a construction is a use
