@@ -281,3 +281,28 @@ def test_a_type_test_is_no_use_of_the_class(tmp_path: Path):
     memory = _in(found, "memory_attention.py")
     assert "NPU321" not in memory.get(10, {}), memory
     assert "NPU321" in memory.get(17, {}), memory          # a construction is a use
+
+
+# -- an nvidia-smi GPU count that becomes a launcher's process count (TokLIP's train scripts) ----------------------
+
+TRAIN_SCRIPT = """\
+if [ -z "$MASTER_ADDR" ]; then
+    export MASTER_ADDR="127.0.0.1"
+    CUR_GPU_NUM=$(nvidia-smi --query-gpu=gpu_name --format=csv,noheader | wc -l)
+    export NPROC_PER_NODE="$CUR_GPU_NUM"
+fi
+torchrun --nproc_per_node=$NPROC_PER_NODE --master_addr=$MASTER_ADDR -m open_clip_train.main --lr 1e-5
+"""
+
+# control: a count only printed differs, it stops nothing
+REPORT_SCRIPT = """\
+GPUS=$(nvidia-smi --query-gpu=gpu_name --format=csv,noheader | wc -l)
+echo "found $GPUS GPUs"
+python train.py --workers 8
+"""
+
+
+def test_gpu_count_fed_to_torchrun_is_an_error(tmp_path: Path):
+    found = _tree(tmp_path, {"src/train_toklip_256.sh": TRAIN_SCRIPT, "src/report.sh": REPORT_SCRIPT})
+    assert _in(found, "train_toklip_256.sh")[3]["NPU017"] == "error"
+    assert _in(found, "report.sh")[1]["NPU017"] == "warning"
