@@ -306,3 +306,64 @@ def test_gpu_count_fed_to_torchrun_is_an_error(tmp_path: Path):
     found = _tree(tmp_path, {"src/train_toklip_256.sh": TRAIN_SCRIPT, "src/report.sh": REPORT_SCRIPT})
     assert _in(found, "train_toklip_256.sh")[3]["NPU017"] == "error"
     assert _in(found, "report.sh")[1]["NPU017"] == "warning"
+
+
+# -- a process-group backend chosen with its fallback in one conditional expression (tensordict's transport bench) --
+
+TRANSPORT_BENCH = """\
+import os
+
+import torch
+import torch.distributed as dist
+
+
+def setup(rank, world_size, master_ip):
+    os.environ["MASTER_ADDR"] = master_ip
+    backend = "cpu:gloo,cuda:nccl" if torch.cuda.is_available() else "gloo"
+    print(f"[rank {rank}] Initializing process group ({backend})...", flush=True)
+    dist.init_process_group(
+        backend=backend,
+        rank=rank,
+        world_size=world_size,
+    )
+"""
+
+# control: a backend set without a fallback keeps the error at its use
+PLAIN_BACKEND = TRANSPORT_BENCH.replace('"cpu:gloo,cuda:nccl" if torch.cuda.is_available() else "gloo"', '"nccl"')
+
+
+def test_backend_chosen_with_fallback_is_reported_where_chosen(tmp_path: Path):
+    found = _tree(tmp_path, {"benchmarks/bench_transport.py": TRANSPORT_BENCH, "benchmarks/plain.py": PLAIN_BACKEND})
+    bench = _in(found, "bench_transport.py")
+    assert bench[9]["NPU101"] == "warning" and "NPU101" not in bench.get(12, {}), bench
+    assert _in(found, "plain.py")[12]["NPU101"] == "error"
+
+
+# -- a host read assigned only for the progress line of an every-N branch (the PyTorch quickstart's train loop) ------
+
+QUICKSTART = """\
+import torch
+
+
+def train(dataloader, model, loss_fn, optimizer, device):
+    size = len(dataloader.dataset)
+    model.train()
+    for batch, (X, y) in enumerate(dataloader):
+        X, y = X.to(device), y.to(device)
+        loss = loss_fn(model(X), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if batch % 100 == 0:
+            loss, current = loss.item(), batch * len(X)
+            print(f"loss: {loss:>7f}  [{current:>5d}/{size:>5d}]")
+        if batch % 10 == 0:
+            total = loss.item()
+            scheduler_step(total)
+"""
+
+
+def test_progress_read_every_n_batches_quiet(tmp_path: Path):
+    found = _in(_tree(tmp_path, {"tutorials/quickstart.py": QUICKSTART}), "quickstart.py")
+    assert "NPU703" not in found.get(14, {}), found
+    assert "NPU703" in found.get(17, {}), found        # read for a computation, not for the progress line
