@@ -367,3 +367,76 @@ def test_progress_read_every_n_batches_quiet(tmp_path: Path):
     found = _in(_tree(tmp_path, {"tutorials/quickstart.py": QUICKSTART}), "quickstart.py")
     assert "NPU703" not in found.get(14, {}), found
     assert "NPU703" in found.get(17, {}), found        # read for a computation, not for the progress line
+
+
+# -- autocast bound off with functools.partial (vector-quantize-pytorch's LFQ, copied in ILLUME+'s tokenizer) --------
+
+LFQ = """\
+from contextlib import nullcontext
+from functools import partial
+
+import torch
+from torch.amp import autocast
+
+
+class LFQ(torch.nn.Module):
+    def forward(self, x, force_f32=True):
+        quantization_context = partial(autocast, 'cuda', enabled=False) if force_f32 else nullcontext
+        with quantization_context():
+            return x.float()
+
+
+mixed = partial(autocast, 'cuda', dtype=torch.bfloat16)
+"""
+
+
+def test_autocast_bound_off_has_no_precision_hint(tmp_path: Path):
+    found = _in(_tree(tmp_path, {"tokenizer/lookup_free_quantization.py": LFQ}), "lookup_free_quantization.py")
+    assert "NPU204" not in found.get(10, {}) and "NPU003" in found.get(10, {}), found
+    assert "NPU204" in found.get(15, {})                 # bound on: the region's dtype is worth checking
+
+
+# -- a version read only for a report dict (diffusers' `diffusers-cli env`) --------------------------------------------
+
+ENV_COMMAND = """\
+import platform
+
+from ..utils import is_xformers_available, is_torch_available
+
+
+class EnvironmentCommand:
+    def run(self) -> dict:
+        pt_version = "not installed"
+        pt_cuda_available = "NA"
+        if is_torch_available():
+            import torch
+
+            pt_version = torch.__version__
+            pt_cuda_available = torch.cuda.is_available()
+
+        xformers_version = "not installed"
+        if is_xformers_available():
+            import xformers
+
+            xformers_version = xformers.__version__
+
+        info = {
+            "Diffusers version": "0.32.0",
+            "Platform": platform.platform(),
+            "Python version": platform.python_version(),
+            "PyTorch version (GPU?)": f"{pt_version} ({pt_cuda_available})",
+            "Huggingface_hub version": "0.26",
+            "Transformers version": "4.47",
+            "Accelerate version": "1.2",
+            "xFormers version": xformers_version,
+            "Using GPU in script?": "<fill in>",
+        }
+        print(info)
+        return info
+"""
+
+
+def test_version_shown_in_a_report_dict_quiet(tmp_path: Path):
+    found = _in(_tree(tmp_path, {"diffusers/commands/env.py": ENV_COMMAND}), "env.py")
+    assert not found.get(20), found
+    assert "NPU002" in found.get(14, {})     # a CUDA call stays a finding (decision 48)
