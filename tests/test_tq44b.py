@@ -440,3 +440,57 @@ def test_version_shown_in_a_report_dict_quiet(tmp_path: Path):
     found = _in(_tree(tmp_path, {"diffusers/commands/env.py": ENV_COMMAND}), "env.py")
     assert not found.get(20), found
     assert "NPU002" in found.get(14, {})     # a CUDA call stays a finding (decision 48)
+
+
+# -- Horovod's object collectives run over its CPU controller (open_clip's training distributed helpers) ------------
+
+HOROVOD_HELPERS = """\
+import torch
+import horovod.torch as hvd
+
+
+def broadcast_object(args, obj, src=0):
+    if args.horovod:
+        return hvd.broadcast_object(obj, root_rank=src)
+    objects = [obj]
+    torch.distributed.broadcast_object_list(objects, src=src)
+    return objects[0]
+
+
+def all_reduce(args, tensor):
+    return hvd.allreduce(tensor)
+"""
+
+
+def test_horovod_object_collective_is_info(tmp_path: Path):
+    found = _in(_tree(tmp_path, {"open_clip_train/distributed.py": HOROVOD_HELPERS}), "distributed.py")
+    assert found[7]["NPU144"] == "info"
+    assert found[14]["NPU144"] == "error"
+
+
+# -- a gloo group's world size is none of HCCL's concern (tensordict's distributed tests) ---------------------------
+
+GLOO_SERVER = """\
+import os
+
+import torch.distributed as dist
+
+
+def server(queue):
+    os.environ["MASTER_ADDR"] = "localhost"
+    dist.init_process_group(
+        "gloo",
+        rank=0,
+        world_size=3,
+    )
+
+
+def nccl_server(queue):
+    dist.init_process_group("nccl", rank=0, world_size=3)
+"""
+
+
+def test_gloo_world_size_quiet(tmp_path: Path):
+    found = _in(_tree(tmp_path, {"test/distributed/test_distributed.py": GLOO_SERVER}), "test_distributed.py")
+    assert "NPU110" not in found.get(8, {}), found
+    assert "NPU110" in found.get(16, {}), found
