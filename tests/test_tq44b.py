@@ -494,3 +494,23 @@ def test_gloo_world_size_quiet(tmp_path: Path):
     found = _in(_tree(tmp_path, {"test/distributed/test_distributed.py": GLOO_SERVER}), "test_distributed.py")
     assert "NPU110" not in found.get(8, {}), found
     assert "NPU110" in found.get(16, {}), found
+
+
+# -- a test for the CPU build of a CUDA-version variable (pytorch's packaging helpers) -------------------------------
+
+PKG_HELPERS = """\
+setup_pip_pytorch_version() {
+  if [[ "$CUDA_VERSION" == "cpu" ]]; then
+    export PYTORCH_VERSION="$(pip show torch | grep ^Version: | sed 's/Version:  *//')"
+  fi
+  if [[ "$CUDA_VERSION" == "cu121" ]]; then
+    export WHEEL_DIR="cu121/"
+  fi
+}
+"""
+
+
+def test_cpu_build_test_quiet(tmp_path: Path):
+    found = _in(_tree(tmp_path, {"packaging/pkg_helpers.bash": PKG_HELPERS}), "pkg_helpers.bash")
+    assert "NPU018" not in found.get(2, {}), found
+    assert found.get(5), found          # the CUDA build's branch keeps its finding

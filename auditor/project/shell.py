@@ -1541,6 +1541,8 @@ def _comparison(col: Collector, m, pos: _Positions, node) -> None:
             literal_side.text.decode("utf-8", errors="replace").rstrip("*")
         if literal.lower() in ("true", "false", "yes", "no", "on", "off", "0", "1", ""):
             return      # `[ "$INSTALL_FLASHATTN" == "true" ]` tests a switch; the step it guards has its own finding
+        if literal.lower() == "cpu":
+            return      # `[[ "$CUDA_VERSION" == "cpu" ]]` tests for the CPU build, no CUDA setting (tq44b, tensordict)
         rule = m.match_setting(var.text.decode().lower().rstrip("_"), literal)   # a CI expression's padding
         if rule is not None and rule.category == "precision":
             # `[[ "$KV_CACHE_DTYPE" == "fp8" ]]` reads the dtype the user chose (reported where it is set, as a
