@@ -34,12 +34,13 @@ FACTS: dict[str, int] = {
     "entry": 1,           # size, mtime, sha1, findings, lines, suppressed, error (valid_entry)
     "summary": 5,         # crossfile.summarize: defs, imports, tech, tech_lines ...; `uses`, `guarded` memos (FORMAT 3); 2: aliases (t30a)
                           # 3: class count attributes among the gates (t34b); 4: strings that only name are no definitions (tq43)
-                          # 5: a technology named only by the project's own package names is no technology (tq44a)
+                          # 5: a technology named only by the project's own package names is no technology (tq44a);
+                          #    and `uses` skips type tests and docstring decorators (tq44b)
     "facts": 2,           # project_imports.import_facts: load, main, mark; a shell script's launch, ascend (FORMAT 4); 2: configs (t18b)
     "triton": 1,          # backends.triton_facts (FORMAT 5)
     "make": 1,            # makefile.note_suppressions: each `make` call's suppression comments (FORMAT 5)
-    "tree": 4,            # project_imports.tree_facts: ops, getattr, hydra, shim; framework (FORMAT 6); 2: choices (t18b); 3: members (pd31)
-                          # 4: members' option-chosen imports, `chosen` (tq43)
+    "tree": 5,            # project_imports.tree_facts: ops, getattr, hydra, shim; framework (FORMAT 6); 2: choices (t18b); 3: members (pd31)
+                          # 4: members' option-chosen imports, `chosen` (tq43); 5: OneFlow is a framework (tq44b)
     "getattr_own": 1,     # opnamespaces.getattr_own_lines_fact; wrapper (launched.wrapper_fact) (FORMAT 7)
     "quiet": 1,           # shim_graph.quiet_fact (FORMAT 8)
     "ci": 3,              # ci_jobs.ci_fact (FORMAT 9); 2: NVIDIA instance runner labels (t11w); 3: Lightning,

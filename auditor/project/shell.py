@@ -1630,6 +1630,8 @@ def _comparison(col: Collector, m, pos: _Positions, node) -> None:
             literal_side.text.decode("utf-8", errors="replace").rstrip("*")
         if literal.lower() in ("true", "false", "yes", "no", "on", "off", "0", "1", ""):
             return      # `[ "$INSTALL_FLASHATTN" == "true" ]` tests a switch; the step it guards has its own finding
+        if literal.lower() == "cpu":
+            return      # `[[ "$CUDA_VERSION" == "cpu" ]]` tests for the CPU build, no CUDA setting (tq44b, tensordict)
         rule = m.match_setting(var.text.decode().lower().rstrip("_"), literal)   # a CI expression's padding
         if rule is not None and rule.category == "precision":
             # `[[ "$KV_CACHE_DTYPE" == "fp8" ]]` reads the dtype the user chose (reported where it is set, as a
@@ -1782,6 +1784,33 @@ def _masked_in_pipeline(col: Collector, node) -> bool:
     if not members or members[-1].id == node.id:
         return False
     return not _PIPEFAIL_RE.search("\n".join(col.lines))
+
+
+# a launcher's processes per node (torchrun, torch.distributed.launch, accelerate, deepspeed): 0 stops the launch
+_PROCESS_COUNT_RE = r"--(?:nproc[-_]per[-_]node|num[-_]processes|num[-_]gpus)[= ]+[\"']?\$\{{?{}\b"
+_ASSIGNED_FROM_RE = r"^\s*(?:export\s+)?([A-Za-z_]\w*)=[\"']?\$\{{?{}\b"
+
+
+def _feeds_process_count(col: Collector, node) -> bool:
+    """`CUR_GPU_NUM=$(nvidia-smi --query-gpu=gpu_name --format=csv,noheader | wc -l)`, then `export
+    NPROC_PER_NODE="$CUR_GPU_NUM"` and `torchrun --nproc_per_node=$NPROC_PER_NODE ...`: the masked count is 0 on
+    Ascend and the launch stops (torchrun asserts a positive count), so the probe fails as an error (tq44b)."""
+    holder = node
+    while holder is not None and holder.type not in ("variable_assignment", "program"):
+        holder = holder.parent
+    target = holder.child_by_field_name("name") if holder is not None and holder.type == "variable_assignment" else None
+    if target is None:
+        return False
+    text, names, seen = "\n".join(col.lines), [target.text.decode("utf-8", errors="replace")], set()
+    while names:
+        name = names.pop()
+        if name in seen or len(seen) > 8:
+            continue
+        seen.add(name)
+        if re.search(_PROCESS_COUNT_RE.format(re.escape(name)), text):
+            return True
+        names += re.findall(_ASSIGNED_FROM_RE.format(re.escape(name)), text, re.M)
+    return False
 
 
 _ARG_TYPES = ("word", "string", "raw_string", "concatenation", "number")
@@ -1959,7 +1988,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         name = "pip"                  # `PIP=${PIP:-pip3}` then `$PIP install ...`
     line, c = pos.at(nodes[0].start_point)
     rule = m.match_command(name)
-    if rule is not None and rule.code == "NPU017" and _masked_in_pipeline(col, node):
+    if rule is not None and rule.code == "NPU017" and _masked_in_pipeline(col, node) \
+            and not _feeds_process_count(col, node):
         col.add(rule, name, line, c, severity="warning", note=_MASKED_NOTE)
     else:
         col.add(rule, name, line, c)

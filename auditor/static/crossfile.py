@@ -969,6 +969,7 @@ def _uses(result, wanted: list, text: str, tree: ast.Module, engine_rules: dict[
     # `"Using precompiled x_cuda from {}".format(x_cuda.__file__)`: where the module lives (or its version) is read,
     # nothing of it runs (t14t)
     shadowed |= {id(n.value) for n in module_nodes(tree) if isinstance(n, ast.Attribute) and n.attr in _MODULE_METADATA}
+    shadowed |= _named_only(tree)
     for node in module_nodes(tree):
         if isinstance(node, ast.Name) and node.id in plain and node.lineno not in import_lines \
                 and id(node) not in shadowed:
@@ -1027,6 +1028,24 @@ def _uses(result, wanted: list, text: str, tree: ast.Module, engine_rules: dict[
     new = [f for f in apply_context(new, ctx, result.path) if f.data.get("context") in (None, *_STILL_CUDA)]
     suppressions = Suppressions.of(lines, text)
     return [f for f in new if not suppressions.covers(f.line, f.end_line, f.code)]
+
+
+def _named_only(tree: ast.Module) -> set[int]:
+    """The names a file reads without running what they hold (tq44b): the class operand of `isinstance` /
+    `issubclass` (SAM2's `isinstance(layer.cross_attn_image, RoPEAttention)` picks a keyword), and the arguments of a
+    docstring decorator (transformers' `@replace_return_docstrings(..., config_class=SiglipTextConfig)` writes a
+    docstring)."""
+    out: set[int] = set()
+    for node in module_nodes(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
+            out |= {id(n) for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for deco in node.decorator_list:
+                name = ast_dotted(deco.func) if isinstance(deco, ast.Call) else None
+                if name and "docstring" in name.rsplit(".", 1)[-1].lower():
+                    out |= {id(n) for n in ast.walk(deco) if isinstance(n, ast.Name)}
+    return out
 
 
 def _alias_calls(path: str, tree: ast.Module, lines: list[str], aliases: dict[str, tuple], shadowed: set[int],

@@ -21,9 +21,12 @@ from auditor.discover import SourceError
 from auditor.static.backends import as_info
 from auditor.static.project_imports import held_tree, read_counted
 
+# OneFlow mirrors torch's API and is imported under its name (`import oneflow as torch`: CodeGeeX's OneFlow port, tq44b)
 _FRAMEWORK_WORDS = {"paddle": "PaddlePaddle", "paddlepaddle": "PaddlePaddle", "paddlenlp": "PaddlePaddle",
-                    "tensorflow": "TensorFlow", "mindspore": "MindSpore", "jax": "JAX", "flax": "JAX"}
-_FRAMEWORK_IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+(paddle|paddlenlp|tensorflow|mindspore|jax|flax)\b", re.M)
+                    "tensorflow": "TensorFlow", "mindspore": "MindSpore", "jax": "JAX", "flax": "JAX",
+                    "oneflow": "OneFlow"}
+_FRAMEWORK_IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+(paddle|paddlenlp|tensorflow|mindspore|jax|flax|oneflow)\b",
+                               re.M)
 _TORCH_ROOTS = ("torch", "torch_npu", "lightning", "pytorch_lightning", "transformers", "accelerate", "deepspeed")
 _TORCH_IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+(?:" + "|".join(_TORCH_ROOTS).encode() + rb")\b", re.M)
 _WORD_SPLIT = re.compile(r"[-_./\\]")
@@ -87,6 +90,21 @@ def _folder_frameworks(project) -> dict[str, str]:
     return {folder: one for folder, names in found.items() if len(names) == 1 for one in names if one is not None}
 
 
+def _launches_pytorch(project, rel: str) -> bool:
+    """A script whose path names another framework but that runs a PyTorch program of the tree (tq44b: CodeGeeX's
+    `scripts/convert_mindspore_to_megatron.sh` runs `codegeex/megatron/mindspore_to_megatron.py`, which imports torch
+    to write a Megatron checkpoint): its settings are that program's."""
+    if project is None or rel.endswith((".py", ".ipynb")):
+        return False
+    launched = ["/".join([*folders, name]) for folders, name in (project.facts(rel) or {}).get("launch", ())]
+    for other in getattr(project, "paths", {}) if launched else ():
+        if any(other == stem or other.endswith("/" + stem) for stem in launched):
+            roots = {str(load[0]).split(".", 1)[0] for load in (project.facts(other) or {}).get("load", ()) if load}
+            if roots & set(_TORCH_ROOTS):
+                return True
+    return False
+
+
 def apply_other_frameworks(results: list, files: Sequence[tuple[Path, str]], project=None) -> int:
     """Lower the findings in other frameworks' files to info (dropping PyTorch-extension settings); returns how
     many findings changed. Each file's framework_fact comes from its summary (ProjectImports.tree, `framework`); a
@@ -95,8 +113,8 @@ def apply_other_frameworks(results: list, files: Sequence[tuple[Path, str]], pro
     changed = 0
     folders: dict[str, str] | None = None
     for result in results:
-        if not any(f.severity != "info" or f.category == "apex" for f in result.findings):
-            continue
+        if not any(f.severity != "info" or f.category == "apex" or not f.data.get("context") for f in result.findings):
+            continue        # (an info finding without a reason of its own takes this one: tq44b, OneFlow's `.half()`)
         path = where.get(result.path)
         facts = held_tree(project, result.path) if path is not None else None
         fact = facts.get("framework") if facts is not None else None
@@ -105,6 +123,8 @@ def apply_other_frameworks(results: list, files: Sequence[tuple[Path, str]], pro
             if folders is None:
                 folders = _folder_frameworks(project)
             framework = folders.get(result.path.rpartition("/")[0])
+        elif framework is not None and fact == "" and _launches_pytorch(project, result.path):
+            framework = None
         if framework is None:
             continue
         kept = []

@@ -1119,8 +1119,12 @@ def _cuda_count_range(node: ast.AST) -> bool:
 
 
 def _cuda_strings(node: ast.AST) -> list[ast.Constant]:
+    """The strings naming a CUDA device or the NCCL backend (`"cuda:0"`, `"cpu:gloo,cuda:nccl"`: tq44b)."""
     return [n for n in walk_list(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)
-            and n.value.lower().startswith("cuda")]
+            and (n.value.lower().startswith("cuda") or _NCCL_WORD.search(n.value) is not None)]
+
+
+_NCCL_WORD = re.compile(r"(?i)(?:^|[,:])nccl$|^nccl(?:$|,)")
 
 
 def _with_lambda_reads(nodes: list[ast.AST]) -> list[ast.AST]:
@@ -1686,6 +1690,9 @@ def _drop_choiceless_tests(findings: list, tree: ast.Module) -> list:
             not starts_in(f, tests)]
 
 
+# the categories whose values flow from a device choice to its uses (a device, a process-group backend)
+_FLOW_CATEGORIES = frozenset({"device", "distributed"})
+
 def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()) -> list:
     """The gate part of `apply_gates`; `extra`: gates the file imports from another module (the project pass in
     auditor/static/imported_gates.py runs it again with them)."""
@@ -1706,7 +1713,7 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
                 f = as_info(f, "windows-only", f"in {_WINDOWS}, which does not run on an Ascend (Linux) host")
             out.append(f)
             continue
-        if how is None and f.category == "device" and f.severity == "error" and gates.regions:
+        if how is None and f.category in _FLOW_CATEGORIES and f.severity == "error" and gates.regions:
             if names is None:       # the data flow is read only where a device error may be reached through it
                 names = gates.gated_names = _gated_names(tree, gates)
             how = names.get((f.line, f.col - 1))
@@ -1715,7 +1722,8 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
                 # `device = 'cuda' if torch.cuda.is_available() else 'cpu'` then `model.to(device)`,
                 # `add_argument('--device', default=device)`: a use of a choice made with its fallback in one
                 # conditional expression; the choice is reported where it is made (a warning there), the use is not
-                # the line to port (t11y, tuned on heldout16; a value set inside an `if` block keeps its uses)
+                # the line to port (t11y, tuned on heldout16; a value set inside an `if` block keeps its uses);
+                # so is a backend chosen so (`"cpu:gloo,cuda:nccl" if torch.cuda.is_available() else "gloo"`, tq44b)
                 continue
         if how is None and f.severity == "error" and gates.regions and not context:
             # a device constant is the choice the port edits, unless only tests marked for CUDA read it

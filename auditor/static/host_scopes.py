@@ -1214,7 +1214,7 @@ def _throttled_lines(tree: ast.AST) -> set[int]:
             lines.update(line for stmt in n.body for line in node_lines(stmt))
         if not (isinstance(n, ast.If) and _every_n(n.test)):
             continue
-        logging = _log_interval(n.test)
+        logging = _log_interval(n.test) or _report_branch(n)
         looped: set[int] = set()
         for inner in (x for stmt in n.body for x in walk_list(stmt)):
             if isinstance(inner, _LOOPS) and not _logging_loop(inner) and not (logging and _entries_loop(inner)):
@@ -1224,6 +1224,20 @@ def _throttled_lines(tree: ast.AST) -> set[int]:
                 lines.update(node_lines(inner))
         lines -= looped
     return lines
+
+
+def _report_branch(branch: ast.If) -> bool:
+    """`if batch % 100 == 0: loss, current = loss.item(), batch * len(X)` then `print(f"loss: {loss:>7f} ...")` (the
+    PyTorch quickstart's training loop, tensordict's tutorial; tq44b): a branch of assignments and logging statements
+    whose names only the logging reads is logging work, as under a logging interval's name."""
+    body = branch.body
+    logs = [s for s in body if isinstance(s, ast.Expr) and _log_statement(s)]
+    sets = [s for s in body if isinstance(s, ast.Assign)]
+    if not logs or not sets or len(logs) + len(sets) != len(body):
+        return False
+    read = {x.id for s in logs for x in walk_list(s) if isinstance(x, ast.Name)}
+    return all(isinstance(x, ast.Name) and x.id in read
+               for s in sets for t in s.targets for x in (t.elts if isinstance(t, ast.Tuple) else [t]))
 
 
 _WARNING_LEVELS = frozenset({"warning", "warn", "error", "critical", "exception"})

@@ -14,7 +14,9 @@ Lead decision 49: a value shown in a message is a message line, even a CUDA fact
 a path to show it cannot fail and changes nothing. So a name whose every read in its function is a report row's value
 (or the test of an `if` around such rows) is shown, not used: the findings of its binding statement are dropped when
 that statement calls nothing but environment reads, path predicates and string conversions. A row whose value is a
-no-argument version getter (`get_cuda_version()`, not a torch API) is shown the same way. A CUDA call in a message
+no-argument version getter (`get_cuda_version()`, not a torch API) is shown the same way, and so is a value of a
+report dict (diffusers' `env` command: `xformers_version = xformers.__version__` shown as `"xFormers version":
+xformers_version`; tq44b). A CUDA call in a message
 stays a finding (decision 48): a binding that calls anything else keeps its findings.
 """
 from __future__ import annotations
@@ -35,6 +37,21 @@ def _report_row(node: ast.AST) -> ast.expr | None:
             and len(row.elts) == 2 and isinstance(row.elts[0], ast.Constant) and isinstance(row.elts[0].value, str):
         return row.elts[1]
     return None
+
+
+# a report dict: this many string-labelled entries at least (diffusers' `diffusers-cli env`: 18)
+_REPORT_DICT_ROWS = 8
+
+
+def _report_dict_values(node: ast.AST) -> list[ast.expr]:
+    """The shown values of a report dict (`info = {"xFormers version": xformers_version, ...}` in diffusers' and
+    transformers' `env` commands; tq44b): a dict display whose keys are all labels, many of them, versions among them."""
+    labels = [k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)] \
+        if isinstance(node, ast.Dict) else []
+    if len(labels) >= _REPORT_DICT_ROWS and len(labels) == len(node.keys) and \
+            sum("version" in label.lower() for label in labels) >= 2:
+        return list(node.values)
+    return []
 
 
 def _reads_only(value: ast.expr) -> bool:
@@ -67,6 +84,9 @@ def report_only_lines(tree: ast.AST) -> set[int]:
                     out.add(node.lineno)
             elif isinstance(node, ast.If) and any(_report_row(n) is not None for s in node.body for n in ast.walk(s)):
                 shown.update(id(n) for n in ast.walk(node.test) if isinstance(n, ast.Name))
+            for shown_value in _report_dict_values(node):
+                rows += 1
+                shown.update(id(n) for n in ast.walk(shown_value) if isinstance(n, ast.Name))
         if not rows:
             continue
         loads: dict[str, list[int]] = {}

@@ -1828,6 +1828,8 @@ _VENDORED_NOTE = ("nothing this tree runs reaches it: `{}` holds a copy of anoth
 _SOURCE_FOLDERS = frozenset({"src", "python", "lib"})
 # the folders of a copied checkout whose scripts a user runs by hand (besides its top-level scripts)
 _COPY_RUN_FOLDERS = _APP_TOOL_FOLDERS | {"demo"}
+# the top-level files of a copied checkout that run without a launch of the tree's: torch.hub's entry, the build
+_CHECKOUT_ENTRIES = frozenset({"hubconf.py", "setup.py"})
 # the files of a project's checkout: its build and install metadata, torch.hub's entry file, its licence
 _CHECKOUT_FILE = re.compile(r"^(?:setup\.py|setup\.cfg|pyproject\.toml|hubconf\.py|requirements[\w.-]*\.txt|"
                             r"LICEN[CS]E(?:\.\w+)?|COPYING)$")
@@ -1896,16 +1898,16 @@ def _vendored_copies(project: Any) -> dict[str, str]:
             if not any(other != folder and folder.startswith(other) for other in found)}
 
 
-def _shell_launches(project: Any) -> set[str]:
+def _shell_launches(project: Any, skip: tuple[str, ...] = ()) -> set[str]:
     """The files the tree's shell scripts run, as path stems from any sys.path root: `python a/b.py` -> a/b, `python3
     -m verl.trainer.main_ppo` -> verl/trainer/main_ppo, `-m lm_eval` -> lm_eval, lm_eval/__main__ (matched against a
-    file's path end, `_launched`)."""
+    file's path end, `_launched`). `skip`: folders whose scripts are left out."""
     from auditor.source import SourceError
     from auditor.static.project_imports import read_counted
 
     out: set[str] = set()
     for rel, path in getattr(project, "paths", {}).items():
-        if not rel.endswith(_SHELL_SUFFIXES):
+        if not rel.endswith(_SHELL_SUFFIXES) or rel.startswith(skip):
             continue
         for folders, name in (project.facts(rel) or {}).get("launch", ()):
             out.add("/".join([*folders, name.removesuffix(".py")]))
@@ -1927,13 +1929,20 @@ def _copy_entries(project: Any, copies: Collection[str]) -> set[str]:
     and examples (AutoGPTQ's `tests/`, PEFT's `examples/` in a tree that uses the library) are the upstream project's
     checks, which nothing in the tree runs (policy (j), tq43): not entries."""
     launched = _shell_launches(project)
+    # a checkout's top-level programs (timm's `train.py` beside `timm/` in VisRAG's `timm_modified/`) run when the
+    # tree's own scripts launch them; the checkout's own launchers (timm's `distributed_train.sh`) are upstream's too
+    # (policy (j), tq44b)
+    own_launched = _shell_launches(project, tuple(copies))
+    packages = {rel.removesuffix("__init__.py") for rel in getattr(project, "paths", {}) if rel.endswith("/__init__.py")}
     out: set[str] = set()
     for rel in getattr(project, "paths", {}):
         if not rel.endswith(".py"):
             continue
         copy = next((c for c in copies if rel.startswith(c)), None)
         inner = rel[len(copy):].split("/") if copy else []
-        if copy is None or len(inner) == 1 or inner[0] in _COPY_RUN_FOLDERS or _launched(rel, launched):
+        if copy is None or inner[0] in _COPY_RUN_FOLDERS or _launched(rel, launched if copy in packages else own_launched):
+            out.add(rel)
+        elif len(inner) == 1 and (copy in packages or inner[0] in _CHECKOUT_ENTRIES):
             out.add(rel)
     return out
 

@@ -1005,6 +1005,23 @@ def _gloo_group_calls(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     return out
 
 
+# HCCL's limits on a group's size (NPU110): not a concern of a group another backend makes
+_HCCL_SIZE_RULE = "NPU110"
+
+
+def _gloo_inits(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of `init_process_group("gloo", world_size=3)` / `new_group(backend="gloo")` (tensordict's send / recv test
+    server; tq44b): a group gloo runs on the host, where HCCL's world sizes do not apply."""
+    def backend(call: ast.Call) -> str | None:
+        arg = call.args[0] if call.args and (ast_dotted(call.func) or "").endswith("init_process_group") else \
+            next((k.value for k in call.keywords if k.arg == "backend"), None)
+        return _str(arg) if arg is not None else None
+
+    return [node_span(n) for n in module_nodes(tree) if isinstance(n, ast.Call) and
+            (ast_dotted(n.func) or "").rsplit(".", 1)[-1] in ("init_process_group", "new_group") and
+            backend(n) in ("gloo", "mpi")]
+
+
 def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str = "") -> list:
     if not findings or not isinstance(tree, ast.Module):
         return findings
@@ -1040,6 +1057,9 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
     recursive = _recursive_calls(tree) if any(f.code == _HELPER_CALL_RULE for f in findings) else []
     gloo_calls = _gloo_group_calls(tree) if "gloo" in text and any(f.category == "distributed"
                                                                    for f in findings) else []
+    if ("gloo" in text or "mpi" in text) and any(f.code == _HCCL_SIZE_RULE for f in findings):
+        gloo_inits = _gloo_inits(tree)
+        findings = [f for f in findings if not (f.code == _HCCL_SIZE_RULE and starts_in(f, gloo_inits))]
     cpu_fallbacks = _fallback_defaults(tree) if ('"cpu' in text or "'cpu" in text) and any(
         f.code == "NPU003" and f.severity == "error" for f in findings) else []
     out = []

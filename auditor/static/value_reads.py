@@ -460,9 +460,17 @@ def _word(name: str) -> str | None:
     return _dtype_word(_TENSOR_TYPE.sub("", name.rsplit(".", 1)[-1]))
 
 
+# a precision name that is a mode word and a dtype's (`"pure_fp16"`, `"amp_bfloat16"`: open_clip's and timm's
+# --precision values, tq44b)
+_MODE_DTYPE = re.compile(r"^[A-Za-z]+[_-]([A-Za-z0-9]+)$")
+
+
 def _string_word(node: ast.AST) -> str | None:
-    """The dtype word of a string literal (`"fp16"`, `'Half'`), else None."""
-    return _word(node.value) if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+    """The dtype word of a string literal (`"fp16"`, `'Half'`, `"pure_bf16"`), else None."""
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+        return None
+    mode = _MODE_DTYPE.match(node.value)
+    return _word(node.value) or (_word(mode.group(1)) if mode else None)
 
 
 def _constant_word(node: ast.AST) -> str | None:
@@ -518,11 +526,71 @@ def _tested_word(test: ast.AST) -> str | None:
     return words.pop() if len(words) == 1 and None not in words else None
 
 
+def _flag_word(test: ast.AST) -> str | None:
+    """The dtype word of a flag named for a dtype (`fp16`, `args.bf16`), else None."""
+    last = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else ""
+    return _word(last) if last.islower() else None
+
+
+def _dtype_value_word(node: ast.AST | None) -> str | None:
+    """The dtype word of a bare dtype value (`torch.float16`, `torch.half`), else None."""
+    name = ast_dotted(node) if node is not None else None
+    return _word(name) if name and name.startswith("torch.") else None
+
+
+def _span(node: ast.AST, word: str) -> tuple[int, int, int, int, str]:
+    return node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or 0, word
+
+
+def _tested_pair(test: ast.AST) -> set[str]:
+    """The two dtype words a test of a name against two dtype names allows (`precision in ("fp16", "bf16")`)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In)
+            and isinstance(test.comparators[0], (ast.Tuple, ast.List, ast.Set))):
+        return set()
+    words = {_name_word(e) for e in test.comparators[0].elts}
+    return words if len(words) == 2 and None not in words else set()    # type: ignore[return-value]
+
+
+def _flag_conversions(tree: ast.AST) -> list[tuple[int, int, int, int, str]]:
+    """Flag-to-dtype conversions (tq44b): `if fp16: img_dtype = torch.float16` (timm's PrefetchLoader), `dtype =
+    torch.half` reset by `if not args.fp16: dtype = torch.float` on the next line (Megatron's activation buffer), and
+    both arms of `torch.float16 if 'fp16' in precision else torch.bfloat16` under `if precision in ("fp16",
+    "bf16"):` (open_clip's create_model). The user's flag or precision name chooses; a cast under a flag (`if
+    args.fp16: model.half()`) is the line a port changes and is kept."""
+    out: list[tuple[int, int, int, int, str]] = []
+    for node in module_nodes(tree):
+        if isinstance(node, ast.If):
+            word = _flag_word(node.test)
+            if word is not None:
+                out += [_span(s, word) for s in node.body if isinstance(s, (ast.Assign, ast.AnnAssign))
+                        and _dtype_value_word(s.value) == word]
+            pair = _tested_pair(node.test)
+            for sub in (n for s in node.body for n in walk_list(s)) if pair else ():
+                if isinstance(sub, ast.IfExp) and {_dtype_value_word(sub.body), _dtype_value_word(sub.orelse)} == pair:
+                    out += [_span(arm, _dtype_value_word(arm) or "") for arm in (sub.body, sub.orelse)]
+        for field in ("body", "orelse"):
+            stmts = getattr(node, field, None)
+            for first, then in zip(stmts, stmts[1:]) if isinstance(stmts, list) else ():
+                if isinstance(first, ast.Assign) and len(first.targets) == 1 and isinstance(then, ast.If) and \
+                        isinstance(then.test, ast.UnaryOp) and isinstance(then.test.op, ast.Not) and \
+                        _flag_word(then.test.operand) is not None and \
+                        _flag_word(then.test.operand) == _dtype_value_word(first.value) and \
+                        any(isinstance(s, ast.Assign) and ast.dump(s.targets[0]) == ast.dump(first.targets[0])
+                            for s in then.body):
+                    out.append(_span(first, _flag_word(then.test.operand) or ""))
+    return out
+
+
 def _conversion_spans(tree: ast.AST) -> list[tuple[int, int, int, int, str]]:
     """(first line, col, last line, end col, dtype word) of the statements of conversion branches and of the entries
     of conversion tables (the comment above)."""
-    out: list[tuple[int, int, int, int, str]] = []
+    out: list[tuple[int, int, int, int, str]] = _flag_conversions(tree)
     for node in module_nodes(tree):
+        if isinstance(node, ast.IfExp):
+            # `torch.float16 if 'fp16' in precision else ...`: the arm the test's name picks (tq44b)
+            word = _tested_word(node.test)
+            if word is not None and _dtype_value_word(node.body) == word:
+                out.append(_span(node.body, word))
         if isinstance(node, ast.If):
             word = _tested_word(node.test)
             if word is None:

@@ -940,6 +940,15 @@ class MatchVisitor(cst.CSTVisitor):
             return False
         return self._qual(made.func, True) in _HOST_FACTORIES
 
+    def _partial_disabled(self, node: cst.CSTNode) -> bool:
+        """`partial(autocast, 'cuda', enabled=False)`: a callable bound with mixed precision off (vector-quantize-
+        pytorch's LFQ forcing float32; tq44b), read as the call it makes."""
+        holder = self._call_args.get(id(node))
+        return holder is not None and bool(holder.args) and holder.args[0].value is node \
+            and self._qual(holder.func, True) == "functools.partial" and any(
+                a.keyword is not None and a.keyword.value == "enabled" and isinstance(a.value, cst.Name)
+                and a.value.value == "False" for a in holder.args)
+
     def _match_reference(self, node: cst.CSTNode, qual: str, call: cst.Call | None) -> bool:
         """A resolved qualified name (call, attribute, decorator, base, imported name)."""
         m = self.c.match_qualname(qual)
@@ -978,7 +987,7 @@ class MatchVisitor(cst.CSTVisitor):
         disabled = call is not None and any(
             (a.keyword is not None and a.keyword.value == "enabled" or a.keyword is None and a is call.args[0])
             and isinstance(a.value, cst.Name) and a.value.value == "False" for a in call.args) \
-            or call is not None and _float32_region(call)
+            or call is not None and _float32_region(call) or call is None and self._partial_disabled(node)
         enum_member = _ENUM_MEMBER.search(qual) is not None
         if m is not None and call is None and m.rule.extra.get("calls_not_constants") and not enum_member \
                 and _CONSTANT_NAME.match(qual.rsplit(".", 1)[-1]) and not stacked:
