@@ -16,16 +16,16 @@ from tests.static_snippets import write_tree
 from tests.test_project_t24b import _found
 
 
-def _codes(found, line):
-    return {code for ln, code, _sev in found if ln == line}
+def _audit(tmp_path, rel: str, src: str) -> dict[int, dict[str, str]]:
+    """{line: {code: severity}}: a project file's findings as the project-file bench computes them."""
+    by_line: dict[int, dict[str, str]] = {}
+    for line, code, severity in _found(write_tree(tmp_path, {rel: src}), rel):
+        by_line.setdefault(line, {})[code] = severity
+    return by_line
 
 
-def _severities(found, line):
-    return {sev for ln, _code, sev in found if ln == line}
-
-
-def _audit(tmp_path, rel: str, src: str):
-    return _found(write_tree(tmp_path, {rel: src}), rel)
+def _codes(found: dict[int, dict[str, str]], line: int) -> set[str]:
+    return set(found.get(line, {}))
 
 
 VLLM_CONFIG = """\
@@ -188,7 +188,7 @@ jobs:
 
 def test_build_args_runtime(tmp_path):
     found = _audit(tmp_path, ".github/workflows/docker-build.yml", BUILD_ARGS_WORKFLOW)
-    assert _codes(found, 9) == {"NPU017"} and _severities(found, 9) == {"info"}
+    assert _codes(found, 9) == {"NPU017"} and set(found.get(9, {}).values()) == {"info"}
     assert not _codes(found, 10)
 
 
@@ -233,7 +233,7 @@ dnf install -y cuda-toolkit-${CUDA_DRIVER_VERSION//./-}
 
 def test_cuda_version_read_from_a_manifest(tmp_path):
     found = _audit(tmp_path, "components/install_cuda.sh", MANIFEST_VERSIONS)
-    assert _codes(found, 3) == {"NPU018"} and _severities(found, 3) == {"info"}
+    assert _codes(found, 3) == {"NPU018"} and set(found.get(3, {}).values()) == {"info"}
     assert not _codes(found, 4)                      # NCCL's version: not CUDA's
     assert _codes(found, 5) == {"NPU017"}            # the nvidia-smi query is its own finding, not a manifest read
 
