@@ -22,8 +22,8 @@ from auditor.project.makefile import keep_call
 from auditor.project.hits import (NCCL_VERSION_NAME_RE, Collector, cuda_member_siblings, decode_text,
                                   lower_cuda_member, matchers)
 from auditor.project.requirements import _CUDA_INDEX_RE, _mapping, analyze_requirements_txt, conda_export_text
-from auditor.project.shell import (COMMAND_VARIABLE_RE, build_variant, DRIVER_PATH_RE, SCHEDULER_REQUESTS, _SHELLS, _URL_RE, cmake_defines,
-                                   container_file_reference, scan_fragment, scan_shell)
+from auditor.project.shell import (COMMAND_VARIABLE_RE, DRIVER_PATH_RE, SCHEDULER_REQUESTS, _SHELLS, _URL_RE, build_variant,
+                                   cmake_defines, container_file_reference, scan_fragment, scan_shell)
 from auditor.findings import FileError, FileResult
 
 if TYPE_CHECKING:
