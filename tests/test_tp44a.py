@@ -375,3 +375,21 @@ def test_cuda_repo_dkms_and_own_function(tmp_path):
     found = _audit(tmp_path, "components/install_lustre_client.sh", LUSTRE)
     assert not _codes(found, 3) and not _codes(found, 6)
     assert _codes(found, 7) == {"NPU074"} and _codes(found, 8) == {"NPU018"}
+
+
+CHECKCMD_HOOK = """\
+#!/bin/bash
+source "${ENROOT_LIBRARY_PATH}/common.sh"
+common::checkcmd awk grep
+common::checkcmd nvidia-smi
+need_cmd nvcc
+# common::checkcmd nvidia-smi
+echo "common::checkcmd nvidia-smi"
+"""
+
+
+def test_command_check_functions(tmp_path):
+    found = _audit(tmp_path, "conf/hooks/extra/50-mig-config.sh", CHECKCMD_HOOK)
+    assert _codes(found, 4) == {"NPU017"} and _codes(found, 5) == {"NPU017"}
+    for line in (2, 3, 6, 7):                        # other programs, a comment, a message
+        assert not _codes(found, line), line

@@ -1833,6 +1833,9 @@ def _backgrounded_in_loop(node) -> bool:
     return background and node is not None
 
 
+# a script function that checks programs are installed (`common::checkcmd`, `need_cmd`, `require_command`)
+_COMMAND_CHECK_RE = re.compile(r"(?:^|[:_])(?:check_?cmds?|need_?cmds?|require_?cmds?|require_commands?|"
+                               r"check_commands?|assert_commands?)$", re.I)
 # a command's program given as one variable's expansion (`$PIP`, `"${MICROMAMBA}"`)
 _PROGRAM_EXPANSION_RE = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
 
@@ -1853,6 +1856,10 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         # `MICROMAMBA="/content/bin/micromamba"`, then `"$MICROMAMBA" run -n env pip install torch==...+cu121`: the
         # package tool the script holds in a variable runs here (a Colab notebook's `%%bash` cell; tp44a)
         words[0] = program
+    if _COMMAND_CHECK_RE.search(words[0]) and len(words) > 1:
+        # `common::checkcmd nvidia-smi` (enroot's hooks), `need_cmd nvcc`: a script's own check that the programs are
+        # installed, failing without them, as `command -v` / `which` do (tp44a, project test114)
+        words[0] = "which"
     if _DOTTED_OVERRIDE_RE.match(words[0]):
         # a line of dotted overrides is the tail of a command whose continuation broke (OpenManus-RL's `data.val_files=
         # ... \ # TODO` ends the `python3 -m verl.trainer.main_ppo` command there; no environment name has a dot, t20b)
