@@ -22,8 +22,8 @@ from auditor.project.makefile import keep_call
 from auditor.project.hits import (NCCL_VERSION_NAME_RE, Collector, cuda_member_siblings, decode_text,
                                   lower_cuda_member, matchers)
 from auditor.project.requirements import _CUDA_INDEX_RE, _mapping, analyze_requirements_txt, conda_export_text
-from auditor.project.shell import (COMMAND_VARIABLE_RE, build_variant, DRIVER_PATH_RE, _SCHEDULER_REQUESTS, _SHELLS, _URL_RE, cmake_defines,
-                                   container_file_reference, scan_fragment, scan_shell)
+from auditor.project.shell import (COMMAND_VARIABLE_RE, DRIVER_PATH_RE, SCHEDULER_REQUESTS, _SHELLS, _URL_RE, build_variant,
+                                   cmake_defines, container_file_reference, scan_fragment, scan_shell)
 from auditor.findings import FileError, FileResult
 
 if TYPE_CHECKING:
@@ -851,7 +851,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             # `CUDA_VERSION: 12.6.3` in a build matrix (composer's docker/build_matrix.yaml feeds `docker build
             # --build-arg`): the CUDA version an image is built for, as `ARG CUDA_VERSION=12.6.3` (info)
             if not build_parameter and rule is not None and name.isupper() and (name.endswith("_VERSION") or (
-                    rule.code in _SCHEDULER_REQUESTS and raw.isdigit())):
+                    rule.code in SCHEDULER_REQUESTS and raw.isdigit())):
                 # an environment-style variable (`CUDA_VERSION: 12.4.1` in a build matrix, `GPUS_PER_NODE: 2`
                 # passed to a script): read as the shell reader reads `NAME=value`, a marker or a count, not a setting
                 rule = None
@@ -1018,7 +1018,7 @@ def _env_list_item(col: Collector, m, item) -> None:
         raw = default.group(1).strip()
     if raw and "$" not in raw and "/" not in raw and col.engine.compiled.match_env(name) is None:
         rule = m.match_setting(name.lower(), raw)
-        if rule is not None and rule.code not in _SCHEDULER_REQUESTS:
+        if rule is not None and rule.code not in SCHEDULER_REQUESTS:
             col.add(rule, f"{name}={raw}", line, value_at, value_at + len(raw), value=raw)
 
 
@@ -1065,7 +1065,7 @@ def _env_setting(col: Collector, m, name: str, value) -> bool:
             col.engine.compiled.match_env(name) is not None:
         return False
     rule = m.match_setting(name.lower(), raw.strip())
-    if rule is None or rule.code in _SCHEDULER_REQUESTS or NCCL_VERSION_NAME_RE.fullmatch(name):
+    if rule is None or rule.code in SCHEDULER_REQUESTS or NCCL_VERSION_NAME_RE.fullmatch(name):
         # (`AWS_OFI_NCCL_VERSION: "v1.16.3"` in a CI env block: a version marker, as `NCCL_VERSION: "2.21.5"` is;
         # the Dockerfile's build arguments are the NCCL build parameters, tp38)
         return False

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from auditor.findings import FileResult, as_info
 from auditor.project.hits import (NCCL_VERSION_NAME_RE, Collector, cuda_member_siblings, decode_text,
                                   lower_cuda_member, matchers)
-from auditor.project.shell import (COMMAND_VARIABLE_RE, gate_findings, index_env, scan_fragment, scan_shell,
-                                   system_config_paths)
+from auditor.project.shell import (COMMAND_VARIABLE_RE, SCHEDULER_REQUESTS, gate_findings, index_env, scan_fragment,
+                                   scan_shell, system_config_paths)
 from auditor.backend_words import OTHER_BACKENDS, backends_in_text, member_backend
 
 if TYPE_CHECKING:
@@ -352,6 +352,11 @@ def _build_settings(col: Collector, m, words: list[str], lines: list[str], first
             # the name says what it is whatever the value reads (rules/project_nvidia_tools_images.yaml, NPU072)
             setting = m.match_setting(name.lower(), value)
         if setting is None or not (name.endswith(("_VERSION", "_VER")) or col.engine.compiled.match_env(name) is None):
+            continue
+        if setting.code in SCHEDULER_REQUESTS:
+            # `ENV USE_GPU=true`, `ARG GPUS=1`: an image's own variable asks no scheduler for GPUs (a launcher's
+            # `use_gpu: true` key does); the app's code that reads it is where the device is chosen (lead decision
+            # 47; project test114's Orpheus-FastAPI images, labelled `none`; tp44a), as configs' environment entries
             continue
         number = next((i for i, ln in enumerate(lines) if name in ln), 0)
         version = setting.code == "NPU018"

@@ -48,7 +48,8 @@ _CONFIG_SUFFIXES = (".yaml", ".yml")
 # the configs whose settings this pass decides: YAML, and JSON (hifi-gan's `config.json`, pd37)
 _DECIDED_SUFFIXES = _CONFIG_SUFFIXES + (".json",)
 # CI files: their keys are read by the CI service (a reusable workflow's `with:` inputs), never by the tree's Python
-_CI_PARTS = (".github/", ".circleci/", ".gitlab-ci", ".buildkite/", "azure-pipelines", ".ci/")
+# (also RunPod Hub's `.runpod/hub.json` / `tests.json`, read by the Hub when it builds and tests the endpoint; tp44a)
+_CI_PARTS = (".github/", ".circleci/", ".gitlab-ci", ".buildkite/", "azure-pipelines", ".ci/", ".runpod/")
 _COUNT_KEYS = frozenset({"gpus", "gpu_count", "gpucount"})   # NPU028's count patterns (rules/project_launch.yaml)
 # NPU028's boolean GPU switch (`use_gpu: true`, a launcher's key): one the tree's own Python names is the tree's boolean
 # device option, whose gated calls are the pairs (lead decision 47; OpenKiwi's `use_gpu: true`, a pydantic field)

@@ -314,7 +314,9 @@ def _build_output_tag(node) -> bool:
     command = node.parent
     if command is None or command.type != "command":
         return False
-    words = [c for c in command.children if c.type in ("command_name", "word", "string", "raw_string", "concatenation")]
+    # (an unquoted `-t ${IMAGE}` is an expansion node, tp44a)
+    words = [c for c in command.children if c.type in ("command_name", "word", "string", "raw_string", "concatenation",
+                                                       "simple_expansion", "expansion")]
     texts = [c.text.decode("utf-8", errors="replace") for c in words]
     if not texts or texts[0].rsplit("/", 1)[-1] not in ("docker", "podman", "buildah") or \
             not any(t in ("build", "bud") for t in texts[1:3]):
@@ -505,7 +507,7 @@ _MPI_LAUNCHERS = frozenset({"mpirun", "mpiexec", "orterun", "mpiexec.hydra"})
 # a PBS / Cobalt directive's queue (`#PBS -q gpu`, `#COBALT -q training-gpu`, `#COBALT --queue=full-node`)
 _QUEUE_DIRECTIVE_RE = re.compile(r"#(?:PBS|COBALT)\b[^#]*?(?<!\S)(-q|--queue)(?:=|[ \t]+)([^\s#]+)")
 # rules that read a count or a node type from a setting: a script variable holding a count only computes with it
-_SCHEDULER_REQUESTS = {"NPU022", "NPU028"}
+SCHEDULER_REQUESTS = {"NPU022", "NPU028"}
 # t11y (tuned on heldout16): programs that run a Python script; their options are the script's own (argparse), so
 # `torchrun extract.py --use_gpu --gpu $gpus` picks the script's device, it asks no job scheduler for GPU nodes
 # (NPU028 keeps the scheduler's spellings: sbatch / srun / salloc options, `#SBATCH` lines, resource lists)
@@ -924,8 +926,10 @@ _CONTAINER_COMMANDS = _CONTAINER_RUNNERS | set(_CONTAINER_GPU_FLAGS)
 def _build_tag_variables(root) -> set[str]:
     """Variables a script expands only as a container build's output name (`IMAGE_TAG="zed_..._cuda${CUDA}"`, then
     `docker build -t "${IMAGE_TAG}" .`; zed-ros2-wrapper, tp42): the name given to what is built, not an image pulled
-    (`_build_output_tag`). A variable also expanded in any other argument of a container command (`docker run
-    $IMAGE_TAG`) is not one."""
+    (`_build_output_tag`). A variable a container command also pulls (`docker pull $IMAGE_TAG`) is not one; one the
+    script runs after building it (`docker build . -t ${PYTORCH_IMAGE}`, then `docker run --runtime=nvidia ...
+    ${PYTORCH_IMAGE}`: alpha-zero-general's setup_env.sh; tp44a) is still the local build's name (project labels
+    test80, test114: `none`)."""
     tags: set[str] = set()
     other: set[str] = set()
     for node in _walk(root):
@@ -934,11 +938,14 @@ def _build_tag_variables(root) -> set[str]:
         name_node = node.child_by_field_name("name")
         if name_node is None or _word(name_node).rsplit("/", 1)[-1] not in _CONTAINER_COMMANDS:
             continue
+        pulls = any(c.type == "word" and c.text == b"pull" for c in node.children)
         for arg in node.children:
             ref = _VARIABLE_REF_RE.fullmatch(_word(arg)) if arg is not name_node and arg.type in (
                 "simple_expansion", "expansion", "string") else None
-            if ref is not None:
-                (tags if _build_output_tag(arg) else other).add(ref.group(1))
+            if ref is not None and _build_output_tag(arg):
+                tags.add(ref.group(1))
+            elif ref is not None and pulls:
+                other.add(ref.group(1))
     return tags - other
 
 
@@ -1380,11 +1387,22 @@ _EXTRAS_VARIABLE_RE = re.compile(r"(?:\w+_)?EXTRAS?(?:_LIST)?")
 _EXTRA_NAMES_RE = re.compile(r"\[?[A-Za-z0-9][\w.-]*(?:\s*,\s*[A-Za-z0-9][\w.-]*)*\]?")
 
 
+# a node label of NVIDIA's GPU feature discovery with its value (`nvidia.com/gpu.product:NVIDIA-H100-80GB-HBM3`)
+_GPU_NODE_LABEL_RE = re.compile(r"(nvidia\.com/gpu\.[a-z.-]+)[:=](\S+)")
+
+
 def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) -> None:
     """`DIST_BACKEND=nccl`, `export ACCELERATOR=${ACCELERATOR:-"GPU"}`: a script's variable that the launch line
     passes on is the same setting a config would hold (its default, for `${X:-default}`)."""
     if value is not None and value.type in ("word", "string", "raw_string", "concatenation") \
             and index_env(col, m, name, _word(value), line, c):
+        return
+    selector = _GPU_NODE_LABEL_RE.fullmatch(_word(value).strip("\"'")) if value is not None else None
+    if selector:
+        # `LLMDBENCH_VLLM_COMMON_AFFINITY=nvidia.com/gpu.product:NVIDIA-H100-80GB-HBM3`: a node selector on GPU
+        # feature discovery's label, written `key:value` (or `key=value`) for the pods the script deploys (tp44a)
+        col.add(m.match_setting(f"nodeselector.{selector.group(1)}", selector.group(2)), f"{name}={_word(value)}",
+                line, c, c + len(name))
         return
     if value is not None and _EXTRAS_VARIABLE_RE.fullmatch(name.upper()) and _EXTRA_NAMES_RE.fullmatch(_word(value)):
         # `OUMI_EXTRAS="[gpu]"` then `uv pip install "oumi${OUMI_EXTRAS}"`, `EXTRAS_LIST="gpu"` then
@@ -1456,7 +1474,7 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
     if not literal or "$" in literal or "/" in literal:
         return       # a URL or a path (`FLASH_ATTN_URL=https://...`) names where something is, not a setting
     rule = m.match_setting(name.lower(), literal)
-    if rule is not None and rule.code in _SCHEDULER_REQUESTS and literal.isdigit():
+    if rule is not None and rule.code in SCHEDULER_REQUESTS and literal.isdigit():
         return       # GPUS_PER_NODE=8: a count the script computes with; the request is the `#SBATCH` / srun option
     if rule is not None and rule.code == "NPU021" and name.islower() and _option_case_arm(value):
         # `--with-cuda) with_cuda=1 ;;` (llama-gpt's run.sh): the script's own switch for its option, a lower-case
@@ -1872,6 +1890,13 @@ def _backgrounded_in_loop(node) -> bool:
     return background and node is not None
 
 
+# a script function that checks programs are installed (`common::checkcmd`, `need_cmd`, `require_command`)
+_COMMAND_CHECK_RE = re.compile(r"(?:^|[:_])(?:check_?cmds?|need_?cmds?|require_?cmds?|require_commands?|"
+                               r"check_commands?|assert_commands?)$", re.I)
+# a command's program given as one variable's expansion (`$PIP`, `"${MICROMAMBA}"`)
+_PROGRAM_EXPANSION_RE = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
+
+
 def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree, under_launcher: bool = False) -> None:
     """One command: what it runs, installs and asks for; `under_launcher`: it runs in a script string that srun /
     mpirun starts once per task."""
@@ -1882,6 +1907,16 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
             and c.start_byte >= name_node.end_byte] + _after_redirect(node)
     words = [_word(name_node)] + [_word(a) for a in args]
     nodes = [name_node] + args
+    held = _PROGRAM_EXPANSION_RE.fullmatch(words[0])
+    if held and (program := col.script_vars.get(held.group(1), "").strip("\"'")) \
+            and program.rsplit("/", 1)[-1] in _PIP | _RUNNERS:
+        # `MICROMAMBA="/content/bin/micromamba"`, then `"$MICROMAMBA" run -n env pip install torch==...+cu121`: the
+        # package tool the script holds in a variable runs here (a Colab notebook's `%%bash` cell; tp44a)
+        words[0] = program
+    if _COMMAND_CHECK_RE.search(words[0]) and len(words) > 1:
+        # `common::checkcmd nvidia-smi` (enroot's hooks), `need_cmd nvcc`: a script's own check that the programs are
+        # installed, failing without them, as `command -v` / `which` do (tp44a, project test114)
+        words[0] = "which"
     if _DOTTED_OVERRIDE_RE.match(words[0]):
         # a line of dotted overrides is the tail of a command whose continuation broke (OpenManus-RL's `data.val_files=
         # ... \ # TODO` ends the `python3 -m verl.trainer.main_ppo` command there; no environment name has a dot, t20b)
@@ -1923,7 +1958,7 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
                 value = nodes[0].next_sibling.text.decode("utf-8", errors="replace")
                 rule = m.match_setting(setting_path(words[0]), value) if words[0].startswith("--") \
                     and "=" not in words[0] else None
-                if rule is not None and rule.code in _SCHEDULER_REQUESTS:
+                if rule is not None and rule.code in SCHEDULER_REQUESTS:
                     wl, wc = pos.at(nodes[0].start_point)
                     col.add(rule, f"{words[0]} {value}", wl, wc, wc + len(words[0]), value=value)
             elif slurm and words[0] in _SRUN_SHORT_VALUES and len(words) > 2:
@@ -1935,7 +1970,7 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
                         and not words[1].startswith("-"):
                     value, skip = words[1], 2
                 rule = m.match_setting(setting_path(key), value) if key.startswith("--") and value else None
-                if rule is not None and rule.code in _SCHEDULER_REQUESTS:
+                if rule is not None and rule.code in SCHEDULER_REQUESTS:
                     wl, wc = pos.at(nodes[0].start_point)
                     col.add(rule, f"{key} {value}", wl, wc, wc + len(words[0]), value=value)
             words, nodes = words[skip:], nodes[skip:]
@@ -1988,6 +2023,10 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         name = "pip"                  # `PIP=${PIP:-pip3}` then `$PIP install ...`
     line, c = pos.at(nodes[0].start_point)
     rule = m.match_command(name)
+    if rule is not None and rule.code == "NPU074" and name in ((col.result.summary or {}).get(FUNCTIONS_KEY) or {}):
+        # `install_cuda_dkms_3_4_1_for_jammy_amd` (azhpc-images' Lustre script): a function this script defines; its
+        # body's lines carry their own findings, the name is no installer script's (project test114; tp44a)
+        rule = None
     if rule is not None and rule.code == "NPU017" and _masked_in_pipeline(col, node) \
             and not _feeds_process_count(col, node):
         col.add(rule, name, line, c, severity="warning", note=_MASKED_NOTE)
