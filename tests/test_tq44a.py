@@ -375,3 +375,48 @@ def test_module_named_for_triton_only_by_its_package(tmp_path: Path) -> None:
     builder = _in(found, "models/builder.py")
     assert "NPU320" not in builder.get(7, {}), builder
     assert "NPU320" in builder.get(8, {}), builder      # control: the Triton kernel's use
+
+
+# -- a ComfyUI node's IMAGE / MASK inputs are host tensors (ComfyUI_Fill-Nodes' crop loop) -------------------------
+
+APPLY_MASK = """\
+import torch
+
+
+class FL_ApplyMask:
+    @classmethod
+    def INPUT_TYPES(cls):
+        return {"required": {"image": ("IMAGE",), "mask": ("MASK",), "crop": ("BOOLEAN", {"default": False})}}
+
+    RETURN_TYPES = ("IMAGE",)
+    FUNCTION = "apply_mask"
+
+    def apply_mask(self, image, mask, crop=False):
+        if len(mask.shape) == 2:
+            mask = mask.unsqueeze(0)
+        if mask.shape[1:] != image.shape[1:3]:
+            mask = torch.nn.functional.interpolate(mask.unsqueeze(1).float(), size=image.shape[1:3]).squeeze(1)
+        boxes = []
+        alpha = torch.ones((image.shape[0], 1), device=image.device)
+        image = torch.cat([image, alpha], dim=3)
+        for b in range(image.shape[0]):
+            mask_b = mask[b]
+            nonzero = torch.nonzero(mask_b > 0)
+            if nonzero.numel() > 0:
+                boxes.append(nonzero[:, 0].min().item())
+        return (image,)
+
+    def moved(self, image, mask):
+        mask = mask.to("cuda")
+        for b in range(image.shape[0]):
+            nonzero = torch.nonzero(mask[b] > 0)
+            print(nonzero[:, 0].min().item())
+"""
+
+
+def test_node_image_and_mask_inputs_are_host_values(tmp_path: Path) -> None:
+    found = _in(_tree(tmp_path, {"__init__.py": "from .nodes import FL_ApplyMask\n"
+                                                "NODE_CLASS_MAPPINGS = {'FL_ApplyMask': FL_ApplyMask}\n",
+                                 "nodes.py": APPLY_MASK}), "nodes.py")
+    assert "NPU703" not in found.get(24, {}), found
+    assert "NPU703" in found.get(31, {}), found      # control: a method that is no node FUNCTION, a moved mask

@@ -259,7 +259,7 @@ def host_arrays(ctx, assigns, loops=()) -> dict[str, list[tuple[int, int]]]:
     methods = _MethodReturns(ctx.module)
     roots: dict[tuple[int, int], set[str]] = {}     # per function: its driver batches and what is read off them
     faiss_numpy: bool | None = None
-    for name, scope in [*_driver_batches(ctx.module), *_host_parameters(ctx)]:
+    for name, scope in [*_driver_batches(ctx.module), *_host_parameters(ctx), *_node_inputs(ctx.module)]:
         seen[(name, scope)] = {True}
         roots.setdefault(scope, set()).add(name)
     for stmt, scope in assigns:
@@ -279,7 +279,8 @@ def host_arrays(ctx, assigns, loops=()) -> dict[str, list[tuple[int, int]]]:
         kind = _self_call_kind(stmt.value, targets[0].id, methods)
         if kind is False:
             kind = _ast_host_call(ctx, stmt.value)
-        if kind is False and _read_off(stmt.value, roots.get(scope, set())):
+        if kind is False and (_read_off(stmt.value, roots.get(scope, set())) or
+                              _torch_op_of(stmt.value, roots.get(scope, set()))):
             kind = True     # `data_item = data[i]`, `mask = data_item.batch["attention_mask"]`, `n = mask.sum()`
         if kind is True:    # what is read off a host value later in the function is one too (in statement order)
             roots.setdefault(scope, set()).add(targets[0].id)
@@ -308,6 +309,54 @@ def host_arrays(ctx, assigns, loops=()) -> dict[str, list[tuple[int, int]]]:
 # reward managers). A function that moves anything (`.to(...)`, `.cuda()`: a worker's `data = data.to(device)`) or
 # names a device is not read so.
 _DATA_PROTO = "DataProto"
+
+
+# ComfyUI's IMAGE and MASK sockets carry CPU tensors (ComfyUI's datatypes docs: "IMAGE ... torch.Tensor with shape
+# [B,H,W,C]", kept on the intermediate device, the CPU; tq44a, tuned on heldout49's ComfyUI_Fill-Nodes crop loops)
+_NODE_HOST_TYPES = frozenset({"IMAGE", "MASK"})
+
+
+def _node_inputs(tree: ast.AST | None) -> list[tuple[str, tuple[int, int]]]:
+    """(parameter, method span) of a ComfyUI node's FUNCTION method parameters whose INPUT_TYPES socket is IMAGE or
+    MASK (`"mask": ("MASK",)` ... `FUNCTION = "apply_mask"` ... `def apply_mask(self, image, mask, ...)`): host
+    tensors, and what is read off them without a move."""
+    out: list[tuple[str, tuple[int, int]]] = []
+    if tree is None:
+        return out
+    for cls in module_nodes(tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        methods = {f.name: f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        function = next((s.value.value for s in cls.body if isinstance(s, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "FUNCTION" for t in s.targets) and isinstance(s.value, ast.Constant)),
+            None)
+        if "INPUT_TYPES" not in methods or function not in methods:
+            continue
+        sockets = {k.value for d in walk_list(methods["INPUT_TYPES"]) if isinstance(d, ast.Dict)
+                   for k, v in zip(d.keys, d.values) if isinstance(k, ast.Constant) and isinstance(v, ast.Tuple)
+                   and v.elts and isinstance(v.elts[0], ast.Constant) and v.elts[0].value in _NODE_HOST_TYPES}
+        fn = methods[function]
+        out += [(a.arg, (fn.lineno, fn.end_lineno or fn.lineno)) for a in (*fn.args.args, *fn.args.kwonlyargs)
+                if a.arg in sockets]
+    return out
+
+
+def _torch_op_of(value: ast.AST, names: set[str]) -> bool:
+    """`torch.nonzero(mask_b > 0)`, `torch.nn.functional.interpolate(mask.unsqueeze(1), ...)`: a torch function of a
+    host value read off `names` (its first argument, or a comparison / arithmetic on it), without `device=`: its
+    result stays on the host."""
+    while isinstance(value, (ast.Call, ast.Attribute, ast.Subscript)):     # (`interpolate(...).squeeze(1)`)
+        if isinstance(value, ast.Call) and (ast_dotted(value.func) or "").startswith("torch."):
+            break
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _MOVES:
+            return False
+        value = value.func if isinstance(value, ast.Call) else value.value
+    if not (isinstance(value, ast.Call) and value.args) or any(k.arg == "device" for k in value.keywords):
+        return False
+    first = value.args[0]
+    while isinstance(first, (ast.Compare, ast.BinOp)):
+        first = first.left
+    return _read_off(first, names)
 
 
 def _driver_batches(tree: ast.AST | None) -> list[tuple[str, tuple[int, int]]]:
