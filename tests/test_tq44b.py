@@ -393,6 +393,7 @@ mixed = partial(autocast, 'cuda', dtype=torch.bfloat16)
 def test_autocast_bound_off_has_no_precision_hint(tmp_path: Path):
     found = _in(_tree(tmp_path, {"tokenizer/lookup_free_quantization.py": LFQ}), "lookup_free_quantization.py")
     assert "NPU204" not in found.get(10, {}) and "NPU003" in found.get(10, {}), found
+    assert "NPU204" not in found.get(5, {}), found       # the import: its one use above turns autocast off
     assert "NPU204" in found.get(15, {})                 # bound on: the region's dtype is worth checking
 
 
