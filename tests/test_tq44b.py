@@ -393,6 +393,7 @@ mixed = partial(autocast, 'cuda', dtype=torch.bfloat16)
 def test_autocast_bound_off_has_no_precision_hint(tmp_path: Path):
     found = _in(_tree(tmp_path, {"tokenizer/lookup_free_quantization.py": LFQ}), "lookup_free_quantization.py")
     assert "NPU204" not in found.get(10, {}) and "NPU003" in found.get(10, {}), found
+    assert "NPU204" not in found.get(5, {}), found       # the import: its one use above turns autocast off
     assert "NPU204" in found.get(15, {})                 # bound on: the region's dtype is worth checking
 
 
@@ -514,3 +515,39 @@ def test_cpu_build_test_quiet(tmp_path: Path):
     found = _in(_tree(tmp_path, {"packaging/pkg_helpers.bash": PKG_HELPERS}), "pkg_helpers.bash")
     assert "NPU018" not in found.get(2, {}), found
     assert found.get(5), found          # the CUDA build's branch keeps its finding
+
+
+# -- the `else` arm of a test for a parameter's own default, no caller passing another value (llama-stack) -----------
+
+CHECKPOINT = """\
+import torch
+
+
+def maybe_reshard_state_dict(ckpt_paths, n_kv_heads, map_location="cpu", mmap=True):
+    if str(map_location) == "cpu":
+        torch.set_default_tensor_type(torch.BFloat16Tensor)
+    else:
+        torch.set_default_tensor_type(torch.cuda.BFloat16Tensor)
+    return [torch.load(p, map_location=map_location, mmap=mmap) for p in ckpt_paths]
+"""
+
+GENERATION = """\
+from .checkpoint import maybe_reshard_state_dict
+
+
+def build(ckpt_paths, params):
+    return maybe_reshard_state_dict(ckpt_paths, n_kv_heads=params.n_kv_heads)
+"""
+
+
+def test_else_of_the_defaults_own_value_unreached(tmp_path: Path):
+    files = {"llama/__init__.py": "", "llama/checkpoint.py": CHECKPOINT, "llama/generation.py": GENERATION}
+    found = _in(_tree(tmp_path, files), "checkpoint.py")
+    assert found[8]["NPU032"] == "info", found
+
+
+def test_else_of_the_defaults_own_value_reached_by_a_caller(tmp_path: Path):
+    files = {"llama/__init__.py": "", "llama/checkpoint.py": CHECKPOINT,
+             "llama/generation.py": GENERATION.replace("n_kv_heads=params.n_kv_heads", "params.n_kv_heads, 'cuda'")}
+    found = _in(_tree(tmp_path, files), "checkpoint.py")
+    assert found[8]["NPU032"] == "error", found

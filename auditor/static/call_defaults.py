@@ -234,7 +234,7 @@ def _value_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, param:
     for n in walk_list(fn):
         if not isinstance(n, ast.If) or not (isinstance(n.test, ast.Compare) and len(n.test.ops) == 1):
             continue
-        left, op, right = n.test.left, n.test.ops[0], n.test.comparators[0]
+        left, op, right = _unwrap_str(n.test.left), n.test.ops[0], _unwrap_str(n.test.comparators[0])
         if isinstance(right, ast.Name) and right.id == param and isinstance(op, (ast.Eq, ast.NotEq)):
             left, right = right, left
         if not (isinstance(left, ast.Name) and left.id == param):
@@ -250,11 +250,25 @@ def _value_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, param:
                 continue
             on = ("*",)         # `if device != "cpu":` runs for any value passed but the default
         elif default in values:
+            if isinstance(op, ast.Eq) and n.orelse and not (len(n.orelse) == 1 and isinstance(n.orelse[0], ast.If)):
+                # `if str(map_location) == "cpu": ... else: torch.set_default_tensor_type(torch.cuda...)` under
+                # `map_location="cpu"`: the `else` runs for any value passed but the default (llama-stack's
+                # checkpoint loader; tq44b)
+                spans.setdefault(("*",), []).append([n.orelse[0].lineno,
+                                                     max(b.end_lineno or b.lineno for b in n.orelse)])
             continue
         else:
             on = tuple(sorted(repr(v) for v in values))
         spans.setdefault(on, []).append([n.body[0].lineno, max(b.end_lineno or b.lineno for b in n.body)])
     return [[key, param, index, found, repr(default), list(on)] for on, found in spans.items()]
+
+
+def _unwrap_str(node: ast.expr) -> ast.expr:
+    """`str(x)` -> x: a parameter compared as text (`str(map_location) == "cpu"` for a str or a torch.device)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str" \
+            and len(node.args) == 1 and not node.keywords:
+        return node.args[0]
+    return node
 
 
 def _optional_self_attr(test: ast.expr) -> str | None:

@@ -652,6 +652,9 @@ def _disabled_only_imports(tree: ast.Module) -> set[int]:
     if not bound:
         return set()
     calls = {id(n.func): n for n in module_nodes(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    # `partial(autocast, 'cuda', enabled=False)`: the name bound off (vector-quantize-pytorch's LFQ; tq44b)
+    calls.update((id(n.args[0]), n) for n in module_nodes(tree) if isinstance(n, ast.Call) and n.args
+                 and (ast_dotted(n.func) or "").rsplit(".", 1)[-1] == "partial")
     uses: dict[str, list[bool]] = {}
     for node in module_nodes(tree):
         if isinstance(node, ast.Name) and node.id in bound:
