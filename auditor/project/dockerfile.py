@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING
 from auditor.findings import FileResult, as_info
 from auditor.project.hits import (NCCL_VERSION_NAME_RE, Collector, cuda_member_siblings, decode_text,
                                   lower_cuda_member, matchers)
-from auditor.project.shell import (COMMAND_VARIABLE_RE, gate_findings, index_env, scan_fragment, scan_shell,
-                                   system_config_paths)
+from auditor.project.shell import COMMAND_VARIABLE_RE, gate_findings, index_env, scan_fragment, scan_shell
 from auditor.backend_words import OTHER_BACKENDS, backends_in_text, member_backend
 
 if TYPE_CHECKING:

@@ -43,9 +43,6 @@ LIBRARY_CATEGORIES = frozenset({"attention", "kernel", "third_party", "apex"})
 
 # names of credentials (API keys, tokens, secrets): never a CUDA stack setting, whatever their prefix
 _CREDENTIAL_SUFFIXES = ("_API_KEY", "_APIKEY", "_TOKEN", "_SECRET", "_PASSWORD")
-# a part naming another GPU vendor's backend after a library's prefix: `FLASH_ATTENTION_TRITON_AMD_ENABLE` switches
-# flash-attn's Triton backend for ROCm (its README, "AMD ROCm Support"), no CUDA setting
-_OTHER_VENDOR_PART_RE = re.compile(r"_(?:AMD|ROCM|HIP)(?:_|$)")
 
 
 @dataclass
@@ -545,8 +542,7 @@ class CompiledRules:
         for prefix, rule in self.env_prefixes:
             if name.startswith(prefix) and len(name) > len(prefix) and (best is None or len(prefix) > len(best[0])):
                 best = (prefix, rule)
-        if best is not None and (name.endswith(_CREDENTIAL_SUFFIXES)
-                                 or _OTHER_VENDOR_PART_RE.search(name, len(best[0]) - 1)):
+        if best is not None and name.endswith(_CREDENTIAL_SUFFIXES):
             # `NVIDIA_API_KEY` (NVIDIA's hosted API catalogue, langchain-nvidia-ai-endpoints, NeMo-Curator's
             # tutorials), `NVIDIA_NGC_TOKEN`: a credential of a remote service under a vendor prefix, read by no
             # CUDA library (tp42, project test104)
