@@ -256,3 +256,34 @@ def test_skipped_cuda_build_entries_are_quiet(tmp_path):
     assert not _codes(found, 11) and not _codes(found, 14)
     building = _audit(tmp_path, "b/pyproject.toml", PYPROJECT.replace('"TRUE"', '"0", TORCH_CUDA_ARCH_LIST = "9.0"'))
     assert _codes(building, 11) == {"NPU361"} and _codes(building, 14) == {"NPU361"}
+
+
+CUTENSOR_SH = """\
+#!/usr/bin/env bash
+DEB="cutensor-local-repo-${DISTRO}-${CUTENSOR_VERSION}_${CUTENSOR_VERSION}-1_${DEB_ARCH}.deb"
+NOTES="see the cuTENSOR install guide"
+wget "https://developer.download.nvidia.com/compute/cutensor/${CUTENSOR_VERSION}/local_installers/${DEB}" -O "${DEB}"
+dpkg -i "${DEB}"
+dpkg -i "${NOTES}"
+"""
+
+
+def test_deb_named_by_a_variable(tmp_path):
+    found = _audit(tmp_path, "install/install_cutensor.sh", CUTENSOR_SH)
+    assert _codes(found, 5) == {"NPU018"}            # the local repository the variable names
+    assert not _codes(found, 2) and not _codes(found, 3) and not _codes(found, 6)
+
+
+ADD_WHEEL_DOCKERFILE = """\
+FROM build-wheels AS trt-wheels
+# See https://elinux.org/Jetson_Zoo#ONNX_Runtime
+ADD https://nvidia.box.com/shared/static/9yvw05k6u343qfnkhdv2x6xhygze0aq1.whl /trt-wheels/onnxruntime_gpu-1.19.0-cp311-cp311-linux_aarch64.whl
+ADD https://example.com/static/abc.whl /wheels/onnxruntime-1.19.0-cp311-cp311-linux_aarch64.whl
+ADD requirements.txt /requirements.txt
+"""
+
+
+def test_wheel_added_under_its_own_name(tmp_path):
+    found = _audit(tmp_path, "docker/tensorrt/Dockerfile.arm64", ADD_WHEEL_DOCKERFILE)
+    assert _codes(found, 3) == {"NPU440"}            # onnxruntime-gpu, by the file name it is saved as
+    assert not _codes(found, 2) and not _codes(found, 4) and not _codes(found, 5)

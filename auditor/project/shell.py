@@ -2117,10 +2117,15 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         return
     if name == "dpkg" and ("-i" in words or "--install" in words):
         for i, w in enumerate(words[1:], 1):
+            held = _VARIABLE_REF_RE.fullmatch(w.strip("\"'"))
+            if held is not None and col.script_vars.get(held.group(1), "").strip("\"'").endswith(".deb"):
+                # `DEB="cutensor-local-repo-${DISTRO}-..._${DEB_ARCH}.deb"` then `dpkg -i "${DEB}"`: the package the
+                # variable names, its own variable parts left out (tp44b)
+                w = re.sub(r"-{2,}", "-", re.sub(r"\$\{?\w+\}?", "", col.script_vars[held.group(1)].strip("\"'")))
             if w.endswith(".deb"):       # `dpkg -i cuda-keyring_1.1-1_all.deb`: the package is the name before `_`
                 line, c = pos.at(nodes[i].start_point)
-                symbol = "apt:" + w.rsplit("/", 1)[-1].split("_", 1)[0].lower()
-                col.add(m.match_requirement(symbol), symbol, line, c, c + len(w))
+                symbol = "apt:" + w.rsplit("/", 1)[-1].split("_", 1)[0].lower().rstrip("-")
+                col.add(m.match_requirement(symbol), symbol, line, c, c + len(words[i]))
         return
     verb = next((w for w in words[1:] if w in _APT_INSTALL), None)
     if name in _APT and verb is not None and (verb == "install" or (verb == "add") == (name == "apk")):
