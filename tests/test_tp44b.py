@@ -287,3 +287,18 @@ def test_wheel_added_under_its_own_name(tmp_path):
     found = _audit(tmp_path, "docker/tensorrt/Dockerfile.arm64", ADD_WHEEL_DOCKERFILE)
     assert _codes(found, 3) == {"NPU440"}            # onnxruntime-gpu, by the file name it is saved as
     assert not _codes(found, 2) and not _codes(found, 4) and not _codes(found, 5)
+
+
+DEFAULTS_SH = """\
+#!/usr/bin/env bash
+: "${CUDA_MAJOR:=${CUDA_VERSION_MAJOR:-12}}"
+: "${TORCH_MAJOR:=2}"
+echo "CUDA major ${CUDA_MAJOR:=12}"
+export CUDA_MAJOR_VERSION=12
+"""
+
+
+def test_cuda_major_default(tmp_path):
+    found = _audit(tmp_path, "install/install_cutensor.sh", DEFAULTS_SH)
+    assert _codes(found, 2) == {"NPU018"} and _codes(found, 5) == {"NPU018"}
+    assert not _codes(found, 3) and not _codes(found, 4)

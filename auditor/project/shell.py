@@ -707,6 +707,8 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
             line, c = pos.at(node.start_point)
             col.env(node.text.decode(), line, c)
         elif node.type in ("simple_expansion", "expansion") and not _in_message(node) and not _in_label(node):
+            if node.type == "expansion" and b"=" in node.text:
+                _assigned_default(col, m, pos, node)
             for child in node.children:
                 if child.type == "variable_name" and not _sets_ascend_variable(node):
                     line, c = pos.at(child.start_point)
@@ -1479,6 +1481,21 @@ def container_file_reference(col: Collector, m, path: str, line: int, c: int) ->
                 note=" (a container file named for CUDA, built or started here)")
 
 
+_MAJOR_PART_RE = re.compile(r"(?:^|_)MAJOR(?:_|$)")
+# `: "${CUDA_MAJOR:=${CUDA_VERSION_MAJOR:-12}}"`: a default the expansion assigns
+_ASSIGNED_DEFAULT_RE = re.compile(r"\$\{([A-Za-z_]\w*):?=(.+)\}", re.S)
+
+
+def _assigned_default(col: Collector, m, pos: "_Positions", node) -> None:
+    """`: "${CUDA_MAJOR:=${CUDA_VERSION_MAJOR:-12}}"` (cuTENSOR's install script in jetson-containers): the `:=`
+    expansion assigns its default when the variable is unset, as `CUDA_MAJOR=12` would; a CUDA version default is the
+    build parameter (tp44b)."""
+    found = _ASSIGNED_DEFAULT_RE.fullmatch(node.text.decode("utf-8", errors="replace"))
+    if found is not None and _cuda_version_name(found.group(1)):
+        line, c = pos.at(node.start_point)
+        _cuda_version_parameter(col, m, found.group(1), found.group(2), line, c + 2)
+
+
 def _cuda_version_parameter(col: Collector, m, name: str, value: str, line: int, c: int) -> None:
     """`CUDA_VERSION=12.6` in a build script, `--build-arg CUDA_VERSION=$CUDA_VERSION`, a CI step's
     `CUDA_VERSION="${{ matrix.cuda }}"`: the CUDA version a build is made for, a build parameter like the
@@ -1498,6 +1515,8 @@ def _cuda_version_parameter(col: Collector, m, name: str, value: str, line: int,
     if not derived and not _CUDA_VERSION_VALUE_RE.fullmatch(value.strip("\"'")):
         return
     rule = m.match_setting(name.lower(), value)
+    if rule is None and _MAJOR_PART_RE.search(name.upper()) and not derived:
+        rule = m.match_setting("cuda_version", value)     # `CUDA_MAJOR_VERSION=12`: the CUDA major built for (tp44b)
     if rule is not None and rule.code == "NPU018":
         col.add(rule, f"{name}={value}", line, c, c + len(name), severity="info",
                 note=" (a build parameter: the CUDA version a build step installs)")
