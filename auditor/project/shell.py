@@ -1096,6 +1096,17 @@ _BNB_CONTEXT_RE = re.compile(r"(?<!\S)--(?:bnb_4bit_)?quant_type[= ](?:nf4|fp4)(
                              r"|(?<!\S)--lora_enable[= ](?:True|true|1)(?!\S)")
 
 
+def _expanded_outside_messages(pos: "_Positions", value) -> bool:
+    """Whether the variable a value is assigned to is expanded on a line that is no `echo` / `printf` (a command held
+    in it is run, spliced into another command, ...; only printed, it sets nothing: pd14)."""
+    name = value.parent.child_by_field_name("name") if value.parent is not None else None
+    if name is None:
+        return False
+    ref = re.compile(rb"\$\{?" + re.escape(name.text) + rb"(?!\w)")
+    return any(ref.search(line) and not re.match(rb"\s*(?:echo|printf)\b", line)
+               for n, line in enumerate(pos.lines) if n != value.start_point[0])
+
+
 def _env_list(col: Collector, pos: "_Positions", value) -> None:
     """Each `NAME=value` of a string made only of environment assignments, as if the command it prefixes set it."""
     text = value.text.decode("utf-8", errors="replace")
@@ -1106,7 +1117,7 @@ def _env_list(col: Collector, pos: "_Positions", value) -> None:
         # `ACTOR_BINARY="CUDA_VISIBLE_DEVICES='' python3 ../agent_main.py --run_mode=actor"`: a command line held in a
         # variable, whose environment prefix is set for the program it runs (tp44b)
         held = _ENV_LIST_RE.match(body)
-        if held is None or not _SCRIPT_RUN_RE.match(body, held.end() - 1):
+        if held is None or not _SCRIPT_RUN_RE.match(body, held.end() - 1) or not _expanded_outside_messages(pos, value):
             return
         body = held.group(0)
     row, byte_col = value.start_point
