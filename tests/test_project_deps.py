@@ -197,7 +197,9 @@ def test_pyproject_uv_sources_extra_build_tables_and_default_groups():
         cpu = ["torch>=2.10.0"]
         """)
     assert found == [
-        ("NPU011", 4, "torch"), ("NPU361", 6, "flash-attn-4"), ("NPU361", 10, "flash-attn"),
+        # line 10 (tp44b): `FLASH_ATTENTION_SKIP_CUDA_BUILD = "TRUE"` configures no CUDA build; flash-attn's own
+        # source (line 18) is the finding
+        ("NPU011", 4, "torch"), ("NPU361", 6, "flash-attn-4"),
         ("NPU018", 14, "index:https://download.pytorch.org/whl/cu128"), ("NPU440", 17, "vllm"),
         ("NPU361", 18, "flash-attn"), ("NPU018", 21, "index:pytorch-cu128"),
         ("NPU018", 22, "index:https://download.pytorch.org/whl/cu128"), ("NPU018", 30, "index:vllm-cu130"),

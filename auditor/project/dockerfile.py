@@ -12,7 +12,8 @@ from auditor.findings import FileResult, as_info
 from auditor.project.hits import (NCCL_VERSION_NAME_RE, Collector, cuda_member_siblings, decode_text,
                                   lower_cuda_member, matchers)
 from auditor.project.shell import (COMMAND_VARIABLE_RE, SCHEDULER_REQUESTS, gate_findings, index_env, scan_fragment,
-                                   scan_shell, system_config_paths)
+                                   scan_shell)
+from auditor.project.requirements import wheel_symbols
 from auditor.backend_words import OTHER_BACKENDS, backends_in_text, member_backend
 
 if TYPE_CHECKING:
@@ -154,6 +155,7 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
             # `ADD https://developer.download.nvidia.com/.../cuda-keyring_1.1-1_all.deb /tmp/`: a download, read as
             # the URL of a `wget` line is (t15t)
             scan_fragment(col, col.lines[first], first + 1, 1, options=False)
+            _added_wheel(col, m, col.lines[first], first + 1)
         elif kind == "COPY" and first < len(col.lines):
             # `COPY nccl.conf /etc/nccl.conf`: a file only NCCL reads, put where it looks (t16d); `COPY --from=trt-deps
             # /usr/local/cuda-deps /usr/local/cuda`: CUDA libraries put where the CUDA stack looks (tp44b)
@@ -186,6 +188,21 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
     if stages:
         result.findings = lower_cuda_member(result.findings, stages, "stage")
     return result
+
+
+def _added_wheel(col: Collector, m, text: str, line: int) -> None:
+    """`ADD https://nvidia.box.com/shared/static/<id>.whl /trt-wheels/onnxruntime_gpu-1.19.0-cp311-...whl` (NVIDIA's
+    Jetson wheel, frigate's TensorRT image): a download whose URL names nothing, saved under the wheel's own file name,
+    which says the distribution the image installs (tp44b)."""
+    dest = text.split()[-1] if text.split() else ""
+    if not dest.endswith(".whl") or any(f.line == line for f in col.result.findings):
+        return
+    for symbol in wheel_symbols(dest):
+        rule = m.match_requirement(symbol)
+        if rule is not None:
+            at = text.rfind(dest) + 1
+            col.add(rule, symbol, line, at, at + len(dest))
+            return
 
 
 def _download_url_vars(words: list[str], run_refs: set[str]) -> dict[str, str]:

@@ -202,6 +202,8 @@ _SCHEDULER_VALUE_RE = re.compile(r"(?:--(?:partition|account|qos|reservation|que
 # variables any CUDA library reads, unlike the names of the generated environment table
 # (NVIDIA_BUILD_ID / NVIDIA_BUILD_REF: an NGC image's build metadata, `ARG` / `ENV` in NeMo-RL's Dockerfile; t15s)
 _BUILD_MARKER_RE = re.compile(r"_(?:MAJOR|MINOR|PATCH|STRING|SHORT|VER|TAG|SUFFIX|BUILD_ID|BUILD_REF)(?:_|$)")
+# a part naming another GPU vendor's backend (`_AMD_`, `_ROCM_`, `_HIP_`) in a variable's name
+_OTHER_VENDOR_PART_RE = re.compile(r"_(?:AMD|ROCM|HIP)(?:_|$)")
 
 
 class Collector:
@@ -280,6 +282,10 @@ class Collector:
             return      # NCCL_VERSION, CUDA_VERSION(_SHORT) in images: markers of what was installed, read by no library
         if name not in self.engine.compiled.env_exact and _BUILD_MARKER_RE.search(name):
             return      # CUDA_MAJOR=${6:-12}, CUDA_STRING=cu124: a build script's own version parts, read by no library
+        if name not in self.engine.compiled.env_exact and _OTHER_VENDOR_PART_RE.search(name):
+            # `export FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE`: flash-attn's Triton backend for ROCm (its README, "AMD
+            # ROCm Support"), another vendor's switch under a library's prefix, set for no CUDA run (tp44b)
+            return
         rule = self.engine.compiled.match_env(name)
         if rule is None:
             # a variable only a stacked rule names (`export CUTLASS_PATH=...`, `NVCC_APPEND_FLAGS`: NPU367, the kernel

@@ -734,6 +734,8 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
             line, c = pos.at(node.start_point)
             col.env(node.text.decode(), line, c)
         elif node.type in ("simple_expansion", "expansion") and not _in_message(node) and not _in_label(node):
+            if node.type == "expansion" and b"=" in node.text:
+                _assigned_default(col, m, pos, node)
             for child in node.children:
                 if child.type == "variable_name" and not _sets_ascend_variable(node):
                     line, c = pos.at(child.start_point)
@@ -1126,6 +1128,17 @@ _BNB_CONTEXT_RE = re.compile(r"(?<!\S)--(?:bnb_4bit_)?quant_type[= ](?:nf4|fp4)(
                              r"|(?<!\S)--lora_enable[= ](?:True|true|1)(?!\S)")
 
 
+def _expanded_outside_messages(pos: "_Positions", value) -> bool:
+    """Whether the variable a value is assigned to is expanded on a line that is no `echo` / `printf` (a command held
+    in it is run, spliced into another command, ...; only printed, it sets nothing: pd14)."""
+    name = value.parent.child_by_field_name("name") if value.parent is not None else None
+    if name is None:
+        return False
+    ref = re.compile(rb"\$\{?" + re.escape(name.text) + rb"(?!\w)")
+    return any(ref.search(line) and not re.match(rb"\s*(?:echo|printf)\b", line)
+               for n, line in enumerate(pos.lines) if n != value.start_point[0])
+
+
 def _env_list(col: Collector, pos: "_Positions", value) -> None:
     """Each `NAME=value` of a string made only of environment assignments, as if the command it prefixes set it."""
     text = value.text.decode("utf-8", errors="replace")
@@ -1136,7 +1149,7 @@ def _env_list(col: Collector, pos: "_Positions", value) -> None:
         # `ACTOR_BINARY="CUDA_VISIBLE_DEVICES='' python3 ../agent_main.py --run_mode=actor"`: a command line held in a
         # variable, whose environment prefix is set for the program it runs (tp44b)
         held = _ENV_LIST_RE.match(body)
-        if held is None or not _SCRIPT_RUN_RE.match(body, held.end() - 1):
+        if held is None or not _SCRIPT_RUN_RE.match(body, held.end() - 1) or not _expanded_outside_messages(pos, value):
             return
         body = held.group(0)
     row, byte_col = value.start_point
@@ -1544,6 +1557,21 @@ def container_file_reference(col: Collector, m, path: str, line: int, c: int) ->
                 note=" (a container file named for CUDA, built or started here)")
 
 
+_MAJOR_PART_RE = re.compile(r"(?:^|_)MAJOR(?:_|$)")
+# `: "${CUDA_MAJOR:=${CUDA_VERSION_MAJOR:-12}}"`: a default the expansion assigns
+_ASSIGNED_DEFAULT_RE = re.compile(r"\$\{([A-Za-z_]\w*):?=(.+)\}", re.S)
+
+
+def _assigned_default(col: Collector, m, pos: "_Positions", node) -> None:
+    """`: "${CUDA_MAJOR:=${CUDA_VERSION_MAJOR:-12}}"` (cuTENSOR's install script in jetson-containers): the `:=`
+    expansion assigns its default when the variable is unset, as `CUDA_MAJOR=12` would; a CUDA version default is the
+    build parameter (tp44b)."""
+    found = _ASSIGNED_DEFAULT_RE.fullmatch(node.text.decode("utf-8", errors="replace"))
+    if found is not None and _cuda_version_name(found.group(1)):
+        line, c = pos.at(node.start_point)
+        _cuda_version_parameter(col, m, found.group(1), found.group(2), line, c + 2)
+
+
 def _cuda_version_parameter(col: Collector, m, name: str, value: str, line: int, c: int) -> None:
     """`CUDA_VERSION=12.6` in a build script, `--build-arg CUDA_VERSION=$CUDA_VERSION`, a CI step's
     `CUDA_VERSION="${{ matrix.cuda }}"`: the CUDA version a build is made for, a build parameter like the
@@ -1563,6 +1591,8 @@ def _cuda_version_parameter(col: Collector, m, name: str, value: str, line: int,
     if not derived and not _CUDA_VERSION_VALUE_RE.fullmatch(value.strip("\"'")):
         return
     rule = m.match_setting(name.lower(), value)
+    if rule is None and _MAJOR_PART_RE.search(name.upper()) and not derived:
+        rule = m.match_setting("cuda_version", value)     # `CUDA_MAJOR_VERSION=12`: the CUDA major built for (tp44b)
     if rule is not None and rule.code == "NPU018":
         col.add(rule, f"{name}={value}", line, c, c + len(name), severity="info",
                 note=" (a build parameter: the CUDA version a build step installs)")
@@ -2242,10 +2272,15 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         return
     if name == "dpkg" and ("-i" in words or "--install" in words):
         for i, w in enumerate(words[1:], 1):
+            held = _VARIABLE_REF_RE.fullmatch(w.strip("\"'"))
+            if held is not None and col.script_vars.get(held.group(1), "").strip("\"'").endswith(".deb"):
+                # `DEB="cutensor-local-repo-${DISTRO}-..._${DEB_ARCH}.deb"` then `dpkg -i "${DEB}"`: the package the
+                # variable names, its own variable parts left out (tp44b)
+                w = re.sub(r"-{2,}", "-", re.sub(r"\$\{?\w+\}?", "", col.script_vars[held.group(1)].strip("\"'")))
             if w.endswith(".deb"):       # `dpkg -i cuda-keyring_1.1-1_all.deb`: the package is the name before `_`
                 line, c = pos.at(nodes[i].start_point)
-                symbol = "apt:" + w.rsplit("/", 1)[-1].split("_", 1)[0].lower()
-                col.add(m.match_requirement(symbol), symbol, line, c, c + len(w))
+                symbol = "apt:" + w.rsplit("/", 1)[-1].split("_", 1)[0].lower().rstrip("-")
+                col.add(m.match_requirement(symbol), symbol, line, c, c + len(words[i]))
         return
     verb = next((w for w in words[1:] if w in _APT_INSTALL), None)
     if name in _APT and verb is not None and (verb == "install" or (verb == "add") == (name == "apk")):

@@ -43,9 +43,6 @@ LIBRARY_CATEGORIES = frozenset({"attention", "kernel", "third_party", "apex"})
 
 # names of credentials (API keys, tokens, secrets): never a CUDA stack setting, whatever their prefix
 _CREDENTIAL_SUFFIXES = ("_API_KEY", "_APIKEY", "_TOKEN", "_SECRET", "_PASSWORD")
-# a part naming another GPU vendor's backend after a library's prefix: `FLASH_ATTENTION_TRITON_AMD_ENABLE` switches
-# flash-attn's Triton backend for ROCm (its README, "AMD ROCm Support"), no CUDA setting
-_OTHER_VENDOR_PART_RE = re.compile(r"_(?:AMD|ROCM|HIP)(?:_|$)")
 # names of a remote service's settings (its address, project, namespace, the model it writes): the application reads
 # them to reach the service over HTTP, no CUDA library does (tq44b: `NVIDIA_EVALUATOR_URL`, `NVIDIA_PROJECT_ID`,
 # `NVIDIA_DATASET_NAMESPACE`, `NVIDIA_OUTPUT_MODEL_DIR` of llama-stack's NeMo providers)
@@ -555,8 +552,7 @@ class CompiledRules:
         for prefix, rule in self.env_prefixes:
             if name.startswith(prefix) and len(name) > len(prefix) and (best is None or len(prefix) > len(best[0])):
                 best = (prefix, rule)
-        if best is not None and (name.endswith(_CREDENTIAL_SUFFIXES + _SERVICE_SUFFIXES)
-                                 or _OTHER_VENDOR_PART_RE.search(name, len(best[0]) - 1)):
+        if best is not None and name.endswith(_CREDENTIAL_SUFFIXES + _SERVICE_SUFFIXES):
             # `NVIDIA_API_KEY` (NVIDIA's hosted API catalogue, langchain-nvidia-ai-endpoints, NeMo-Curator's
             # tutorials), `NVIDIA_NGC_TOKEN`, `NVIDIA_BASE_URL`: a credential or setting of a remote service under a
             # vendor prefix, read by no CUDA library (tp42, project test104; tq44b)
