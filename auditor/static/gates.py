@@ -1579,9 +1579,11 @@ def _lower_logged_queries(findings: list, tree: ast.Module) -> list:
         return findings
     spans = [node_span(n.value, open_end=True) for n in _walk(tree) if _message_statement(n)]
     # tq44a: `if torch.cuda.is_available(): warnings.warn("inference on CPU while CUDA is available")` (Whisper's
-    # transcribe): a test whose branch only shows a message decides the message only
+    # transcribe): a test whose branch only shows a message decides the message only; not one whose message reads
+    # CUDA itself (`print(torch.cuda.max_memory_allocated())`: the test guards that query)
     spans += [node_span(n.test, open_end=True) for n in _walk(tree) if isinstance(n, ast.If) and not n.orelse and
-              all(_message_statement(s) for s in n.body)]
+              all(_message_statement(s) for s in n.body) and not any(
+                  isinstance(c, ast.Attribute) and "cuda" in c.attr.lower() for s in n.body for c in walk_list(s))]
     if not spans:
         return findings
     regions = [(span, True) for span in spans]
