@@ -420,3 +420,35 @@ def test_node_image_and_mask_inputs_are_host_values(tmp_path: Path) -> None:
                                  "nodes.py": APPLY_MASK}), "nodes.py")
     assert "NPU703" not in found.get(24, {}), found
     assert "NPU703" in found.get(31, {}), found      # control: a method that is no node FUNCTION, a moved mask
+
+
+# -- a CUDA-only move to the CPU before a device-generic one (skorch's to_numpy) ----------------------------------
+
+TO_NUMPY = """\
+import numpy as np
+import torch
+
+
+def to_numpy(X):
+    if isinstance(X, np.ndarray):
+        return X
+    if X.is_cuda:
+        X = X.cpu()
+    if X.device.type != "cpu":
+        X = X.cpu()
+    if X.requires_grad:
+        X = X.detach()
+    return X.numpy()
+
+
+def to_numpy_cuda_only(X):
+    if X.is_cuda:
+        X = X.cpu()
+    return X.detach().numpy()
+"""
+
+
+def test_cuda_only_cpu_move_before_a_generic_one(tmp_path: Path) -> None:
+    found = _in(_tree(tmp_path, {"utils.py": TO_NUMPY}), "utils.py")
+    assert found[8].get("NPU005") == "info", found
+    assert found[18].get("NPU005") == "error", found      # control: the only move

@@ -551,3 +551,27 @@ def test_else_of_the_defaults_own_value_reached_by_a_caller(tmp_path: Path):
              "llama/generation.py": GENERATION.replace("n_kv_heads=params.n_kv_heads", "params.n_kv_heads, 'cuda'")}
     found = _in(_tree(tmp_path, files), "checkpoint.py")
     assert found[8]["NPU032"] == "error", found
+
+
+# control: a type test of a class built on a package that may be missing keeps its pointer (PEFT's GPU tests)
+PEFT_LORA = """\
+import bitsandbytes as bnb
+
+
+class Linear8bitLt(bnb.nn.Linear8bitLt):
+    def forward(self, x):
+        return super().forward(x)
+"""
+
+PEFT_GPU_TEST = """\
+from peft.lora import Linear8bitLt
+
+
+def check(model):
+    assert isinstance(model.q_proj, Linear8bitLt)
+"""
+
+
+def test_a_type_test_of_a_package_class_keeps_its_pointer(tmp_path: Path):
+    found = _tree(tmp_path, {"peft/__init__.py": "", "peft/lora.py": PEFT_LORA, "tests/test_gpu.py": PEFT_GPU_TEST})
+    assert "NPU417" in _in(found, "test_gpu.py").get(5, {}), _in(found, "test_gpu.py")

@@ -1530,6 +1530,51 @@ def _message_statement(node: ast.AST) -> bool:
         _dotted(node.value.func).rsplit(".", 1)[-1] in MESSAGE_CALLS
 
 
+_REDUNDANT_MOVE_NOTE = "a CUDA-only move to the CPU before a device-generic one of the same value: on Ascend the " \
+    "later check moves the NPU tensor, so nothing is left on the device"
+
+
+def _moves_to_cpu(stmt: ast.stmt, name: str) -> bool:
+    """`X = X.cpu()` / `X = X.to("cpu")`."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and
+            stmt.targets[0].id == name and isinstance(stmt.value, ast.Call) and
+            isinstance(stmt.value.func, ast.Attribute) and _dotted(stmt.value.func.value) == name):
+        return False
+    call = stmt.value
+    return call.func.attr == "cpu" and not call.args or call.func.attr == "to" and len(call.args) == 1 and \
+        isinstance(call.args[0], ast.Constant) and call.args[0].value == "cpu"
+
+
+def _redundant_cpu_moves(tree: ast.Module) -> list[tuple[Region, bool]]:
+    """The test of `if X.is_cuda: X = X.cpu()` followed in its block by a move of X to the CPU that no CUDA test
+    guards (`if X.device.type != "cpu": X = X.cpu()` or a bare `X = X.cpu()`: skorch's `to_numpy`; tq44a)."""
+    out: list[tuple[Region, bool]] = []
+    for node in [tree, *_walk(tree)]:
+        for block in (getattr(node, name, None) for name in ("body", "orelse", "finalbody")):
+            if not isinstance(block, list):
+                continue
+            for i, stmt in enumerate(block):
+                if not (isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1 and
+                        isinstance(stmt.test, ast.Attribute) and stmt.test.attr == "is_cuda" and
+                        isinstance(stmt.test.value, ast.Name) and _moves_to_cpu(stmt.body[0], stmt.test.value.id)):
+                    continue
+                name = stmt.test.value.id
+                if any(_moves_to_cpu(later, name) or isinstance(later, ast.If) and not is_cuda_test(later.test) and
+                       len(later.body) == 1 and _moves_to_cpu(later.body[0], name) and name in {
+                           n.id for n in walk_list(later.test) if isinstance(n, ast.Name)} and
+                       "device" in ast.unparse(later.test) for later in block[i + 1:]):
+                    out.append((node_span(stmt.test, open_end=True), True))
+    return out
+
+
+def _lower_redundant_cpu_moves(findings: list, tree: ast.Module) -> list:
+    if not any(f.symbol == "is_cuda" and f.severity != "info" for f in findings):
+        return findings
+    regions = _redundant_cpu_moves(tree)
+    return [as_info(f, "redundant-cpu-move", _REDUNDANT_MOVE_NOTE) if f.symbol == "is_cuda" and
+            f.severity != "info" and _held_by(regions, f) else f for f in findings] if regions else findings
+
+
 def _lower_logged_queries(findings: list, tree: ast.Module) -> list:
     """`log.info(f"Number of GPUs: {torch.cuda.device_count()}")`, `print("CUDA:", torch.cuda.is_available())`: a
     query that does not raise without CUDA, whose value only a message statement shows (HunyuanWorld-Mirror's
@@ -1538,9 +1583,11 @@ def _lower_logged_queries(findings: list, tree: ast.Module) -> list:
         return findings
     spans = [node_span(n.value, open_end=True) for n in _walk(tree) if _message_statement(n)]
     # tq44a: `if torch.cuda.is_available(): warnings.warn("inference on CPU while CUDA is available")` (Whisper's
-    # transcribe): a test whose branch only shows a message decides the message only
+    # transcribe): a test whose branch only shows a message decides the message only; not one whose message reads
+    # CUDA itself (`print(torch.cuda.max_memory_allocated())`: the test guards that query)
     spans += [node_span(n.test, open_end=True) for n in _walk(tree) if isinstance(n, ast.If) and not n.orelse and
-              all(_message_statement(s) for s in n.body)]
+              all(_message_statement(s) for s in n.body) and not any(
+                  isinstance(c, ast.Attribute) and "cuda" in c.attr.lower() for s in n.body for c in walk_list(s))]
     if not spans:
         return findings
     regions = [(span, True) for span in spans]
@@ -1671,6 +1718,7 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     findings = _lower_library_refusals(_lower_fallback_gates(findings, tree), tree)
     findings = _drop_capability_keys(findings, tree)
     findings = apply_gate_regions(_drop_choiceless_tests(findings, tree), tree)
+    findings = _lower_redundant_cpu_moves(findings, tree)
     return _lower_logged_queries(_lower_environment_reports(findings, tree), tree)
 
 
