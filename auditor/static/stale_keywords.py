@@ -84,28 +84,37 @@ def _takes(fn: ast.FunctionDef | ast.AsyncFunctionDef, keyword: str) -> bool:
 
 
 class _Definitions:
-    """Top-level classes and functions of the tree's Python files by name, read only for the names asked."""
+    """Top-level classes and functions of the tree's Python files by name: each file read once for the names it
+    defines at column 0, then parsed only where a name asked for is defined."""
+
+    _TOP = re.compile(rb"^(?:async[ \t]+)?(?:class|def)[ \t]+(\w+)", re.M)
 
     def __init__(self, project: Any) -> None:
         self.project = project
         self.names = project.module_names()
         self.found: dict[str, list[tuple[str, ast.stmt]]] = {}
+        self._files: dict[str, list[str]] | None = None
 
-    def of(self, name: str) -> list[tuple[str, ast.stmt]]:
-        if name not in self.found:
+    def _defining(self) -> dict[str, list[str]]:
+        if self._files is None:
             from auditor.source import SourceError
             from auditor.static.project_imports import read_counted
 
-            word = re.compile(rb"^[ \t]*(?:async[ \t]+)?(?:class|def)[ \t]+" + re.escape(name.encode()) + rb"\b", re.M)
-            out = []
+            self._files = {}
             for rel, path in self.project.paths.items():
-                if not rel.endswith(".py"):
-                    continue
-                try:
-                    if not word.search(read_counted(self.project, path)):
+                if rel.endswith(".py"):
+                    try:
+                        data = read_counted(self.project, path)
+                    except (OSError, SourceError):
                         continue
-                except (OSError, SourceError):
-                    continue
+                    for name in {m.group(1).decode("ascii", "replace") for m in self._TOP.finditer(data)}:
+                        self._files.setdefault(name, []).append(rel)
+        return self._files
+
+    def of(self, name: str) -> list[tuple[str, ast.stmt]]:
+        if name not in self.found:
+            out = []
+            for rel in self._defining().get(name, ()):
                 held = self.project.source(rel)
                 if held is not None:
                     out += [(rel, n) for n in held[1].body if isinstance(
