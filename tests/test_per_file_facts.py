@@ -316,3 +316,40 @@ def test_warm_run_equals_cold_run_on_the_triton_tree(tmp_path):
     lowered = {(p, s) for p, _l, c, s, m in findings(cold) if c == "NPU373" and "Triton-Ascend already" in m}
     assert ("kern/ops/chunk.py", "info") in lowered and ("kern/ops/rms_norm.py", "info") in lowered
     assert not any(p == "kern/ops/softmax_cuda.py" for p, _s in lowered)
+
+
+SHELL_TREE = {
+    "pkg/__init__.py": "",
+    "pkg/train_main.py": "import torch\n",
+    "tools/eval.py": "import torch\n",
+    "scripts/train.sh": "#!/bin/bash\n# python -m old.entry (a comment: runs nothing)\n"
+                        "CUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node 2 -m pkg.train_main --cfg base.yaml\n",
+    "scripts/run_all.bash": "#!/bin/bash\nbash scripts/train.sh\npython tools/eval.py --ckpt out/\n",
+    "pack/finetune_lora.sh": "deepspeed --num_gpus 8 pack/ft.py --lora\n",
+}
+
+
+def test_shell_scripts_are_read_once_by_the_worker_not_again_by_the_reach_pass(tmp_path):
+    """h44: the reach pass (unreached_defs) takes a script's `-m` modules, launch lines and the script names it
+    mentions from the facts the worker keeps (`shell_facts`), so a run with summaries reads no `.sh` script again;
+    a `.bash` script, which the import graph does not read, is read once per question, as before."""
+    from auditor.static.engine import StaticEngine
+    from auditor.static.project_imports import ProjectImports, shell_facts
+    from auditor.static.unreached_defs import _shell_launches, _unrun_launchers
+    from tests.static_snippets import write_tree
+
+    root = write_tree(tmp_path, SHELL_TREE)
+    facts = shell_facts((root / "scripts/train.sh").read_bytes())
+    assert facts["modules"] == ["pkg.train_main"] and facts["trains"] and facts["scripts"] == []
+    assert shell_facts((root / "scripts/run_all.bash").read_bytes())["scripts"] == ["train.sh"]
+
+    engine = StaticEngine(load_rules())
+    files = [(path, path.relative_to(root).as_posix()) for path in sorted(root.rglob("*")) if path.is_file()]
+    results = [engine.analyze_path(path, rel) for path, rel in files]
+    project = ProjectImports(files, results)
+    assert _shell_launches(project) == {"pkg/train_main", "pkg/train_main/__main__", "tools/eval", "pack/ft"}
+    assert project.reads == 1                                        # run_all.bash only
+    # train.sh is named by run_all.bash; finetune_lora.sh, a deepspeed launcher, by nothing
+    assert _unrun_launchers(project, {}) == {"pack/finetune_lora.sh"}
+    bare = ProjectImports(files)                                     # no summaries: every script read
+    assert _shell_launches(bare) == _shell_launches(project) and bare.reads == 3

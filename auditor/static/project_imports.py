@@ -11,8 +11,10 @@ project's own CUDA-specific code). Both used to read files again on every run. N
      `load` (module as written, imported names, at load time), `main` (an `if __name__ == "__main__":` block) and
      `mark` (the text names transfer_to_npu or a megatron_adaptor); for a shell script, `launch` (the .py paths
      its launcher lines start, in order) and `ascend` (it sets up Ascend itself: CANN's set_env.sh, an env_npu
-     script, NPUS_PER_NODE, ASCEND_RT_VISIBLE_DEVICES, exported ASCEND_* / HCCL_* settings). A file without the
-     word `import` has `facts` = {} (no edges).
+     script, NPUS_PER_NODE, ASCEND_RT_VISIBLE_DEVICES, exported ASCEND_* / HCCL_* settings), and for
+     unreached_defs, which used to read every script again, `modules` (what its `-m` lines run), `trains` (a
+     deepspeed / torchrun / accelerate launch line) and `scripts` (the shell script names it mentions). A file
+     without the word `import` has `facts` = {} (no edges).
    - `tree`, for a `.py` file (tree_facts, FORMAT 6): the operators it defines with torch.library (`ops`), the
      namespaces `getattr(torch.ops, "ns")` names by line (`getattr`) and the config folders it reads as a Hydra
      entry of an Ascend adaptor (`hydra`), whether it imports transfer_to_npu (`shim`), read by
@@ -171,6 +173,25 @@ def launched_paths(text: str) -> list[list[Any]]:
     return out
 
 
+# `python3 -m verl.trainer.main_ppo \`: the module a shell line runs
+_SHELL_MODULE = re.compile(r"(?:^|\s)-m\s+([A-Za-z_]\w*(?:\.\w+)*)")
+# a distributed training launch at a line's start (after `NAME=value` prefixes)
+_TRAINING_LAUNCH = re.compile(rb"^\s*(?:[A-Z_]+=\S*\s+)*(?:deepspeed|torchrun|accelerate\s+launch|python3?\s+-m\s+"
+                              rb"torch\.distributed\.(?:launch|run))\b", re.MULTILINE)
+# a shell script's file name written anywhere in a text (`bash scripts/train.sh`, `subprocess.run(["x.bash"])`)
+SHELL_NAME = re.compile(r"[\w.-]+\.(?:sh|bash)\b")
+
+
+def shell_facts(data: bytes) -> dict[str, Any]:
+    """A shell script's facts (`import_facts`'s, for any script suffix): `launch`, `ascend`, `modules`, `trains`,
+    `scripts`."""
+    text = data.decode("utf-8", errors="replace")
+    modules = {m for line in text.splitlines() if not line.lstrip().startswith("#") for m in _SHELL_MODULE.findall(line)}
+    return {"launch": launched_paths(text), "ascend": _ASCEND_SCRIPT.search(text) is not None,
+            "modules": sorted(modules), "trains": _TRAINING_LAUNCH.search(data) is not None,
+            "scripts": sorted(set(SHELL_NAME.findall(text)))}
+
+
 def import_facts(data: bytes, rel: str) -> dict[str, Any] | None:
     """The import graph's part of a file's summary (see the module docstring), or None for other kinds of file."""
     if rel.endswith(".py"):
@@ -180,8 +201,7 @@ def import_facts(data: bytes, rel: str) -> dict[str, Any] | None:
         return {"load": load_time_imports(text), "main": _MAIN.search(text) is not None,
                 "mark": b"transfer_to_npu" in data or b"megatron_adaptor" in data}
     if rel.endswith(".sh"):
-        text = data.decode("utf-8", errors="replace")
-        return {"launch": launched_paths(text), "ascend": _ASCEND_SCRIPT.search(text) is not None}
+        return shell_facts(data)
     return None
 
 
@@ -398,6 +418,16 @@ class ProjectImports:
         try:
             return import_facts(read_counted(self, self.paths.get(rel)), rel)
         except (OSError, SourceError):      # not read: a FIFO, over the limit
+            return None
+
+    def shell(self, rel: str) -> dict[str, Any] | None:
+        """A shell script's facts (`shell_facts`), of a `.sh` from its summary as `facts` gives them, of another
+        suffix (`.bash`, which the import graph does not read) read now; None when it cannot be read."""
+        if rel.endswith(".sh"):
+            return self.facts(rel)
+        try:
+            return shell_facts(read_counted(self, self.paths.get(rel)))
+        except (OSError, SourceError):
             return None
 
     def _held(self, rel: str, key: str) -> dict[str, Any] | None:

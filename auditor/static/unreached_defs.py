@@ -67,7 +67,7 @@ from auditor.astnodes import is_main_guard, line_span, module_nodes, walk_list
 from auditor.static.astutil import ast_dotted, scope_locals
 from auditor.static.attribute_sets import false_constant, setting_nodes_by_name
 from auditor.static.backends import as_info
-from auditor.static.project_imports import put_facts
+from auditor.static.project_imports import SHELL_NAME, put_facts
 
 _CONTEXT = "unreached"
 _NOTE = ("nothing in this ComfyUI node pack calls it: ComfyUI reaches a pack only through its NODE_CLASS_MAPPINGS; "
@@ -581,7 +581,7 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
         out["kernels"] = [list(k) for k in kernels]
     # the shell scripts its strings name (`subprocess.run(["bash", "scripts/train.sh"])`): the pack may run them
     shells = {m for n in module_nodes(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
-              for m in _SHELL_NAME.findall(n.value)}
+              for m in SHELL_NAME.findall(n.value)}
     if shells:
         out["shells"] = sorted(m.rsplit("/", 1)[-1] for m in shells)
     return out
@@ -1651,9 +1651,6 @@ _CUDA_SOURCES = (".cu", ".cuh")
 _TRAINING_NAME = re.compile(r"(?:^|[_\-.])(?:train(?:ing)?|finetune|fine_tune|pretrain|prepare|preprocess)(?:$|[_\-.\d])",
                             re.IGNORECASE)
 _INSTALL_NAME = re.compile(r"install|setup|build|env", re.IGNORECASE)
-_LAUNCH = re.compile(rb"^\s*(?:[A-Z_]+=\S*\s+)*(?:deepspeed|torchrun|accelerate\s+launch|python3?\s+-m\s+torch\.distributed\."
-                     rb"(?:launch|run))\b", re.MULTILINE)
-_SHELL_NAME = re.compile(r"[\w.-]+\.(?:sh|bash)\b")
 _LAUNCHER_NOTE = ("a training or data-preparation launcher this tree carries and its host application never runs "
                   "(ComfyUI runs a pack's nodes and install script, webui an extension's scripts/*.py, install.py and "
                   "preload.py); port it if you train with it")
@@ -1663,25 +1660,29 @@ def _unrun_launchers(project: Any, facts: dict[str, dict[str, Any]]) -> set[str]
     """The pack's shell scripts that launch training or prepare data (`_TRAINING_NAME`, or a `deepspeed` / `torchrun` /
     `accelerate launch` command) and that no Python file of the pack and no other shell script names (pd23: 3D-Pack's
     vendored Hunyuan3D-2.1 `train_deepspeed.sh` with its NCCL_* exports). Install, setup and build scripts are kept."""
-    from auditor.source import SourceError
-    from auditor.static.project_imports import read_counted
-
-    shells: dict[str, bytes] = {}
-    for rel, path in getattr(project, "paths", {}).items():
-        if rel.endswith(_SHELL_SUFFIXES):
-            try:
-                shells[rel] = read_counted(project, path)
-            except (OSError, SourceError):
-                continue
+    shells = _shell_facts(project)
     named = {w for f in facts.values() for w in f.get("shells", ())}
     out = set()
-    for rel, data in shells.items():
+    for rel, script in shells.items():
         base = rel.rsplit("/", 1)[-1]
-        if _INSTALL_NAME.search(base) or not (_TRAINING_NAME.search(base) or _LAUNCH.search(data)):
+        if _INSTALL_NAME.search(base) or not (_TRAINING_NAME.search(base) or script.get("trains")):
             continue
-        if base in named or any(base.encode() in other for o, other in shells.items() if o != rel):
+        if base in named or any(name.endswith(base) for o, other in shells.items() if o != rel
+                                for name in other.get("scripts", ())):
             continue
         out.add(rel)
+    return out
+
+
+def _shell_facts(project: Any) -> dict[str, dict[str, Any]]:
+    """Each shell script of the tree with its facts (ProjectImports.shell: from the summaries the worker made, so a
+    warm run reads no script); a script that cannot be read is left out."""
+    out = {}
+    for rel in getattr(project, "paths", {}):
+        if rel.endswith(_SHELL_SUFFIXES):
+            script = project.shell(rel)
+            if script is not None:
+                out[rel] = script
     return out
 
 
@@ -1833,7 +1834,6 @@ _CHECKOUT_ENTRIES = frozenset({"hubconf.py", "setup.py"})
 # the files of a project's checkout: its build and install metadata, torch.hub's entry file, its licence
 _CHECKOUT_FILE = re.compile(r"^(?:setup\.py|setup\.cfg|pyproject\.toml|hubconf\.py|requirements[\w.-]*\.txt|"
                             r"LICEN[CS]E(?:\.\w+)?|COPYING)$")
-_SHELL_MODULE = re.compile(r"(?:^|\s)-m\s+([A-Za-z_]\w*(?:\.\w+)*)")     # `python3 -m verl.trainer.main_ppo \`
 
 
 def _vendored_copies(project: Any) -> dict[str, str]:
@@ -1902,21 +1902,13 @@ def _shell_launches(project: Any, skip: tuple[str, ...] = ()) -> set[str]:
     """The files the tree's shell scripts run, as path stems from any sys.path root: `python a/b.py` -> a/b, `python3
     -m verl.trainer.main_ppo` -> verl/trainer/main_ppo, `-m lm_eval` -> lm_eval, lm_eval/__main__ (matched against a
     file's path end, `_launched`). `skip`: folders whose scripts are left out."""
-    from auditor.source import SourceError
-    from auditor.static.project_imports import read_counted
-
     out: set[str] = set()
-    for rel, path in getattr(project, "paths", {}).items():
-        if not rel.endswith(_SHELL_SUFFIXES) or rel.startswith(skip):
+    for rel, script in _shell_facts(project).items():
+        if rel.startswith(skip):
             continue
-        for folders, name in (project.facts(rel) or {}).get("launch", ()):
+        for folders, name in script.get("launch", ()):
             out.add("/".join([*folders, name.removesuffix(".py")]))
-        try:
-            text = read_counted(project, path).decode("utf-8", errors="replace")
-        except (OSError, SourceError):
-            continue
-        modules = {m.replace(".", "/") for line in text.splitlines() if not line.lstrip().startswith("#")
-                   for m in _SHELL_MODULE.findall(line)}
+        modules = {m.replace(".", "/") for m in script.get("modules", ())}
         out.update(modules | {f"{m}/__main__" for m in modules})       # `python -m lm_eval` runs lm_eval/__main__.py
     return out
 
