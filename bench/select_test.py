@@ -107,6 +107,7 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test112": "npu-audit-test-split-112:",
                  "test113": "npu-audit-test-split-113:",
                  "test116": "npu-audit-test-split-116:",
+                 "test119": "npu-audit-test-split-119:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -310,6 +311,9 @@ SPLIT_TOPUP_WORDS["test113"] = SPLIT_TOPUP_WORDS["test84"]
 # test116 (bench/corpus_test116/SELECTION.md, written before its draw): test84's entry (the same object); every
 # category of its top-up order has words there or in TOPUP_WORDS, so no word was added
 SPLIT_TOPUP_WORDS["test116"] = SPLIT_TOPUP_WORDS["test84"]
+# test119 (bench/corpus_test119/SELECTION.md, written before its draw): test84's entry (the same object); every
+# category of its top-up order has words there or in TOPUP_WORDS, so no word was added
+SPLIT_TOPUP_WORDS["test119"] = SPLIT_TOPUP_WORDS["test84"]
 TOPUP_MIN_LINES = 2
 
 
@@ -1098,6 +1102,21 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                            # graphics_utils.py; TalkingGaussian's 3DGS files, EasyPortrait / mmseg copy and Linly-Talker-shared
                            # data_utils; IMavatar's DECA and face-parsing copies; RefVSR's mmedit/ (mmediting); FMA-Net's RAFT
                            # files; svt's TimeSformer files; mvd's timm random_erasing.py
+                           # test119 (bench/corpus_test119/SELECTION.md, vendoring check): the mmdetection3d package copies
+                           # of Fast-BEV and futr3d (mmdet3d/; blobs shared with HoP / BEV-Planner) and Fast-BEV's mmcv_custom/;
+                           # FlashOCC's BEVDet ops and the mmdetection3d tools it shares with HoP / BEV-Planner; BEVStereo's
+                           # BEVDepth voxel pooling; FADNet's flownet2 layers, correlation-pytorch, GANet and sync_bn copies;
+                           # CLIPA's open_clip package and open_clip training files; DeCLIP's and UniCL's blob-shared files
+                           "test119": ("mmdet3d/", "mmcv_custom/", "projects/mmdet3d_plugin/ops/bev_pool/",
+                                       "projects/mmdet3d_plugin/ops/bev_pool_v2/", "projects/mmdet3d_plugin/core/hook/utils.py",
+                                       "tools/analysis_tools/analyze_logs.py", "tools/data_converter/", "tools/deployment/",
+                                       "tools/misc/", "tools/model_converters/", "tools/update_data_coords.py",
+                                       "ops/voxel_pooling/", "layers_package/channelnorm_package/",
+                                       "layers_package/correlation_package/", "layers_package/resample2d_package/",
+                                       "layers_package/correlation-pytorch-master/", "libs/GANet/", "libs/sync_bn/",
+                                       "dataloader/GANet/", "clipa_torch/open_clip/", "clipa_torch/training/file_utils.py",
+                                       "clipa_torch/training/logger.py", "clipa_torch/training/scheduler.py",
+                                       "prototype/data/datasets/base_dataset.py", "model/text_encoder/registry.py"),
                            "test116": ("fairseq/", "fairseq_cli/", "examples/",
                                        "Transformer-M/data/dgl_datasets/__init__.py",
                                        "Transformer-M/data/dgl_datasets/dgl_dataset_lookup_table.py",
@@ -1271,7 +1290,7 @@ TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "te
                                      "test71", "test77", "test76", "test79", "test82", "test81", "test84",
                                      "test85", "test87", "test88", "test90", "test91", "test93", "test92", "test95", "test96",
                                      "test98", "test99", "test102", "test101", "test106", "test105", "test109",
-                                     "test112", "test113", "test116"})
+                                     "test112", "test113", "test116", "test119"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
@@ -1283,7 +1302,7 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test70": 8, "test73": 8, "test75": 8, "test71": 8, "test77": 8, "test76": 8, "test79": 8, "test82": 8,
                            "test81": 8, "test84": 8, "test85": 8, "test87": 8, "test88": 8, "test90": 8, "test91": 8,
                            "test93": 8, "test92": 8, "test95": 8, "test96": 8, "test98": 8, "test99": 8, "test102": 8, "test101": 8,
-                           "test106": 8, "test105": 8, "test109": 8, "test112": 8, "test113": 8, "test116": 8,
+                           "test106": 8, "test105": 8, "test109": 8, "test112": 8, "test113": 8, "test116": 8, "test119": 8,
                            "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
@@ -1543,6 +1562,11 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test116 entry (test84's)
                "test116": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
                            "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                           "cap": 16},
+               # test119 (bench/corpus_test119/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test119 entry (test84's)
+               "test119": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
                            "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
@@ -1553,7 +1577,8 @@ AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23
                                  "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73", "test75", "test77",
                                  "test76", "test79", "test82", "test81", "test84", "test85", "test87", "test88", "test90", "test91",
                                  "test93", "test92", "test95", "test96", "test98", "test99", "test102", "test101", "test106", "test105",
-                                 "test109", "test112", "test113", "test116", "tuned_t17c",
+                                 "test109", "test112", "test113", "test116", "test119",
+                                 "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 
 
