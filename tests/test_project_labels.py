@@ -511,9 +511,7 @@ SEVEN_PER_REPOSITORY_DRAWS = [("test65", 1665, 16, 61), ("test67", 1667, 15, 83)
                               ("test110", 1810, 14, 68), ("test111", 1811, 13, 44),
                               ("test114", 1814, 12, 64), ("test115", 1815, 14, 65),
                               ("test117", 1817, 14, 77), ("test118", 1818, 13, 57),
-                              ("test121", 1821, 15, 74),
-
-                              ("test122", 1822, 16, 79)]
+                              ("test121", 1821, 15, 74), ("test122", 1822, 16, 79)]
 
 
 @pytest.mark.parametrize("split, seed, repositories, files", SEVEN_PER_REPOSITORY_DRAWS)
