@@ -107,6 +107,8 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test112": "npu-audit-test-split-112:",
                  "test113": "npu-audit-test-split-113:",
                  "test116": "npu-audit-test-split-116:",
+                 "test119": "npu-audit-test-split-119:",
+                 "test120": "npu-audit-test-split-120:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -310,6 +312,12 @@ SPLIT_TOPUP_WORDS["test113"] = SPLIT_TOPUP_WORDS["test84"]
 # test116 (bench/corpus_test116/SELECTION.md, written before its draw): test84's entry (the same object); every
 # category of its top-up order has words there or in TOPUP_WORDS, so no word was added
 SPLIT_TOPUP_WORDS["test116"] = SPLIT_TOPUP_WORDS["test84"]
+# test119 (bench/corpus_test119/SELECTION.md, written before its draw): test84's entry (the same object); every
+# category of its top-up order has words there or in TOPUP_WORDS, so no word was added
+SPLIT_TOPUP_WORDS["test119"] = SPLIT_TOPUP_WORDS["test84"]
+# test120 (bench/corpus_test120/SELECTION.md, written before its draw): test84's entry (the same object); every
+# category of its top-up order has words there or in TOPUP_WORDS, so no word was added
+SPLIT_TOPUP_WORDS["test120"] = SPLIT_TOPUP_WORDS["test84"]
 TOPUP_MIN_LINES = 2
 
 
@@ -1098,6 +1106,56 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                            # graphics_utils.py; TalkingGaussian's 3DGS files, EasyPortrait / mmseg copy and Linly-Talker-shared
                            # data_utils; IMavatar's DECA and face-parsing copies; RefVSR's mmedit/ (mmediting); FMA-Net's RAFT
                            # files; svt's TimeSformer files; mvd's timm random_erasing.py
+                           # test119 (bench/corpus_test119/SELECTION.md, vendoring check): the mmdetection3d package copies
+                           # of Fast-BEV and futr3d (mmdet3d/; blobs shared with HoP / BEV-Planner) and Fast-BEV's mmcv_custom/;
+                           # FlashOCC's BEVDet ops and the mmdetection3d tools it shares with HoP / BEV-Planner; BEVStereo's
+                           # BEVDepth voxel pooling; FADNet's flownet2 layers, correlation-pytorch, GANet and sync_bn copies;
+                           # CLIPA's open_clip package and open_clip training files; DeCLIP's and UniCL's blob-shared files
+                           "test119": ("mmdet3d/", "mmcv_custom/", "projects/mmdet3d_plugin/ops/bev_pool/",
+                                       "projects/mmdet3d_plugin/ops/bev_pool_v2/", "projects/mmdet3d_plugin/core/hook/utils.py",
+                                       "tools/analysis_tools/analyze_logs.py", "tools/data_converter/", "tools/deployment/",
+                                       "tools/misc/", "tools/model_converters/", "tools/update_data_coords.py",
+                                       "ops/voxel_pooling/", "layers_package/channelnorm_package/",
+                                       "layers_package/correlation_package/", "layers_package/resample2d_package/",
+                                       "layers_package/correlation-pytorch-master/", "libs/GANet/", "libs/sync_bn/",
+                                       "dataloader/GANet/", "clipa_torch/open_clip/", "clipa_torch/training/file_utils.py",
+                                       "clipa_torch/training/logger.py", "clipa_torch/training/scheduler.py",
+                                       "prototype/data/datasets/base_dataset.py", "model/text_encoder/registry.py"),
+                           # test120 (bench/corpus_test120/SELECTION.md, vendoring check): TracKit's pysot / DAVIS
+                           # toolkits, pytracking's online modules and mmdetection's DCN; SiamMask's pycocotools, pysot
+                           # toolkit and VOT toolkit; AFB-URR's davis2017-evaluation; SalsaNext's Synchronized-BatchNorm;
+                           # JS3C-Net's spconv, SparseConvNet, PointGroup and nearest-neighbour copies (pybind11 blobs
+                           # shared with EasyMocap); MaterialGAN's LPIPS and HiGAN copies; DiffusionMBIR's and GPEN's
+                           # StyleGAN2 ops (rosinality), GPEN's RetinaFace and LPIPS; VQFR's BasicSR package folders and
+                           # scripts (blobs shared with huawei-noah's BasicSR copy); TCL's timm optim /
+                           # scheduler (adahessian.py's blob shared with VisRAG) and COCO caption / VQA tools;
+                           # extreme-parkour's unmodified legged_gym / rsl_rl files (blobs shared with those repositories); FIBER's
+                           # maskrcnn-benchmark copy; ViLT's files shared by METER and FIBER (both copies) or with all-in-one
+                           "test120": ("lib/eval_toolkit/", "lib/online/", "lib/models/online/", "lib/models/dcn/",
+                                       "data/coco/pycocotools/", "utils/pysot/", "utils/pyvotkit/",
+                                       "longvideo_evaluation/davis2017/", "train/common/sync_batchnorm/",
+                                       "lib/spconv/", "lib/sparseconvnet/", "lib/pointgroup_ops/", "lib/nearest_neighbors/",
+                                       "PerceptualSimilarity/", "higan/", "op/", "face_detect/",
+                                       "training/lpips/", "vqfr/ops/", "vqfr/utils/", "vqfr/data/", "vqfr/metrics/",
+                                       "vqfr/losses/", "vqfr/archs/inception.py", "vqfr/models/base_model.py",
+                                       "vqfr/models/lr_scheduler.py", "metric_paper/calculate_fid_folder.py",
+                                       "metric_paper/calculate_niqe.py", "metric_paper/calculate_psnr_ssim.py",
+                                       "metric_paper/calculate_lpips.py", "optim/",
+                                       "scheduler/", "refTools/", "vqaTools/",
+                                       "legged_gym/legged_gym/envs/anymal_b/", "legged_gym/legged_gym/envs/anymal_c/",
+                                       "legged_gym/legged_gym/envs/cassie/", "legged_gym/legged_gym/envs/base/base_config.py",
+                                       "legged_gym/legged_gym/tests/test_env.py", "legged_gym/legged_gym/utils/logger.py",
+                                       "legged_gym/setup.py", "rsl_rl/setup.py", "rsl_rl/rsl_rl/env/vec_env.py",
+                                       "rsl_rl/rsl_rl/utils/utils.py", "legged_gym/legged_gym/__init__.py", "fine_grained/maskrcnn_benchmark/",
+                                       "datamodules/coco_caption_karpathy_datamodule.py",
+                                       "datamodules/conceptual_caption_datamodule.py",
+                                       "datamodules/f30k_caption_karpathy_datamodule.py", "datamodules/nlvr2_datamodule.py",
+                                       "datamodules/sbu_datamodule.py", "datamodules/vg_caption_datamodule.py",
+                                       "datamodules/multitask_datamodule.py", "datasets/nlvr2_dataset.py",
+                                       "datasets/sbu_caption_dataset.py", "datasets/vg_caption_dataset.py",
+                                       "datasets/vqav2_dataset.py", "datasets/f30k_caption_karpathy_dataset.py",
+                                       "gadgets/my_metrics.py", "modules/heads.py", "modules/dist_utils.py",
+                                       "transforms/randaug.py"),
                            "test116": ("fairseq/", "fairseq_cli/", "examples/",
                                        "Transformer-M/data/dgl_datasets/__init__.py",
                                        "Transformer-M/data/dgl_datasets/dgl_dataset_lookup_table.py",
@@ -1271,7 +1329,7 @@ TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "te
                                      "test71", "test77", "test76", "test79", "test82", "test81", "test84",
                                      "test85", "test87", "test88", "test90", "test91", "test93", "test92", "test95", "test96",
                                      "test98", "test99", "test102", "test101", "test106", "test105", "test109",
-                                     "test112", "test113", "test116"})
+                                     "test112", "test113", "test116", "test119", "test120"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
@@ -1283,7 +1341,7 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test70": 8, "test73": 8, "test75": 8, "test71": 8, "test77": 8, "test76": 8, "test79": 8, "test82": 8,
                            "test81": 8, "test84": 8, "test85": 8, "test87": 8, "test88": 8, "test90": 8, "test91": 8,
                            "test93": 8, "test92": 8, "test95": 8, "test96": 8, "test98": 8, "test99": 8, "test102": 8, "test101": 8,
-                           "test106": 8, "test105": 8, "test109": 8, "test112": 8, "test113": 8, "test116": 8,
+                           "test106": 8, "test105": 8, "test109": 8, "test112": 8, "test113": 8, "test116": 8, "test119": 8, "test120": 8,
                            "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
@@ -1543,6 +1601,16 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test116 entry (test84's)
                "test116": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
                            "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                           "cap": 16},
+               # test119 (bench/corpus_test119/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test119 entry (test84's)
+               "test119": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                           "cap": 16},
+               # test120 (bench/corpus_test120/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test120 entry (test84's)
+               "test120": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
                            "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
@@ -1553,7 +1621,8 @@ AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23
                                  "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73", "test75", "test77",
                                  "test76", "test79", "test82", "test81", "test84", "test85", "test87", "test88", "test90", "test91",
                                  "test93", "test92", "test95", "test96", "test98", "test99", "test102", "test101", "test106", "test105",
-                                 "test109", "test112", "test113", "test116", "tuned_t17c",
+                                 "test109", "test112", "test113", "test116", "test119", "test120",
+                                 "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 
 

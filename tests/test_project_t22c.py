@@ -190,4 +190,5 @@ def test_both_spellings_of_the_pair_cap_are_read():
     assert all(PAIR_CAP[s] == 15 for s in ("test30", "test58", "test65", "test69", "test72", "test78", "test80", "test83", "test86", "test89",
                                            "test94", "test97", "test100", "test103",
                                            "test104", "test107", "test108", "test110", "test111", "test114",
-                                           "test115", "test117", "test118"))
+                                           "test115", "test117", "test118", "test121",
+                                           "test122"))

@@ -210,7 +210,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test75", "test77", "test76", "test79", "test82", "test81", "test84", "test85", "test87",
                                    "test88", "test90", "test91", "test93", "test92", "test95", "test96", "test98",
                                    "test99", "test102", "test101", "test106", "test105", "test109", "test112",
-                                   "test113", "test116", "tuned_t14d",
+                                   "test113", "test116", "test119", "test120", "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c",
                                    "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -964,7 +964,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test76", "test79", "test82", "test81", "test84", "test85", "test87",
                                                "test88", "test90", "test91", "test93", "test92", "test95", "test96", "test98",
                                                "test99", "test102", "test101", "test106", "test105", "test109",
-                                               "test112", "test113", "test116", "tuned_t17c",
+                                               "test112", "test113", "test116", "test119", "test120", "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
                                                "tuned_t22a",
@@ -1074,7 +1074,8 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test91", 18), ("test93", 20), ("test92", 24), ("test95", 24), ("test96", 24),
                                                ("test98", 23), ("test99", 23), ("test102", 24), ("test101", 24),
                                                ("test106", 24), ("test105", 24), ("test109", 18),
-                                               ("test112", 20), ("test113", 22), ("test116", 24)])
+                                               ("test112", 20), ("test113", 22), ("test116", 24),
+                                               ("test119", 23), ("test120", 20)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -2241,6 +2242,85 @@ def test_test116_files_are_exactly_what_its_rule_draws():
     assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
     assert labelled[-1] == ("IMavatar", "code/utils/rend_util.py")
     assert len(labelled) == 57
+
+
+def test_test119_files_are_exactly_what_its_rule_draws():
+    """test119 (bench/corpus_test119/SELECTION.md): test84's rule as test116 copied it (top-up order kernel,
+    third_party, attention, precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code
+    base; 23 code bases, all with an eligible file. The draw ran to its end before the deadline: kernel passed 35 with
+    its second top-up file, third_party's and precision's open files were all drawn (each dry under 35), the attention
+    and apex pools are empty, and the 350th pair came with distributed's one open file (DeCLIP's linklink/__init__.py),
+    so no further round was drawn."""
+    draw = _LimitedDraw("test119", 23)
+    select_test, labelled, main = draw.select_test, draw.labelled, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test119"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test119"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test119"] == "npu-audit-test-split-119:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test119"] == 8 and "test119" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 23 code bases, six of them (BEVStereo, LiLT, Descript Audio Codec,
+    # Co-SLAM, SimSiam, UniCL) with one eligible file.
+    assert len(main) == 40 and labelled[:40] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel's first two open files
+    # (futr3d's and Fast-BEV's setup.py) took it past 35; third_party drew its six open files (dry under 35);
+    # attention's pool is empty; precision drew its fourteen open files (dry under 35; Fast-BEV reached 8 files
+    # there); apex's pool is empty; distributed's one open file brought the 350th pair.
+    assert labelled[40:42] == open_(pool("kernel"), labelled[:40])[:2]
+    assert pairs(labelled[:41], "kernel") < 35 <= pairs(labelled[:42], "kernel")
+    assert labelled[42:48] == open_(pool("third_party"), labelled[:42]) and pairs(labelled[:48], "third_party") < 35
+    assert pool("attention") == [] and pool("apex") == []
+    assert labelled[48:62] == open_(pool("precision"), labelled[:48]) and pairs(labelled[:62], "precision") < 35
+    assert labelled[62:] == open_(pool("distributed"), labelled[:62]) and pairs(labelled, "distributed") < 20
+    assert pairs(main, "device") >= 20
+    assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
+    assert labelled[-1] == ("DeCLIP", "linklink/__init__.py")
+    assert len(labelled) == 63
+
+
+def test_test120_files_are_exactly_what_its_rule_draws():
+    """test120 (bench/corpus_test120/SELECTION.md): test84's rule as test116 copied it (top-up order kernel,
+    third_party, attention, precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code
+    base; 20 code bases, all with an eligible file. The draw ran to its end before the deadline: kernel reached 35 with
+    its fifth top-up file, third_party's and distributed's open files were all drawn (each dry under its target),
+    attention's pool is empty, precision's and apex's one-file pools were main-round files, device was over 20 after
+    the main rounds, and the 350th pair came with the thirteenth file of the further rounds (PhySG's
+    code/utils/rend_util.py)."""
+    draw = _LimitedDraw("test120", 20)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test120"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test120"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test120"] == "npu-audit-test-split-120:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test120"] == 8 and "test120" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 20 code bases, six of them (materialgan, torchkbnufft, egt_pytorch, GRPE,
+    # humanoid-gym, extreme-parkour) with one eligible file.
+    assert len(main) == 34 and labelled[:34] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel drew five open files and
+    # reached 35 with the fifth; third_party drew its three open files (dry under 35); attention's pool is empty;
+    # precision's and apex's one-file pools were drawn in the main rounds (dry under 35 / 20); distributed drew its three
+    # open files (dry under 20); device was over 20 after the main rounds.
+    assert labelled[34:39] == open_(pool("kernel"), labelled[:34])[:5]
+    assert pairs(labelled[:38], "kernel") < 35 <= pairs(labelled[:39], "kernel")
+    assert labelled[39:42] == open_(pool("third_party"), labelled[:39]) and pairs(labelled[:42], "third_party") < 35
+    assert pool("attention") == []
+    assert open_(pool("precision"), labelled[:42]) == [] and pairs(labelled[:42], "precision") < 35
+    assert open_(pool("apex"), labelled[:42]) == [] and pairs(labelled[:42], "apex") < 20
+    assert labelled[42:45] == open_(pool("distributed"), labelled[:42]) and pairs(labelled[:45], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before and code bases
+    # at 8 files, until 350 pairs: the 350th pair came with the thirteenth file of the further rounds.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:45])
+    assert labelled[45:] == later[:len(labelled) - 45]
+    assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
+    assert labelled[-1] == ("PhySG", "code/utils/rend_util.py")
+    assert len(labelled) == 58
 
 
 def test_test22_files_are_exactly_what_its_rule_draws():
