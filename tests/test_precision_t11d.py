@@ -383,7 +383,9 @@ def test_a_branch_that_copies_the_tested_dtype_chooses_nothing(engine):
     '''
     by_line = _by_line(engine, src, "exporters/main.py")
     assert _sev(by_line, 10, "NPU202") is None and _sev(by_line, 12, "NPU201") is None
-    assert _sev(by_line, 14, "NPU202") == "info"         # the user's switch picks fp16: the choice
+    # the user's switch picks fp16: a flag-to-dtype conversion, quiet since tq44b (heldout50's labels: the flag's
+    # own choice is no line a port changes; docs/precision.md "tq44b")
+    assert _sev(by_line, 14, "NPU202") is None
 
 
 def test_an_fp8_attribute_that_holds_a_quantizer_is_no_switch(engine):

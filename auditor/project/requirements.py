@@ -760,7 +760,8 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
         _uv_sources(col, m, {"sources": _poetry_source_entries(section, _declared_extras(doc))}, indexes, table)
     _lower_uv_cuda_members(col, uv, indexes, index_at)
     # `[tool.uv.extra-build-dependencies]` / `extra-build-variables`: tables keyed by the package they build
-    build_variables = uv.get("extra-build-variables") if isinstance(uv.get("extra-build-variables"), dict) else {}
+    held = uv.get("extra-build-variables")
+    build_variables: dict = held if isinstance(held, dict) else {}
     for table in ("extra-build-dependencies", "extra-build-variables"):
         start = _table_line(lines, f"tool.uv.{table}")
         for name in (uv.get(table) or {}) if start else ():

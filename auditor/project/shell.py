@@ -1849,7 +1849,8 @@ def _feeds_process_count(col: Collector, node) -> bool:
     target = holder.child_by_field_name("name") if holder is not None and holder.type == "variable_assignment" else None
     if target is None:
         return False
-    text, names, seen = "\n".join(col.lines), [target.text.decode("utf-8", errors="replace")], set()
+    text, names = "\n".join(col.lines), [target.text.decode("utf-8", errors="replace")]
+    seen: set[str] = set()
     while names:
         name = names.pop()
         if name in seen or len(seen) > 8:

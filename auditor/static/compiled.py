@@ -48,6 +48,9 @@ _CREDENTIAL_SUFFIXES = ("_API_KEY", "_APIKEY", "_TOKEN", "_SECRET", "_PASSWORD")
 # `NVIDIA_DATASET_NAMESPACE`, `NVIDIA_OUTPUT_MODEL_DIR` of llama-stack's NeMo providers)
 _SERVICE_SUFFIXES = ("_URL", "_URI", "_ENDPOINT", "_HOST", "_PORT", "_NAMESPACE", "_PROJECT_ID", "_CONFIG_ID",
                      "_API_VERSION", "_MODEL_DIR", "_MODEL_NAME", "_MODEL_ID")
+# ... read so only under the vendor's own prefix (NVIDIA runs hosted services: NIM, the NeMo microservices); under a
+# library's prefix the same suffix is the library's setting (`FLASH_ATTN_URL`: where flash-attn's source is fetched)
+_SERVICE_PREFIXES = frozenset({"NVIDIA_"})
 
 
 @dataclass
@@ -552,7 +555,8 @@ class CompiledRules:
         for prefix, rule in self.env_prefixes:
             if name.startswith(prefix) and len(name) > len(prefix) and (best is None or len(prefix) > len(best[0])):
                 best = (prefix, rule)
-        if best is not None and name.endswith(_CREDENTIAL_SUFFIXES + _SERVICE_SUFFIXES):
+        if best is not None and (name.endswith(_CREDENTIAL_SUFFIXES)
+                                 or best[0] in _SERVICE_PREFIXES and name.endswith(_SERVICE_SUFFIXES)):
             # `NVIDIA_API_KEY` (NVIDIA's hosted API catalogue, langchain-nvidia-ai-endpoints, NeMo-Curator's
             # tutorials), `NVIDIA_NGC_TOKEN`, `NVIDIA_BASE_URL`: a credential or setting of a remote service under a
             # vendor prefix, read by no CUDA library (tp42, project test104; tq44b)

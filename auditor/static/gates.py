@@ -1540,8 +1540,8 @@ def _moves_to_cpu(stmt: ast.stmt, name: str) -> bool:
             stmt.targets[0].id == name and isinstance(stmt.value, ast.Call) and
             isinstance(stmt.value.func, ast.Attribute) and _dotted(stmt.value.func.value) == name):
         return False
-    call = stmt.value
-    return call.func.attr == "cpu" and not call.args or call.func.attr == "to" and len(call.args) == 1 and \
+    call, func = stmt.value, stmt.value.func
+    return func.attr == "cpu" and not call.args or func.attr == "to" and len(call.args) == 1 and \
         isinstance(call.args[0], ast.Constant) and call.args[0].value == "cpu"
 
 
@@ -1581,7 +1581,7 @@ def _lower_logged_queries(findings: list, tree: ast.Module) -> list:
     `on_train_start`), is info; a query whose value is kept or tested keeps its severity."""
     if not any(f.symbol in _QUIET_QUERIES and f.severity != "info" for f in findings):
         return findings
-    spans = [node_span(n.value, open_end=True) for n in _walk(tree) if _message_statement(n)]
+    spans = [node_span(n.value, open_end=True) for n in _walk(tree) if isinstance(n, ast.Expr) and _message_statement(n)]
     # tq44a: `if torch.cuda.is_available(): warnings.warn("inference on CPU while CUDA is available")` (Whisper's
     # transcribe): a test whose branch only shows a message decides the message only; not one whose message reads
     # CUDA itself (`print(torch.cuda.max_memory_allocated())`: the test guards that query)

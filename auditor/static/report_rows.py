@@ -46,8 +46,9 @@ _REPORT_DICT_ROWS = 8
 def _report_dict_values(node: ast.AST) -> list[ast.expr]:
     """The shown values of a report dict (`info = {"xFormers version": xformers_version, ...}` in diffusers' and
     transformers' `env` commands; tq44b): a dict display whose keys are all labels, many of them, versions among them."""
-    labels = [k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)] \
-        if isinstance(node, ast.Dict) else []
+    if not isinstance(node, ast.Dict):
+        return []
+    labels = [k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
     if len(labels) >= _REPORT_DICT_ROWS and len(labels) == len(node.keys) and \
             sum("version" in label.lower() for label in labels) >= 2:
         return list(node.values)

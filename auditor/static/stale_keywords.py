@@ -113,7 +113,7 @@ class _Definitions:
 
     def of(self, name: str) -> list[tuple[str, ast.stmt]]:
         if name not in self.found:
-            out = []
+            out: list[tuple[str, ast.stmt]] = []
             for rel in self._defining().get(name, ()):
                 held = self.project.source(rel)
                 if held is not None:

@@ -538,7 +538,7 @@ def _dtype_value_word(node: ast.AST | None) -> str | None:
     return _word(name) if name and name.startswith("torch.") else None
 
 
-def _span(node: ast.AST, word: str) -> tuple[int, int, int, int, str]:
+def _span(node: ast.expr | ast.stmt, word: str) -> tuple[int, int, int, int, str]:
     return node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or 0, word
 
 
