@@ -66,7 +66,8 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
-from recall import BenchError, download_wheel, git_archive, sha256_of, unpack  # noqa: E402  (one fetch/unpack implementation)
+# one fetch / unpack / checkout implementation
+from recall import BenchError, download_wheel, git_archive, mark_checkout, sha256_of, unpack  # noqa: E402
 
 DATA = BENCH / "precision"
 
@@ -125,7 +126,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
             dest = tree_dir(src, WORK)
             if not dest.exists():
                 unpack(archive, dest)
-            mark_root(dest)
+            mark_checkout(dest)
             print(f"ok    {src['repo']}@{src['commit'][:12]} -> {dest}")
             continue
         archive = archives / src["archive"]
@@ -136,19 +137,13 @@ def cmd_fetch(args: argparse.Namespace) -> int:
         dest = tree_dir(src, WORK)
         if not dest.exists():
             unpack(archive, dest)
-        mark_root(dest)
+        mark_checkout(dest)
         print(f"ok    {src['name']}=={src['version']} -> {dest}")
     return 0
 
 
-def mark_root(dest: Path) -> None:
-    """Make an unpacked tree its own repository root, like a checkout, so that .gitignore files above it (this
-    repository ignores bench/_work/) do not hide it from the default audit."""
-    if not (dest / ".git").exists():
-        subprocess.run(["git", "init", "-q", str(dest)], check=True)
-
-
 def audit(tree: Path) -> list[dict]:
+    mark_checkout(tree)      # trees exported before the index was written get it here
     # run from the tree's root, as its users would: finding paths are relative to the current directory
     # (--ignore-errors: a file that does not parse, such as a broken YAML in a tree, is reported, not fatal)
     cmd = [sys.executable, "-m", "auditor.cli", ".", "--format", "json", "--fail-on", "never", "--no-cache",

@@ -194,6 +194,19 @@ def git_archive(src: dict, archive: Path, mirrors: Path) -> None:
     tmp.rename(archive)
 
 
+def mark_checkout(dest: Path) -> None:
+    """Make an unpacked tree its own repository root, like a checkout, so that .gitignore files above it (this
+    repository ignores bench/_work/ and bench/_corpus/) do not hide it from an audit of the whole tree; and list its
+    files in the index (intent-to-add entries: no blob is written), since every file of an exported commit is
+    tracked in a checkout, where the audit reads .gitignore for untracked files only."""
+    if not (dest / ".git").exists():
+        subprocess.run(["git", "init", "-q", str(dest)], check=True)
+    listed = subprocess.run(["git", "-C", str(dest), "ls-files", "--cached", "-z"], capture_output=True, check=True)
+    if not listed.stdout:
+        subprocess.run(["git", "-C", str(dest), "-c", "core.fsmonitor=false", "add", "-f", "-N", "."],
+                       check=True, capture_output=True)
+
+
 def absent_blobs(gitdir: Path, commit: str) -> list[str]:
     """Paths of the commit whose blobs the git directory does not hold (a partial mirror)."""
     ls = subprocess.run(["git", "--git-dir", str(gitdir), "ls-tree", "-r", "-z", commit],
@@ -561,10 +574,12 @@ def run_audit(labels: list[LabelledFile], audit_cmd: list[str], extra: list[str]
         root = Path(tmp)
         if with_tree:
             # a copy: the corpus lies under this checkout's ignored bench/_corpus, whose .gitignore would hide the
-            # whole tree from discovery; the code base's own .gitignore files come along and apply as for its users
+            # whole tree from discovery; made a checkout whose index lists every exported file, the code base's
+            # own .gitignore files apply as for its users who clone it (to untracked files only)
             for package, version in sorted({(lf.package, lf.version) for lf in labels}):
                 shutil.copytree(source_dir(package, version), root / package, symlinks=True,
                                 ignore=shutil.ignore_patterns(".git"))
+                mark_checkout(root / package)
             return _merged({lf.package: root / lf.package for lf in labels}, audit_cmd, [*extra, "--no-cache"])
         if with_package:
             for pkg in sorted({(lf.package, lf.version, package_root(lf)) for lf in labels}):
