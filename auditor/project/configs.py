@@ -36,7 +36,13 @@ _ENV_KEYS = {"env", "environment", "envs", "env_vars", "environment_variables", 
              # a dev container's variables (devcontainer.json: `containerEnv`, `remoteEnv`)
              "containerenv", "remoteenv",
              # Hydra's `hydra.job.env_set` (Hydra docs, "Job Configuration": variables set for the job's run)
-             "env_set"}
+             "env_set",
+             # a Databricks cluster spec's variables for the driver and workers (Clusters API `spark_env_vars`, tp46a)
+             "spark_env_vars"}
+# a Spark setting that sets a variable in the executors' / application master's / driver pod's environment
+# (`spark.executorEnv.NCCL_DEBUG`, `spark.yarn.appMasterEnv.X`, `spark.kubernetes.driverEnv.X`; Spark docs,
+# "Configuration: Environment Variables"), read as that variable (tp46a)
+_SPARK_ENV_KEY_RE = re.compile(r"spark\.(?:executorEnv|yarn\.appMasterEnv|kubernetes\.driverEnv)\.([A-Za-z_]\w*)")
 # any other value that is an install command line (`pip_package: pip install -e .; pip install triton`)
 _INSTALL_COMMAND_RE = re.compile(r"(?:^|[;&|]\s*)(?:sudo\s+)?(?:pip3?|python3?\s+-m\s+pip|uv\s+pip|conda|mamba|apt-get|apt|yum)"
                                  r"\s+install\s")
@@ -791,6 +797,12 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                         if "/usr/local/cuda" in col.lines[n] or DRIVER_PATH_RE.search(col.lines[n]):
                             scan_fragment(col, col.lines[n], n + 1, 1, options=False)
                 continue
+            spark_env = _SPARK_ENV_KEY_RE.fullmatch(str(key.value)) if key is not value else None
+            if spark_env is not None:
+                line, c = key.start_mark.line + 1, key.start_mark.column + 1
+                c += col.lines[line - 1][c - 1:c] in ("'", '"')
+                col.env(spark_env.group(1), line, c + spark_env.start(1), value=str(value.value))
+                continue
             if isinstance(value.value, str) and value.value.startswith("$") and _bundle_expression(col, value):
                 continue        # MONAI bundle `"device": "$torch.device('cuda:0' if ...)"`: read as the Python it is
             raw = value.value if isinstance(value.value, str) else str(value.value)
@@ -1420,7 +1432,10 @@ def _embeds_config(path: str) -> bool:
     """A block string that holds another YAML config: a RayService's `serveConfigV2` (the Serve applications KubeRay
     deploys, with their `llm_configs` accelerator types and engine kwargs) and a ConfigMap's `data: config.yaml: |`
     (or `dashboard.json: |-`, a Grafana dashboard: JSON is YAML's flow syntax, tp37)."""
-    return path.rsplit(".", 1)[-1].lower() in ("serveconfigv2", "serveconfig") or path.startswith("data.") \
+    # also an Argo Workflows template's `podSpecPatch: |` (a patch of the pod spec it runs: containers' resources;
+    # Argo docs, "Pod Spec Patch"; tp46a)
+    return path.rsplit(".", 1)[-1].lower() in ("serveconfigv2", "serveconfig", "podspecpatch") \
+        or path.startswith("data.") \
         and path.lower().endswith((".yaml", ".yml", ".json"))
 
 

@@ -113,7 +113,8 @@ NVIDIA_LIB_PATH_RE = re.compile(r"site-packages/nvidia/(\w+)(?![\w.-])(?:/lib\b)
                                 r"|(?<![\w-])lib(nvinfer(?:_plugin)?|nvonnxparser|nvparsers|"
                                 # the CUDA toolkit's runtime and libraries (t20b: `ln -s .../libcudart.so`)
                                 r"cudart|cuda|cublas(?:Lt)?|cudnn|nvrtc|cufft|curand|cusparse|cusolver|nccl|nvToolsExt|"
-                                r"nvidia-ml|nvidia-opencl)\.so(?:\.[\d.]*\d)?(?![\w-])")
+                                # the driver's video decoder / encoder (tp46a: `ln -sf libnvcuvid.so.1 libnvcuvid.so`)
+                                r"nvidia-ml|nvidia-opencl|nvcuvid|nvidia-encode)\.so(?:\.[\d.]*\d)?(?![\w-])")
 # a repository's signing key (`.../x86_64/3bf863cc.pub`, `cuda-archive-keyring.gpg`): fetching it installs nothing
 _SIGNING_KEY_RE = re.compile(r"\.(?:pub|gpg|asc)$", re.I)
 _URL_RE = re.compile(r"(?:git\+)?https?://([^\s\"'<>|;&)]+)")
