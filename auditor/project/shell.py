@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 
+import posixpath
 import re
 from collections import defaultdict
 from functools import lru_cache
@@ -408,6 +409,9 @@ class _SourceTree:
         # the folders below the `here` tree's root that relative `cd`s moved into (`cd csrc/rotary` in a
         # flash-attention clone: ["csrc", "rotary"]), so that `pip install .` there names that folder's package (t16f)
         self.sub: list[str] = []
+        # the absolute folder after a `cd /abs` (a Dockerfile's `WORKDIR`), followed through relative `cd`s; None
+        # while not known: where a Dockerfile's copied build context is built (tp46a)
+        self.abs_cwd: str | None = None
 
     def clone(self, col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
         positional, skip = [], False
@@ -2212,6 +2216,7 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         _record_make(col, pos, words, nodes, source_tree.cwd)
     if name in ("cd", "pushd"):
         source_tree.cwd = make_cd(source_tree.cwd, words[1] if len(words) > 1 else None)
+        source_tree.abs_cwd = _absolute(source_tree.abs_cwd, words[1] if len(words) > 1 else None)
         source_tree.cd(m, words[1] if len(words) > 1 else None)
         return
     if name == "git" and "clone" in words[1:3]:
@@ -2842,9 +2847,20 @@ def _builds(col: Collector, source_tree: _SourceTree, pos: _Positions, node, pat
             return
     cloned = path.rstrip("/").rsplit("/", 1)[-1] in source_tree.cloned or (
         path.rstrip("/") in (".", "") and source_tree.here_origin in source_tree.origin.values())
-    if not cloned:
+    if not cloned and col.context_copies and _absolute(source_tree.abs_cwd, path) in col.context_copies:
+        # `COPY . odtk/` then `pip install -e odtk/` (or `WORKDIR` there and `pip install -e .`): the build context,
+        # the tree's own setup.py, built in the image here (tp46a)
+        record_local_build(col.result, ".", "", line, c, end, context=True)
+    elif not cloned:
         # a folder of the project's own tree, not a clone: the tree pass reads its setup.py (local_builds, t15u)
         record_local_build(col.result, path, source_tree.cwd, line, c, end, source_tree.tail)
+
+
+def _absolute(cwd: str | None, target: str | None) -> str | None:
+    """The absolute folder `target` names from the absolute folder `cwd` (None when either is not known)."""
+    if not target or "$" in target or target.startswith("~") or (cwd is None and not target.startswith("/")):
+        return None
+    return posixpath.normpath(posixpath.join(cwd or "/", target.strip("\"'")))
 
 
 _FORCE_CUDA_RE = re.compile(r"(?:^|\s)FORCE_CUDA=[\"']?(?:1|true|yes|on)\b", re.I)
