@@ -697,6 +697,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
     for root in roots:
         step_shells = _step_shells(root)
         runner_paths = _matrix_runner_paths(root)
+        cuda_matrix_paths = _cuda_matrix_paths(root)
         disabled = _disabled_sections(root, "")
         deepspeed = _deepspeed_config(root)
         seen: set[int] = set()
@@ -885,6 +886,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 raw = default.group(1)       # compose / env files: `BACKEND: ${BACKEND:-cuda}` is cuda unless set
             # a matrix value a job's `runs-on: ${{ matrix.config.runner }}` reads is that job's runner label (t16d)
             rule = m.match_setting("runs-on", raw) if path in runner_paths else m.match_setting(path, raw)
+            if rule is None and path in cuda_matrix_paths and _MATRIX_CUDA_RELEASE_RE.fullmatch(raw.strip()):
+                rule = m.match_setting("cuda_version", raw)     # `target: ["11.0", "11.2"]` (_cuda_matrix_paths)
             if rule is None and package:
                 rule = m.match_setting(f"{package}.{path}", raw)      # a Hydra group file's keys (t15t)
             name = path.rsplit(".", 1)[-1]
@@ -1375,6 +1378,29 @@ def _matrix_runner_paths(root) -> set[str]:
             if found:
                 key = found.group(1)
                 paths |= {f"jobs.{job}.strategy.matrix.{key}", f"jobs.{job}.strategy.matrix.include.{key}"}
+    return paths
+
+
+# a matrix value spliced in right after `cuda` / `cu` (`conda/environments/dev_cuda${{ matrix.target }}.yml`,
+# `cu${{ matrix.cuda }}`): the value is a CUDA release
+_CUDA_MATRIX_SPLICE_RE = re.compile(r"(?i)(?<![a-z])cu(?:da)?[-_]?\$\{\{\s*matrix\.([\w.-]+)\s*\}\}")
+_MATRIX_CUDA_RELEASE_RE = re.compile(r"1[0-9]\.[0-9]+(?:\.[0-9]+)?")
+
+
+def _cuda_matrix_paths(root) -> set[str]:
+    """The key paths of matrix values a job's steps splice in after `cuda` (NVTabular's `conda env create --file
+    conda/environments/nvtabular_dev_cuda${{ matrix.target }}.yml` over `matrix: {target: ["11.0", "11.2"]}`): the
+    key's values are the CUDA releases the job builds for, whatever the key's name (tp46a)."""
+    paths: set[str] = set()
+    jobs = _mapping(root).get("jobs")
+    for job, node in _mapping(jobs).items():
+        steps = _mapping(node).get("steps")
+        for _, key, value, _ in _scalars(steps, "", False) if steps is not None else ():
+            if key is not value and str(key.value) == "name" or not isinstance(value.value, str):
+                continue          # a step's display name builds nothing
+            for found in _CUDA_MATRIX_SPLICE_RE.finditer(value.value):
+                paths |= {f"jobs.{job}.strategy.matrix.{found.group(1)}",
+                          f"jobs.{job}.strategy.matrix.include.{found.group(1)}"}
     return paths
 
 

@@ -514,6 +514,7 @@ _MPI_LAUNCHERS = frozenset({"mpirun", "mpiexec", "orterun", "mpiexec.hydra"})
 _QUEUE_DIRECTIVE_RE = re.compile(r"#(?:PBS|COBALT)\b[^#]*?(?<!\S)(-q|--queue)(?:=|[ \t]+)([^\s#]+)")
 # rules that read a count or a node type from a setting: a script variable holding a count only computes with it
 SCHEDULER_REQUESTS = {"NPU022", "NPU028"}
+_INDEX_LIST_RE = re.compile(r"\d+(?:,\d+)*")
 # t11y (tuned on heldout16): programs that run a Python script; their options are the script's own (argparse), so
 # `torchrun extract.py --use_gpu --gpu $gpus` picks the script's device, it asks no job scheduler for GPU nodes
 # (NPU028 keeps the scheduler's spellings: sbatch / srun / salloc options, `#SBATCH` lines, resource lists)
@@ -1493,8 +1494,10 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
     if not literal or "$" in literal or "/" in literal:
         return       # a URL or a path (`FLASH_ATTN_URL=https://...`) names where something is, not a setting
     rule = m.match_setting(name.lower(), literal)
-    if rule is not None and rule.code in SCHEDULER_REQUESTS and literal.isdigit():
-        return       # GPUS_PER_NODE=8: a count the script computes with; the request is the `#SBATCH` / srun option
+    if rule is not None and rule.code in SCHEDULER_REQUESTS and _INDEX_LIST_RE.fullmatch(literal):
+        # GPUS_PER_NODE=8: a count the script computes with; the request is the `#SBATCH` / srun option. So is a list
+        # of device indices (`gpus="4,5"`, split into each worker's CUDA_VISIBLE_DEVICES: decision 26; tp46a)
+        return
     if rule is not None and rule.code == "NPU021" and name.islower() and _option_case_arm(value):
         # `--with-cuda) with_cuda=1 ;;` (llama-gpt's run.sh): the script's own switch for its option, a lower-case
         # shell variable no build reads from the environment; what the script then runs is the finding (lead
@@ -2320,6 +2323,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
     if name == "easy_install" and len(words) > 1:       # setuptools' installer: `easy_install pkg[extra]`
         _pip(col, m, pos, ["install", *words[1:]], nodes, source_tree)
         return
+    if name in _CONDA_TOOLS and ("env" in words[1:2] or "create" in words[1:2]):
+        _environment_file(col, m, pos, words, nodes)
     if name in _PIP:
         rest = words[1:]
         if name == "uv" and rest[:1] == ["pip"]:
@@ -2330,6 +2335,19 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
                 rest = ["install", *rest[1:]]
         _pip(col, m, pos, rest, nodes[len(words) - len(rest):], source_tree,
              conda=name in ("conda", "mamba", "micromamba"))
+
+
+_CONDA_TOOLS = frozenset({"conda", "mamba", "micromamba"})
+
+
+def _environment_file(col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
+    """`conda env create --file conda/environments/dev_cuda${{ matrix.target }}.yml`: an environment file named for a
+    CUDA release (NPU969; expansions dropped from the name first)."""
+    for i, w in enumerate(words[:-1]):
+        if w in ("-f", "--file"):
+            name = re.sub(r"\$\{[^}]*\}|\$\w+", "", words[i + 1]).rsplit("/", 1)[-1]
+            wl, wc = pos.at(nodes[i + 1].start_point)
+            col.add(m.match_setting("conda_env_file", name), words[i + 1], wl, wc, wc + len(words[i + 1]))
 
 
 _MAKES = {"make", "gmake", "mingw32-make"}
