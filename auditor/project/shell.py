@@ -2222,6 +2222,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         source_tree.abs_cwd = _absolute(source_tree.abs_cwd, words[1] if len(words) > 1 else None)
         source_tree.cd(m, words[1] if len(words) > 1 else None)
         return
+    if name == "tar":
+        _unpacked_archive(col, m, pos, words, nodes, source_tree.abs_cwd)
     if name == "git" and "clone" in words[1:3]:
         at = words.index("clone") + 1
         source_tree.clone(col, m, pos, words[at:], nodes[at:])
@@ -2338,6 +2340,22 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
 
 
 _CONDA_TOOLS = frozenset({"conda", "mamba", "micromamba"})
+_ARCHIVE_RE = re.compile(r"\.(?:tar(?:\.\w+)?|tbz2?|tgz|txz)$")
+
+
+def _unpacked_archive(col: Collector, m, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:
+    """`tar -xvf binaries.tbz2 -C /` run in a Dockerfile's `WORKDIR .../deepstream_sdk_v4.0.2_x86_64`, or `tar -xvf
+    deepstream_sdk_v6.3.0_x86_64.tbz2 -C /`: the archive, by its path from the folder it is unpacked in, asked of the
+    requirement rules as a `path:` (NVIDIA DeepStream's tar install, NPU970; tp46a)."""
+    for i, w in enumerate(words[1:], 1):
+        if w.startswith("-") or "$" in w or not _ARCHIVE_RE.search(w):
+            continue
+        where = _absolute(cwd, w) if not w.startswith("/") else w
+        symbol = "path:" + (where or w)
+        rule = m.match_requirement(symbol)
+        if rule is not None:
+            wl, wc = pos.at(nodes[i].start_point)
+            col.add(rule, symbol, wl, wc, wc + len(w))
 
 
 def _environment_file(col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
