@@ -70,7 +70,8 @@ FACTS: dict[str, int] = {
     "comfy_nodes": 1,     # tree facts of a root __init__.py naming NODE_CLASS_MAPPINGS (unreached_defs, t17e)
     "reach": 1,           # unreached_defs._Sources: a Python file's reach_facts and word tests, kept in its summary
                           #    by the reach pass (h45)
-    "local_builds": 1,    # local_builds.record_local_build: builds of the project's own setup.py folders (t15u)
+    "local_builds": 2,    # local_builds.record_local_build: builds of the project's own setup.py folders (t15u);
+                          # 2: builds of a Dockerfile's copied build context (tp46a)
     "source_installs": 1,  # requirements.SOURCE_INSTALLS: CUDA extensions a VCS requirement installs (NPU954, tk45)
     "called_scripts": 3,  # called_scripts.script_call: a shell line's call of another script of the tree (t19c);
                           # 2: the words after the script (t20b); 3: a script's functions (shell_functions, h25a)

@@ -36,7 +36,13 @@ _ENV_KEYS = {"env", "environment", "envs", "env_vars", "environment_variables", 
              # a dev container's variables (devcontainer.json: `containerEnv`, `remoteEnv`)
              "containerenv", "remoteenv",
              # Hydra's `hydra.job.env_set` (Hydra docs, "Job Configuration": variables set for the job's run)
-             "env_set"}
+             "env_set",
+             # a Databricks cluster spec's variables for the driver and workers (Clusters API `spark_env_vars`, tp46a)
+             "spark_env_vars"}
+# a Spark setting that sets a variable in the executors' / application master's / driver pod's environment
+# (`spark.executorEnv.NCCL_DEBUG`, `spark.yarn.appMasterEnv.X`, `spark.kubernetes.driverEnv.X`; Spark docs,
+# "Configuration: Environment Variables"), read as that variable (tp46a)
+_SPARK_ENV_KEY_RE = re.compile(r"spark\.(?:executorEnv|yarn\.appMasterEnv|kubernetes\.driverEnv)\.([A-Za-z_]\w*)")
 # any other value that is an install command line (`pip_package: pip install -e .; pip install triton`)
 _INSTALL_COMMAND_RE = re.compile(r"(?:^|[;&|]\s*)(?:sudo\s+)?(?:pip3?|python3?\s+-m\s+pip|uv\s+pip|conda|mamba|apt-get|apt|yum)"
                                  r"\s+install\s")
@@ -691,6 +697,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
     for root in roots:
         step_shells = _step_shells(root)
         runner_paths = _matrix_runner_paths(root)
+        cuda_matrix_paths = _cuda_matrix_paths(root)
         disabled = _disabled_sections(root, "")
         deepspeed = _deepspeed_config(root)
         seen: set[int] = set()
@@ -791,6 +798,12 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                         if "/usr/local/cuda" in col.lines[n] or DRIVER_PATH_RE.search(col.lines[n]):
                             scan_fragment(col, col.lines[n], n + 1, 1, options=False)
                 continue
+            spark_env = _SPARK_ENV_KEY_RE.fullmatch(str(key.value)) if key is not value else None
+            if spark_env is not None:
+                line, c = key.start_mark.line + 1, key.start_mark.column + 1
+                c += col.lines[line - 1][c - 1:c] in ("'", '"')
+                col.env(spark_env.group(1), line, c + spark_env.start(1), value=str(value.value))
+                continue
             if isinstance(value.value, str) and value.value.startswith("$") and _bundle_expression(col, value):
                 continue        # MONAI bundle `"device": "$torch.device('cuda:0' if ...)"`: read as the Python it is
             raw = value.value if isinstance(value.value, str) else str(value.value)
@@ -873,6 +886,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 raw = default.group(1)       # compose / env files: `BACKEND: ${BACKEND:-cuda}` is cuda unless set
             # a matrix value a job's `runs-on: ${{ matrix.config.runner }}` reads is that job's runner label (t16d)
             rule = m.match_setting("runs-on", raw) if path in runner_paths else m.match_setting(path, raw)
+            if rule is None and path in cuda_matrix_paths and _MATRIX_CUDA_RELEASE_RE.fullmatch(raw.strip()):
+                rule = m.match_setting("cuda_version", raw)     # `target: ["11.0", "11.2"]` (_cuda_matrix_paths)
             if rule is None and package:
                 rule = m.match_setting(f"{package}.{path}", raw)      # a Hydra group file's keys (t15t)
             name = path.rsplit(".", 1)[-1]
@@ -1366,6 +1381,29 @@ def _matrix_runner_paths(root) -> set[str]:
     return paths
 
 
+# a matrix value spliced in right after `cuda` / `cu` (`conda/environments/dev_cuda${{ matrix.target }}.yml`,
+# `cu${{ matrix.cuda }}`): the value is a CUDA release
+_CUDA_MATRIX_SPLICE_RE = re.compile(r"(?i)(?<![a-z])cu(?:da)?[-_]?\$\{\{\s*matrix\.([\w.-]+)\s*\}\}")
+_MATRIX_CUDA_RELEASE_RE = re.compile(r"1[0-9]\.[0-9]+(?:\.[0-9]+)?")
+
+
+def _cuda_matrix_paths(root) -> set[str]:
+    """The key paths of matrix values a job's steps splice in after `cuda` (NVTabular's `conda env create --file
+    conda/environments/nvtabular_dev_cuda${{ matrix.target }}.yml` over `matrix: {target: ["11.0", "11.2"]}`): the
+    key's values are the CUDA releases the job builds for, whatever the key's name (tp46a)."""
+    paths: set[str] = set()
+    jobs = _mapping(root).get("jobs")
+    for job, node in _mapping(jobs).items():
+        steps = _mapping(node).get("steps")
+        for _, key, value, _ in _scalars(steps, "", False) if steps is not None else ():
+            if key is not value and str(key.value) == "name" or not isinstance(value.value, str):
+                continue          # a step's display name builds nothing
+            for found in _CUDA_MATRIX_SPLICE_RE.finditer(value.value):
+                paths |= {f"jobs.{job}.strategy.matrix.{found.group(1)}",
+                          f"jobs.{job}.strategy.matrix.include.{found.group(1)}"}
+    return paths
+
+
 def _step_shells(node, found: dict | None = None, default: str | None = None) -> dict[int, str]:
     """id(`run:` value node) -> the step's `shell:` (GitHub Actions: `shell: python`, `pwsh`, `bash -l {0}`), or the
     `defaults: run: shell:` of its job or workflow (t15h: a `shell: pwsh` default makes every step PowerShell)."""
@@ -1420,7 +1458,10 @@ def _embeds_config(path: str) -> bool:
     """A block string that holds another YAML config: a RayService's `serveConfigV2` (the Serve applications KubeRay
     deploys, with their `llm_configs` accelerator types and engine kwargs) and a ConfigMap's `data: config.yaml: |`
     (or `dashboard.json: |-`, a Grafana dashboard: JSON is YAML's flow syntax, tp37)."""
-    return path.rsplit(".", 1)[-1].lower() in ("serveconfigv2", "serveconfig") or path.startswith("data.") \
+    # also an Argo Workflows template's `podSpecPatch: |` (a patch of the pod spec it runs: containers' resources;
+    # Argo docs, "Pod Spec Patch"; tp46a)
+    return path.rsplit(".", 1)[-1].lower() in ("serveconfigv2", "serveconfig", "podspecpatch") \
+        or path.startswith("data.") \
         and path.lower().endswith((".yaml", ".yml", ".json"))
 
 

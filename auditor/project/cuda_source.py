@@ -21,6 +21,9 @@ _CUDA_INCLUDE_RE = re.compile(
     r'[^>"/]*\.cuh?)[>"]'
     # the CUDA template libraries' headers (t15f: FlashMLA's fmha_cutlass_bwd_sm100.cuh, `#include <cute/tensor.hpp>`)
     r'|^[ \t]*#[ \t]*include[ \t]*<(?:cute|cutlass|cub|thrust|cooperative_groups)(?:/[^>]*)?(?:\.h|\.hpp|\.cuh)?>'
+    # RAPIDS' C++ libraries, CUDA-only (tp46a: a Spark RAPIDS UDF's `#include <cudf/column/column_factories.hpp>`;
+    # libcudf / librmm / libraft / libcuml build only with nvcc, rapids.ai "libcudf")
+    r'|^[ \t]*#[ \t]*include[ \t]*<(?:cudf|rmm|raft|cuml|cugraph|cuvs)/[^>]*>'
     # a project's own CUTLASS extension, in CUTLASS's folder layout (t17a: QUIK's `"symmetric/gemm/device/
     # gemm_dequant.h"`, after the include/cutlass/gemm/device/, epilogue/threadblock/ ... folders of
     # github.com/NVIDIA/cutlass): device templates, the file's CUDA code

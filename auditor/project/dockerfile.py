@@ -3,6 +3,7 @@ variables, and RUN lines handed to the shell reader with their own line numbers.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import shlex
 from collections.abc import Collection
@@ -58,6 +59,7 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
                 for a in _ARG_REF_RE.finditer(ins["value"])}
     url_vars: dict[str, str] = {}
     global_args: set[str] = set()     # ARGs given a value before the first FROM
+    workdir: str | None = "/"         # the stage's working directory (None: held in a variable)
     for ins in instructions:
         kind = ins["instruction"]
         first, last = ins["startline"], ins["endline"]
@@ -167,7 +169,16 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
             # /usr/local/cuda-deps /usr/local/cuda`: CUDA libraries put where the CUDA stack looks (tp44b)
             scan_fragment(col, col.lines[first], first + 1, 1, options=False)
             _copied_packages(col, m, ins["value"], col.lines[first], first + 1, stage_images)
-        elif kind == "WORKDIR" and first < len(shell_lines):
+            copied = _context_copy(ins["value"], workdir)
+            if copied:
+                col.context_copies.add(copied)
+        if kind == "WORKDIR":
+            target = ins["value"].strip().strip("\"'")
+            workdir = None if "$" in target or (workdir is None and not target.startswith("/")) else \
+                posixpath.normpath(posixpath.join(workdir or "/", target))
+        elif kind == "FROM":
+            workdir = "/"
+        if kind == "WORKDIR" and first < len(shell_lines):
             # the directory the next RUN lines start in: a `cd` for the shell reader (`WORKDIR /src/DeepEP`
             # then `RUN pip wheel .` builds DeepEP); the keyword is blanked to the same width
             at = line_text.upper().find("WORKDIR")
@@ -195,6 +206,21 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
     if stages:
         result.findings = lower_cuda_member(result.findings, stages, "stage")
     return result
+
+
+def _context_copy(value: str, workdir: str | None) -> str | None:
+    """The container folder `COPY . /workspace/app/` (or `COPY ./ app/` under a WORKDIR) puts the whole build context
+    in, normalised; None for a COPY from a stage or of other sources. The shell reader maps a build there to the
+    tree's own setup.py (local_builds, tp46a)."""
+    words = value.split()
+    if any(w.startswith("--from") for w in words):
+        return None
+    words = [w for w in words if not w.startswith("--")]
+    if len(words) != 2 or words[0] not in (".", "./") or "$" in words[1]:
+        return None
+    if not words[1].startswith("/") and workdir is None:
+        return None
+    return posixpath.normpath(posixpath.join(workdir or "/", words[1]))
 
 
 def _added_wheel(col: Collector, m, text: str, line: int) -> None:

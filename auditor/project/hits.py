@@ -219,6 +219,8 @@ class Collector:
         self._lower: str | None = None
         self.script_vars: dict[str, str] = {}     # NAME -> value a script assigned (shell reader)
         self.build_args: dict[str, str] = {}      # NAME -> a Dockerfile ARG's default (`ARG GGML_CUDA=OFF`)
+        # the container folders a Dockerfile copies its build context into (`COPY . /workspace/app/`; tp46a)
+        self.context_copies: set[str] = set()
         self.cpu_builds_only = False              # a requirements file pinning only `+cpu` torch builds
         self._scheduler: frozenset[str] | None = None
         self._counts: frozenset[str] | None = None

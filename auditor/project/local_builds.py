@@ -48,12 +48,16 @@ def local_build_call(path: str, cwd: str | None, tail: str | None = None) -> dic
 
 
 def record_local_build(result: FileResult, path: str, cwd: str | None, line: int, col: int, end_col: int,
-                       tail: str | None = None) -> None:
-    """Keep a build of the local folder `path` in `result`'s summary for the tree pass (a reader's step 1)."""
+                       tail: str | None = None, context: bool = False) -> None:
+    """Keep a build of the local folder `path` in `result`'s summary for the tree pass (a reader's step 1).
+    context: the folder is a Dockerfile's build context copied into the image (`COPY . odtk/` then `pip install -e
+    odtk/`), so `.` is the tree's own setup.py too, built on this line (tp46a)."""
     call = local_build_call(path, cwd, tail)
     if call is None:
         return
     call.update(line=line, col=col, end_col=end_col)
+    if context:
+        call["context"] = True
     keep_call(result, SUMMARY_KEY, call)
 
 
@@ -117,9 +121,11 @@ def local_build_findings(result: FileResult, root: Path, rule, cache: dict | Non
         return []
     cache = {} if cache is None else cache
     new = []
+    # a build of the copied build context is the install the image makes of the tree's own setup.py
+    context = {(c.get("line"), c.get("col")) for c in calls if isinstance(c, dict) and c.get("context")}
     for call_pos, folder in positioned(calls, "dir"):
         for base in bases:
-            if folder == "." and base == root:
+            if folder == "." and base == root and call_pos[:2] not in context:
                 continue
             lines = _cuda_extension_lines(base / folder / "setup.py", cache)
             if lines:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 
+import posixpath
 import re
 from collections import defaultdict
 from functools import lru_cache
@@ -113,7 +114,8 @@ NVIDIA_LIB_PATH_RE = re.compile(r"site-packages/nvidia/(\w+)(?![\w.-])(?:/lib\b)
                                 r"|(?<![\w-])lib(nvinfer(?:_plugin)?|nvonnxparser|nvparsers|"
                                 # the CUDA toolkit's runtime and libraries (t20b: `ln -s .../libcudart.so`)
                                 r"cudart|cuda|cublas(?:Lt)?|cudnn|nvrtc|cufft|curand|cusparse|cusolver|nccl|nvToolsExt|"
-                                r"nvidia-ml|nvidia-opencl)\.so(?:\.[\d.]*\d)?(?![\w-])")
+                                # the driver's video decoder / encoder (tp46a: `ln -sf libnvcuvid.so.1 libnvcuvid.so`)
+                                r"nvidia-ml|nvidia-opencl|nvcuvid|nvidia-encode)\.so(?:\.[\d.]*\d)?(?![\w-])")
 # a repository's signing key (`.../x86_64/3bf863cc.pub`, `cuda-archive-keyring.gpg`): fetching it installs nothing
 _SIGNING_KEY_RE = re.compile(r"\.(?:pub|gpg|asc)$", re.I)
 _URL_RE = re.compile(r"(?:git\+)?https?://([^\s\"'<>|;&)]+)")
@@ -407,6 +409,9 @@ class _SourceTree:
         # the folders below the `here` tree's root that relative `cd`s moved into (`cd csrc/rotary` in a
         # flash-attention clone: ["csrc", "rotary"]), so that `pip install .` there names that folder's package (t16f)
         self.sub: list[str] = []
+        # the absolute folder after a `cd /abs` (a Dockerfile's `WORKDIR`), followed through relative `cd`s; None
+        # while not known: where a Dockerfile's copied build context is built (tp46a)
+        self.abs_cwd: str | None = None
 
     def clone(self, col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
         positional, skip = [], False
@@ -509,6 +514,7 @@ _MPI_LAUNCHERS = frozenset({"mpirun", "mpiexec", "orterun", "mpiexec.hydra"})
 _QUEUE_DIRECTIVE_RE = re.compile(r"#(?:PBS|COBALT)\b[^#]*?(?<!\S)(-q|--queue)(?:=|[ \t]+)([^\s#]+)")
 # rules that read a count or a node type from a setting: a script variable holding a count only computes with it
 SCHEDULER_REQUESTS = {"NPU022", "NPU028"}
+_INDEX_LIST_RE = re.compile(r"\d+(?:,\d+)*")
 # t11y (tuned on heldout16): programs that run a Python script; their options are the script's own (argparse), so
 # `torchrun extract.py --use_gpu --gpu $gpus` picks the script's device, it asks no job scheduler for GPU nodes
 # (NPU028 keeps the scheduler's spellings: sbatch / srun / salloc options, `#SBATCH` lines, resource lists)
@@ -1488,8 +1494,10 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
     if not literal or "$" in literal or "/" in literal:
         return       # a URL or a path (`FLASH_ATTN_URL=https://...`) names where something is, not a setting
     rule = m.match_setting(name.lower(), literal)
-    if rule is not None and rule.code in SCHEDULER_REQUESTS and literal.isdigit():
-        return       # GPUS_PER_NODE=8: a count the script computes with; the request is the `#SBATCH` / srun option
+    if rule is not None and rule.code in SCHEDULER_REQUESTS and _INDEX_LIST_RE.fullmatch(literal):
+        # GPUS_PER_NODE=8: a count the script computes with; the request is the `#SBATCH` / srun option. So is a list
+        # of device indices (`gpus="4,5"`, split into each worker's CUDA_VISIBLE_DEVICES: decision 26; tp46a)
+        return
     if rule is not None and rule.code == "NPU021" and name.islower() and _option_case_arm(value):
         # `--with-cuda) with_cuda=1 ;;` (llama-gpt's run.sh): the script's own switch for its option, a lower-case
         # shell variable no build reads from the environment; what the script then runs is the finding (lead
@@ -2211,8 +2219,11 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         _record_make(col, pos, words, nodes, source_tree.cwd)
     if name in ("cd", "pushd"):
         source_tree.cwd = make_cd(source_tree.cwd, words[1] if len(words) > 1 else None)
+        source_tree.abs_cwd = _absolute(source_tree.abs_cwd, words[1] if len(words) > 1 else None)
         source_tree.cd(m, words[1] if len(words) > 1 else None)
         return
+    if name == "tar":
+        _unpacked_archive(col, m, pos, words, nodes, source_tree.abs_cwd)
     if name == "git" and "clone" in words[1:3]:
         at = words.index("clone") + 1
         source_tree.clone(col, m, pos, words[at:], nodes[at:])
@@ -2314,6 +2325,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
     if name == "easy_install" and len(words) > 1:       # setuptools' installer: `easy_install pkg[extra]`
         _pip(col, m, pos, ["install", *words[1:]], nodes, source_tree)
         return
+    if name in _CONDA_TOOLS and ("env" in words[1:2] or "create" in words[1:2]):
+        _environment_file(col, m, pos, words, nodes)
     if name in _PIP:
         rest = words[1:]
         if name == "uv" and rest[:1] == ["pip"]:
@@ -2324,6 +2337,35 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
                 rest = ["install", *rest[1:]]
         _pip(col, m, pos, rest, nodes[len(words) - len(rest):], source_tree,
              conda=name in ("conda", "mamba", "micromamba"))
+
+
+_CONDA_TOOLS = frozenset({"conda", "mamba", "micromamba"})
+_ARCHIVE_RE = re.compile(r"\.(?:tar(?:\.\w+)?|tbz2?|tgz|txz)$")
+
+
+def _unpacked_archive(col: Collector, m, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:
+    """`tar -xvf binaries.tbz2 -C /` run in a Dockerfile's `WORKDIR .../deepstream_sdk_v4.0.2_x86_64`, or `tar -xvf
+    deepstream_sdk_v6.3.0_x86_64.tbz2 -C /`: the archive, by its path from the folder it is unpacked in, asked of the
+    requirement rules as a `path:` (NVIDIA DeepStream's tar install, NPU970; tp46a)."""
+    for i, w in enumerate(words[1:], 1):
+        if w.startswith("-") or "$" in w or not _ARCHIVE_RE.search(w):
+            continue
+        where = _absolute(cwd, w) if not w.startswith("/") else w
+        symbol = "path:" + (where or w)
+        rule = m.match_requirement(symbol)
+        if rule is not None:
+            wl, wc = pos.at(nodes[i].start_point)
+            col.add(rule, symbol, wl, wc, wc + len(w))
+
+
+def _environment_file(col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
+    """`conda env create --file conda/environments/dev_cuda${{ matrix.target }}.yml`: an environment file named for a
+    CUDA release (NPU969; expansions dropped from the name first)."""
+    for i, w in enumerate(words[:-1]):
+        if w in ("-f", "--file"):
+            name = re.sub(r"\$\{[^}]*\}|\$\w+", "", words[i + 1]).rsplit("/", 1)[-1]
+            wl, wc = pos.at(nodes[i + 1].start_point)
+            col.add(m.match_setting("conda_env_file", name), words[i + 1], wl, wc, wc + len(words[i + 1]))
 
 
 _MAKES = {"make", "gmake", "mingw32-make"}
@@ -2841,9 +2883,20 @@ def _builds(col: Collector, source_tree: _SourceTree, pos: _Positions, node, pat
             return
     cloned = path.rstrip("/").rsplit("/", 1)[-1] in source_tree.cloned or (
         path.rstrip("/") in (".", "") and source_tree.here_origin in source_tree.origin.values())
-    if not cloned:
+    if not cloned and col.context_copies and _absolute(source_tree.abs_cwd, path) in col.context_copies:
+        # `COPY . odtk/` then `pip install -e odtk/` (or `WORKDIR` there and `pip install -e .`): the build context,
+        # the tree's own setup.py, built in the image here (tp46a)
+        record_local_build(col.result, ".", "", line, c, end, context=True)
+    elif not cloned:
         # a folder of the project's own tree, not a clone: the tree pass reads its setup.py (local_builds, t15u)
         record_local_build(col.result, path, source_tree.cwd, line, c, end, source_tree.tail)
+
+
+def _absolute(cwd: str | None, target: str | None) -> str | None:
+    """The absolute folder `target` names from the absolute folder `cwd` (None when either is not known)."""
+    if not target or "$" in target or target.startswith("~") or (cwd is None and not target.startswith("/")):
+        return None
+    return posixpath.normpath(posixpath.join(cwd or "/", target.strip("\"'")))
 
 
 _FORCE_CUDA_RE = re.compile(r"(?:^|\s)FORCE_CUDA=[\"']?(?:1|true|yes|on)\b", re.I)

@@ -2151,9 +2151,9 @@ class MatchVisitor(cst.CSTVisitor):
                 continue
             attr = call.args[1].value.evaluated_value
             rules = self.c.methods.get(attr) if isinstance(attr, str) else None
-            if not isinstance(attr, str) or not rules or rules[0].category != "device" or \
+            if not isinstance(attr, str) or not rules or rules[0].category != "device" or rules[0].when or \
                     _base_name(call.args[0].value) in self.ctx.aliases:
-                continue
+                continue      # (a rule that wants an argument, `conf.set("spark...gpu.amount", ...)`, no probe says)
             if _calls_method(body, attr):
                 self._method_probes[id(call)] = (rules[0], attr)
 
