@@ -1203,11 +1203,16 @@ def _github_env_write(col: Collector, m, pos: "_Positions", node) -> None:
         return
     line, c = pos.at(args[0].start_point)
     image = item.group(2).strip()
+    held = _VARIABLE_REF_RE.fullmatch(image)
+    if held is not None:
+        # `echo "BASE_IMAGE=$GPU_BASE_IMAGE" >> $GITHUB_ENV`: the image a variable of the script or the workflow's
+        # `env:` holds (tp46b, nebari-docker-images)
+        image = _literal_var(col, held)
     if re.fullmatch(r"[\w.-]+(?:/[\w.${}-]+)+:\S+", image) and (rule := m.match_image(image)) is not None:
         # `echo base=nvidia/cuda:${{ matrix.cuda }}-cudnn...-runtime-ubuntu... >> $GITHUB_OUTPUT` (cml's images
         # workflow, tp40): the CUDA base image a later `docker build --build-arg BASE_IMAGE=...` step builds on
         at = c + (args[0].type in ("string", "raw_string")) + len(item.group(1)) + 1
-        col.add(rule, image, line, at, at + len(image))
+        col.add(rule, image, line, at, at + len(item.group(2).strip()))
         return
     if not item.group(1).upper().endswith("_VERSION"):
         return
