@@ -708,8 +708,29 @@ def scan_config_text(col: Collector, text: str) -> None:
     try:
         roots = list(yaml.compose_all(text.replace("\t", " "), Loader=yaml.SafeLoader))
     except yaml.YAMLError:
-        return
+        roots = _indented_documents(text)
+        if roots is None:
+            return
     scan_config_roots(col, roots)
+
+
+def _indented_documents(text: str) -> list | None:
+    """The documents of a multi-document YAML stream written indented, as in a CI step's `run: |` block (`kubectl
+    apply -f - <<EOF` then `          apiVersion: ...` / `          ---`): YAML wants `---` at the line's start, so
+    each document between separator lines is read on its own, at its own lines and columns (tp46b). None when
+    there is no such separator or a document does not read."""
+    lines = text.split("\n")
+    cuts = [n for n, line in enumerate(lines) if line.strip() == "---" and line[:1] == " "]
+    if not cuts:
+        return None
+    roots = []
+    for start, end in zip([-1, *cuts], [*cuts, len(lines)]):
+        chunk = "\n" * (start + 1) + "\n".join(lines[start + 1:end])
+        try:
+            roots += [r for r in yaml.compose_all(chunk.replace("\t", " "), Loader=yaml.SafeLoader) if r is not None]
+        except yaml.YAMLError:
+            return None
+    return roots
 
 
 # Hydra's package header (`# @package _group_`): the file's keys sit under its config group, the folder it is in
