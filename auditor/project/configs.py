@@ -296,6 +296,13 @@ def _on_registry_host(ref: str) -> bool:
     return bool(slash) and ("." in first or ":" in first) and "$" not in first
 
 
+def _zero_quota_names(node) -> set[int]:
+    """The `name:` nodes of Kueue flavor resources whose quota is zero (`- name: nvidia.com/gpu` / `nominalQuota: 0`,
+    Kueue docs, "Cluster Queue"): a quota of none (tp46b)."""
+    return {id(e["name"]) for e in _mappings(node) if "name" in e and isinstance(e.get("nominalQuota"), yaml.ScalarNode)
+            and str(e["nominalQuota"].value).strip() in ("0", "0.0")}
+
+
 def _mappings(node) -> Iterator[dict]:
     """The entries (`_entries`) of every mapping in a YAML tree, outermost first."""
     if isinstance(node, yaml.MappingNode):
@@ -764,6 +771,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         other_vendor_counts = _other_vendor_gpu_counts(root)
         llama_cpp_switches = _llama_cpp_switches(root)
         lone_per_gpu_amounts = _lone_per_gpu_amounts(root)
+        zero_quotas = _zero_quota_names(root)
         switched_indices = _switched_device_indices(root)
         image_repositories = _image_repositories(root)
         parameter_paths = _template_parameter_paths(root)
@@ -935,6 +943,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                     col.add(m.match_requirement("pynvml"), "pynvml", line, c, c + len(raw),
                             note=f" (the config builds `{raw}`, a class built on NVML)")
                 continue
+            if id(value) in zero_quotas:
+                continue          # a Kueue flavor's `- name: nvidia.com/gpu` with `nominalQuota: 0`: no GPU
             if id(value) in switched_indices:
                 line, c = value.start_mark.line + 1, value.start_mark.column + 1
                 col.add(m.match_setting(path, f"cuda:{raw}"), f"{path}: {raw}", line, c, c + len(raw), value=raw,
