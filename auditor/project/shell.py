@@ -2588,17 +2588,25 @@ def _scheduler_short_options(col: Collector, m, pos: _Positions, node) -> None:
             return
 
 
-def _written_files(body) -> list[bytes] | None:
-    """The files a `cat` / `tee` here-document is written to (`cat <<EOT > $config_json`, `cat >> .../CMakeLists.txt
-    << "EOF"`), lower-cased and unquoted; None when no cat / tee writes it."""
+def _heredoc_command(body):
+    """(the redirected statement, its command, the command's name) a here-document is fed to; None when it is no
+    plain command's."""
     redirect = body.parent
     statement = redirect.parent if redirect is not None else None
     if statement is None or statement.type != "redirected_statement":
         return None
     command = next((c for c in statement.children if c.type == "command"), None)
     name = command.child_by_field_name("name") if command is not None else None
-    if command is None or name is None or name.text not in (b"cat", b"tee"):
+    return None if command is None or name is None else (statement, command, name.text)
+
+
+def _written_files(body) -> list[bytes] | None:
+    """The files a `cat` / `tee` here-document is written to (`cat <<EOT > $config_json`, `cat >> .../CMakeLists.txt
+    << "EOF"`), lower-cased and unquoted; None when no cat / tee writes it."""
+    fed = _heredoc_command(body)
+    if fed is None or fed[2] not in (b"cat", b"tee"):
         return None
+    statement, command, _name = fed
     targets = [n.text.lower() for n in _walk(statement) if n.type == "file_redirect"]
     targets += [w.text.lower() for w in command.children if w.type == "word"]
     return [t.rstrip(b"\"'") for t in targets]
@@ -2613,16 +2621,10 @@ def _feeds_manifest(body) -> bool:
     """Is this here-document a manifest fed to `kubectl apply -f -` / `kubectl create -f -` (or OpenShift's `oc`)?
     Kubernetes reads `-f -` from standard input (kubectl reference, "apply": `-f, --filename`); tp46b, codeflare-sdk's
     e2e workflow creates its Kueue ClusterQueue so."""
-    redirect = body.parent
-    statement = redirect.parent if redirect is not None else None
-    if statement is None or statement.type != "redirected_statement":
-        return False
-    command = next((c for c in statement.children if c.type == "command"), None)
-    name = command.child_by_field_name("name") if command is not None else None
-    if name is None or name.text not in _MANIFEST_READERS:
-        return False
+    fed = _heredoc_command(body)
     # on the statement's first line: tree-sitter-bash leaves the `-` before `<<EOF` out of the command's words
-    return _STDIN_FILENAME_RE.search(statement.text.split(b"\n", 1)[0]) is not None
+    return fed is not None and fed[2] in _MANIFEST_READERS \
+        and _STDIN_FILENAME_RE.search(fed[0].text.split(b"\n", 1)[0]) is not None
 
 
 def _writes_config(body) -> bool:
@@ -2879,21 +2881,18 @@ def _sed_cuda_edits(col: Collector, pos: _Positions, node) -> None:
         pattern, replacement = sub.group(2), sub.group(3)
         line = row + 1 + text.count("\n", 0, sub.start(3))
         pin = _REQUIREMENT_PIN_RE.fullmatch(replacement.strip())
-        if pin is not None and "+cu" in replacement.lower() and "+cu" not in pattern.lower():
-            # `sed -i 's/torch>=1.7/torch==1.9.1+cu111/g' requirements.txt` (ByteTrack's Dockerfile and its forks,
-            # tp41): the substitution pins a CUDA build of the package into the file the next `pip install -r`
-            # reads; the pin is read as that requirement. One that swaps one CUDA build for another (`s/+cu121/
-            # +cu118/`) edits a pin the file already has, where it is reported
-            c = start + 1 + sub.start(3) if line == row + 1 else 1
-            for symbol, _, rule, note in requirement_hits(matchers(col.engine), replacement.strip()):
-                col.add(rule, symbol, line, c, c + len(replacement), note=note)
-            continue
-        old_pin = _REQUIREMENT_PIN_RE.fullmatch(pattern.strip())
-        if pin is not None and old_pin is not None and replacement.strip() != pattern.strip() and \
-                _pinned_name(replacement) == _pinned_name(pattern):
-            # `sed -i 's/torch >= 2.0.0/torch == 2.0.1/' /vllm/requirements.txt` (llm-perf-bench's vLLM images):
-            # the substitution rewrites a requirement's pin in the file the next install reads; the new pin is read
-            # as that requirement (tp46b). A text that only looks like one (`s/a>b/a<b/`) names no package a rule reads
+        # `sed -i 's/torch>=1.7/torch==1.9.1+cu111/g' requirements.txt` (ByteTrack's Dockerfile and its forks, tp41):
+        # the substitution pins a CUDA build of the package into the file the next `pip install -r` reads; the pin is
+        # read as that requirement. One that swaps one CUDA build for another (`s/+cu121/+cu118/`) edits a pin the
+        # file already has, where it is reported
+        cuda_pin = pin is not None and "+cu" in replacement.lower() and "+cu" not in pattern.lower()
+        # `sed -i 's/torch >= 2.0.0/torch == 2.0.1/' /vllm/requirements.txt` (llm-perf-bench's vLLM images): the
+        # substitution rewrites a requirement's pin; the new pin is read as that requirement (tp46b). A text that
+        # only looks like one (`s/a>b/a<b/`) names no package a rule reads
+        pin_edit = pin is not None and _REQUIREMENT_PIN_RE.fullmatch(pattern.strip()) is not None and \
+            "+cu" not in pattern.lower() and replacement.strip() != pattern.strip() and \
+            _pinned_name(replacement) == _pinned_name(pattern)
+        if cuda_pin or pin_edit:
             c = start + 1 + sub.start(3) if line == row + 1 else 1
             for symbol, _, rule, note in requirement_hits(matchers(col.engine), replacement.strip()):
                 col.add(rule, symbol, line, c, c + len(replacement), note=note)
