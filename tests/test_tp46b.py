@@ -336,18 +336,15 @@ dependencies = ["numpy ~= 1.21", "nvidia-cuda-runtime-cu12"]
 [project.optional-dependencies]
 test = ["pytest ~= 7.2"]
 doc = ["mkdocs-material >= 9.5"]
-dev = [
-    "nvidia-pytriton[test]",
-    "nvidia-pytriton[doc]",
-    "ruff >= 0.3.0",
-]
+dev = ["nvidia-pytriton[test]",  # the tests' own requirements
+       "nvidia-pytriton[doc]", "ruff >= 0.3.0"]
 """
 
 
 def test_own_extras_are_no_dependency(tmp_path):
     found = _audit(tmp_path, "pyproject.toml", PYPROJECT)
     assert _codes(found, 3) == {"NPU440"}
-    assert not _codes(found, 9) and not _codes(found, 10)
+    assert not _codes(found, 8) and not _codes(found, 9)
 
 
 NOTEBOOK_CODE = """\
