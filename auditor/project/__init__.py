@@ -57,6 +57,11 @@ def issue_form(rel: str) -> bool:
     return any(a in (".github", ".gitlab") and b in _TEMPLATE_FOLDERS for a, b in zip(parts, parts[1:]))
 
 
+# the names Azure Resource Manager templates go by: the quickstart templates' `azuredeploy.json`, the Marketplace's
+# `mainTemplate.json`, and files named for ARM (`vm-arm-template.json`)
+_ARM_TEMPLATE_RE = re.compile(r"azuredeploy[\w.-]*\.json|maintemplate\.json|[\w.-]*\barm[-_]?template[\w.-]*\.json")
+
+
 def project_kind(name: str, rel: str = "") -> str | None:
     """The kind of a project file from its name (and, for JSON, its folder: rel is its path in the tree), or None
     for files this module does not read."""
@@ -71,9 +76,13 @@ def project_kind(name: str, rel: str = "") -> str | None:
         return "config"       # ComfyUI workflows (`example_workflows/*.json`, VideoX-Fun's comfyui/): nodes' inputs (t21b)
     if low.endswith(".json") and ".runpod" in rel.split("/")[:-1]:
         return "config"       # RunPod Hub's `.runpod/hub.json` / `tests.json`: the endpoint's GPU types, count and CUDA (tp44a)
-    if low.endswith(".pkr.json") or low.endswith(".json") and any(
-            part.lower() == "packer" for part in rel.split("/")[:-1]):
-        return "config"       # Packer templates (`scripts/packer/gcp-image-cuda.json`): the machine image's build (tp38)
+    if low.endswith(".pkr.json") or low.endswith(".json") and (any(
+            part.lower() == "packer" for part in rel.split("/")[:-1]) or "packer" in low):
+        # Packer templates (`scripts/packer/gcp-image-cuda.json`, tp38; `environments-packer.json`, tp46b): the
+        # machine image's build
+        return "config"
+    if low.endswith(".json") and _ARM_TEMPLATE_RE.fullmatch(low):
+        return "config"       # Azure Resource Manager templates: the VMs a deployment makes (tp46b)
     if low.endswith(".def") or low in ("singularity", "apptainer") or \
             low.startswith(("singularity.", "apptainer.")) and not low.endswith(_OTHER_SUFFIXES):
         return "apptainer"        # Apptainer / Singularity recipes (auditor/project/apptainer.py; t15k)

@@ -193,6 +193,51 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     return result
 
 
+def _display_name(path: str) -> bool:
+    """A GitHub Actions workflow's, job's or step's `name` / `run-name`: the title the Actions UI shows (GitHub docs,
+    "Workflow syntax"), never an image or a setting, even when it names one (tp46b)."""
+    parts = path.split(".")
+    return path in ("name", "run-name") or len(parts) in (3, 4) and parts[0] == "jobs" and parts[-1] == "name" \
+        and (len(parts) == 3 or parts[2] == "steps")
+
+
+def _workflow_env_values(col: Collector, root) -> None:
+    """A workflow's top-level and jobs' `env:` values, for the steps' scripts that expand them (`echo
+    "BASE_IMAGE=$GPU_BASE_IMAGE" >> $GITHUB_ENV` with `env: GPU_BASE_IMAGE: nvidia/cuda:12.8.1-base-ubuntu24.04`):
+    the runner sets them in every step's environment (GitHub docs, "Workflow syntax": `env`). Literal values only;
+    a script's own assignment of the name wins (tp46b)."""
+    scopes = [_entries(root).get("env")]
+    scopes += [_entries(job).get("env") for job in _entries(_entries(root).get("jobs")).values()]
+    for scope in scopes:
+        for name, value in _entries(scope).items():
+            if isinstance(value, yaml.ScalarNode) and isinstance(value.value, str) and "${{" not in value.value:
+                col.script_vars.setdefault(name, value.value)
+
+
+# `"$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#"`
+_ARM_SCHEMA_RE = re.compile(r"schema\.management\.azure\.com/schemas/.*/deployment(?:Template|Parameters)\.json",
+                            re.I)
+
+
+def _template_parameter_paths(root) -> dict[int, str]:
+    """An Azure Resource Manager template's parameter values under the parameter's name: `"parameters": {"VmSize":
+    {"type": "string", "defaultValue": "Standard_NV6", "allowedValues": ["Standard_NV6", "Standard_NV12"]}}` is
+    read as `parameters.VmSize: Standard_NV6` (each allowed value too, and a parameter file's `"value"`): the
+    template's resources take the size from `[parameters('VmSize')]` (Azure docs, "Parameters in ARM templates";
+    tp46b)."""
+    entries = _entries(root)
+    schema = entries.get("$schema")
+    if not isinstance(schema, yaml.ScalarNode) or not _ARM_SCHEMA_RE.search(str(schema.value)):
+        return {}
+    found: dict[int, str] = {}
+    for name, spec in _entries(entries.get("parameters")).items():
+        for key in ("defaultValue", "value", "allowedValues"):
+            node = _entries(spec).get(key)
+            items = node.value if isinstance(node, yaml.SequenceNode) else [node]
+            found.update((id(item), f"parameters.{name}") for item in items if isinstance(item, yaml.ScalarNode))
+    return found
+
+
 def _entries(node) -> dict:
     """A YAML mapping node's entries by key text ({} for anything else)."""
     if not isinstance(node, yaml.MappingNode):
@@ -255,6 +300,13 @@ def _on_registry_host(ref: str) -> bool:
     """An image reference whose first component is a registry host (`ghcr.io/...`, `registry:5000/...`)."""
     first, slash, _rest = ref.partition("/")
     return bool(slash) and ("." in first or ":" in first) and "$" not in first
+
+
+def _zero_quota_names(node) -> set[int]:
+    """The `name:` nodes of Kueue flavor resources whose quota is zero (`- name: nvidia.com/gpu` / `nominalQuota: 0`,
+    Kueue docs, "Cluster Queue"): a quota of none (tp46b)."""
+    return {id(e["name"]) for e in _mappings(node) if "name" in e and isinstance(e.get("nominalQuota"), yaml.ScalarNode)
+            and str(e["nominalQuota"].value).strip() in ("0", "0.0")}
 
 
 def _mappings(node) -> Iterator[dict]:
@@ -669,8 +721,29 @@ def scan_config_text(col: Collector, text: str) -> None:
     try:
         roots = list(yaml.compose_all(text.replace("\t", " "), Loader=yaml.SafeLoader))
     except yaml.YAMLError:
-        return
+        roots = _indented_documents(text)
+        if roots is None:
+            return
     scan_config_roots(col, roots)
+
+
+def _indented_documents(text: str) -> list | None:
+    """The documents of a multi-document YAML stream written indented, as in a CI step's `run: |` block (`kubectl
+    apply -f - <<EOF` then `          apiVersion: ...` / `          ---`): YAML wants `---` at the line's start, so
+    each document between separator lines is read on its own, at its own lines and columns (tp46b). None when
+    there is no such separator or a document does not read."""
+    lines = text.split("\n")
+    cuts = [n for n, line in enumerate(lines) if line.strip() == "---" and line[:1] == " "]
+    if not cuts:
+        return None
+    roots = []
+    for start, end in zip([-1, *cuts], [*cuts, len(lines)]):
+        chunk = "\n" * (start + 1) + "\n".join(lines[start + 1:end])
+        try:
+            roots += [r for r in yaml.compose_all(chunk.replace("\t", " "), Loader=yaml.SafeLoader) if r is not None]
+        except yaml.YAMLError:
+            return None
+    return roots
 
 
 # Hydra's package header (`# @package _group_`): the file's keys sit under its config group, the folder it is in
@@ -705,8 +778,14 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         other_vendor_counts = _other_vendor_gpu_counts(root)
         llama_cpp_switches = _llama_cpp_switches(root)
         lone_per_gpu_amounts = _lone_per_gpu_amounts(root)
+        zero_quotas = _zero_quota_names(root)
         switched_indices = _switched_device_indices(root)
         image_repositories = _image_repositories(root)
+        parameter_paths = _template_parameter_paths(root)
+        # a GitHub Actions workflow's own document (not a manifest a step feeds to kubectl)
+        workflow = is_github_workflow(col.rel) and "jobs" in _entries(root)
+        if workflow:
+            _workflow_env_values(col, root)
         # a SkyPilot task: its top-level `setup:` script runs once before `run:` (SkyPilot's task YAML reference)
         sky_task = isinstance(_entries(root).get("run"), yaml.ScalarNode) and "resources" in _entries(root)
         vectors = _argument_vectors(root)
@@ -718,6 +797,9 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             seen.add(id(value))
             if id(value) in in_vectors:
                 continue          # an exec-form `command:` / `args:` item: read with its vector, as one command
+            if workflow and _display_name(path):
+                continue          # `name: Publish anibali/pytorch:1.13.1-cuda11.7-...`: the run's title in the UI
+            path = parameter_paths.get(id(value), path)
             if isinstance(value, yaml.ScalarNode) and value.style == "|" and (_embeds_config(path)
                                                                              or _json_object_block(value)):
                 embedded = _embedded_config(col, value)
@@ -874,6 +956,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                     col.add(m.match_requirement("pynvml"), "pynvml", line, c, c + len(raw),
                             note=f" (the config builds `{raw}`, a class built on NVML)")
                 continue
+            if id(value) in zero_quotas:
+                continue          # a Kueue flavor's `- name: nvidia.com/gpu` with `nominalQuota: 0`: no GPU
             if id(value) in switched_indices:
                 line, c = value.start_mark.line + 1, value.start_mark.column + 1
                 col.add(m.match_setting(path, f"cuda:{raw}"), f"{path}: {raw}", line, c, c + len(raw), value=raw,

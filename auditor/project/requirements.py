@@ -206,6 +206,14 @@ def requirement_hits(m, text: str, own_extras: frozenset[str] = frozenset(),
     hits: list[tuple[str, str, Rule, str]] = []
     if macos_only(req):
         return hits
+    strict = _strict(text, req)
+    if strict is not None and any(e.startswith(normalize_dist(strict.name) + ":") for e in own_extras):
+        # `dev = ["nvidia-pytriton[test]", ...]` in nvidia-pytriton's own pyproject: the project names itself to pull
+        # in its own extras (pip resolves the self-reference), whose requirements are reported on their own lines; the
+        # name is no dependency (tp46b)
+        own = normalize_dist(strict.name)
+        return extra_hits(m, [e for e in sorted(strict.extras) if f"{own}:{normalize_dist(e)}" not in own_extras],
+                          strict.name)
     for symbol, spelled in requirement_symbols(text, req):
         rule = m.match_requirement(symbol)
         if rule is not None and rule.extra.get("ported_by") and _OTHER_ACCELERATOR_RE.search(text):
@@ -213,7 +221,6 @@ def requirement_hits(m, text: str, own_extras: frozenset[str] = frozenset(),
         if rule is not None:
             hits.append((symbol, spelled, rule, ""))
             break
-    strict = _strict(text, req)
     if strict is None:
         return hits
     own = normalize_dist(strict.name)

@@ -171,6 +171,8 @@ def url_part_symbol(url: str) -> str | None:
     return f"{url_symbol(url)}#{sub.group(1).strip('/').lower()}" if sub else None
 
 
+# a file of a GitHub release (`github.com/<owner>/<repo>/releases/download/<tag>/<asset>`)
+_RELEASE_ASSET_RE = re.compile(r"(?:^|//)github\.com/([\w.-]+/[\w.-]+/releases/download/[^\s?#]+)", re.I)
 # a model checkpoint by its file type: a download of weights from a project's releases builds nothing
 _CHECKPOINT_URL_RE = re.compile(r"\.(?:pth|pt|ckpt|safetensors)$", re.I)
 
@@ -181,6 +183,11 @@ def match_url(m, url: str) -> tuple[str, Rule | None]:
     part = url_part_symbol(url)
     if part is not None and (rule := m.match_requirement(part)) is not None:
         return part, rule
+    asset = _RELEASE_ASSET_RE.search(url)
+    if asset is not None and (rule := m.match_requirement(f"url:github.com/{asset.group(1).lower()}")) is not None:
+        # a release asset built for CUDA (`.../openucx/ucx/releases/download/v1.19.1/ucx-1.19.1-...-cuda13-x86_64
+        # .tar.bz2`): the rule names the asset's own path, not only its repository (tp46b)
+        return f"url:github.com/{asset.group(1).lower()}", rule
     symbol = url_symbol(url)
     if _CHECKPOINT_URL_RE.search(url.split("?", 1)[0].split("#", 1)[0]):
         return symbol, None
@@ -721,7 +728,7 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
                 index_env(col, m, name, _word(value), line, c, index_vars)
             if value is not None and name in container_vars:
                 _container_options_variable(col, m, pos, name, value, container_vars[name])
-            if value is not None and value.type == "word":
+            if value is not None and value.type in ("word", "concatenation", "expansion"):
                 _program_variable(col, m, pos, tree, name, value)
             if value is not None and value.type in ("string", "raw_string"):
                 _env_list(col, pos, value)
@@ -771,7 +778,9 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
         if node.type == "heredoc_body" and _writes_config(node):
             from auditor.project.configs import scan_config_text   # configs reads CI `run:` blocks through here
 
-            scan_config_text(col, "\n" * node.start_point[0] + node.text.decode("utf-8", errors="replace"))
+            # at its own columns: a body indented in a CI step's `run: |` block starts past the indentation (tp46b)
+            scan_config_text(col, "\n" * node.start_point[0] + " " * node.start_point[1]
+                             + node.text.decode("utf-8", errors="replace"))
         elif node.type == "heredoc_body" and _writes_cmake(node):
             _cmake_heredoc(col, node)
         elif node.type == "heredoc_body" and _runs_or_writes_script(node):
@@ -805,6 +814,9 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
                 text_here += " " * (following.start_point[1] - node.end_point[1]) \
                     + following.text.decode("utf-8", errors="replace")
             scan_fragment(col, text_here, row + 1, start_col, options=not own_word)
+        elif node.type == "concatenation" and node.children and node.children[0].type == "word" \
+                and b"/releases/download/" in node.text and not _in_message(node):
+            _release_asset_url(col, m, pos, node)
         elif node.type == "unset_command":
             for child in node.children:
                 if child.type == "variable_name":
@@ -836,6 +848,22 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
             value = directive.group(2)
             col.add(m.match_setting("batch_queue", value), f"-q {value}", row + 1, start + directive.start(1),
                     start + directive.end(2), value=value)
+
+
+def _release_asset_url(col: Collector, m, pos: _Positions, node) -> None:
+    """`https://github.com/openucx/ucx/releases/download/v${UCX_VERSION}/ucx-${UCX_VERSION}-...-cuda13-x86_64.tar.bz2`:
+    a release asset named with the script's variables, read whole (each variable as its literal, or `*`), where the
+    text reader sees only the words before the first expansion (tp46b)."""
+    url = "".join(_literal_var(col, ref) if (ref := _VARIABLE_REF_RE.fullmatch(c.text.decode("utf-8", "replace")))
+                  and c.type in ("simple_expansion", "expansion") else c.text.decode("utf-8", "replace")
+                  for c in node.children)
+    url = re.sub(r"\$\{?\w+\}?", "*", url)
+    if _URL_RE.fullmatch(url) is None or _RELEASE_ASSET_RE.search(url) is None:
+        return
+    symbol, rule = match_url(m, url)
+    if rule is not None and "/releases/download/" in symbol:
+        line, c = pos.at(node.start_point)
+        col.add(rule, symbol, line, c, c + len(node.text.decode("utf-8", "replace")))
 
 
 def _sets_ascend_variable(expansion) -> bool:
@@ -1209,11 +1237,16 @@ def _github_env_write(col: Collector, m, pos: "_Positions", node) -> None:
         return
     line, c = pos.at(args[0].start_point)
     image = item.group(2).strip()
+    held = _VARIABLE_REF_RE.fullmatch(image)
+    if held is not None:
+        # `echo "BASE_IMAGE=$GPU_BASE_IMAGE" >> $GITHUB_ENV`: the image a variable of the script or the workflow's
+        # `env:` holds (tp46b, nebari-docker-images)
+        image = _literal_var(col, held)
     if re.fullmatch(r"[\w.-]+(?:/[\w.${}-]+)+:\S+", image) and (rule := m.match_image(image)) is not None:
         # `echo base=nvidia/cuda:${{ matrix.cuda }}-cudnn...-runtime-ubuntu... >> $GITHUB_OUTPUT` (cml's images
         # workflow, tp40): the CUDA base image a later `docker build --build-arg BASE_IMAGE=...` step builds on
         at = c + (args[0].type in ("string", "raw_string")) + len(item.group(1)) + 1
-        col.add(rule, image, line, at, at + len(image))
+        col.add(rule, image, line, at, at + len(item.group(2).strip()))
         return
     if not item.group(1).upper().endswith("_VERSION"):
         return
@@ -1352,12 +1385,30 @@ def index_env(col: Collector, m, name: str, value: str, line: int, c: int,
 _PROBE_RE = re.compile(r"\b(?:hash|command\s+-v|which|type)\s+(\S+)")
 
 
+# `${SERVER:=/opt/tritonserver/bin/tritonserver}`: a parameter's default path; `${TRITON_DIR}/bin/...`: a path under a
+# folder a variable names
+_PATH_DEFAULT_RE = re.compile(r"\$\{\w+:?[-=]([^${}]+)\}")
+_VARIABLE_PREFIX_RE = re.compile(r"^\$\{?\w+\}?")
+
+
 def _program_variable(col: Collector, m, pos: _Positions, tree, name: str, value) -> None:
     """`cmd=nvidia-docker`, then `NV_GPU="$GPU" ${cmd} run ...` (pymarl's run.sh, t26c): a variable that holds the
     program a later command runs is that program's choice, reported where the name is written. Assigned inside a
     branch that first probes for the program (`if hash nvidia-docker`), the script falls back to the other branch where
     it is missing: the container then starts without an accelerator (warning, not error)."""
     program = _word(value)
+    default = _PATH_DEFAULT_RE.fullmatch(program)
+    held_path = default.group(1) if default else _VARIABLE_PREFIX_RE.sub("", program)
+    if "/" in held_path and re.fullmatch(r"[\w./+-]+", held_path) and "/bin/" in f"/{held_path}":
+        # `SERVER=${TRITON_DIR}/bin/tritonserver`, `SERVER=${SERVER:=/opt/tritonserver/bin/tritonserver}` (Triton's
+        # QA scripts, run by the sourced util.sh's run_server): the installed program's path, held for a later
+        # command, also when another script runs it (tp46b)
+        rule = m.match_command(held_path)
+        if rule is not None:
+            line, c = pos.at(value.start_point)
+            col.add(rule, held_path.rsplit("/", 1)[-1], line, c, c + len(program),
+                    note=" (the path of a program held in a variable that a command runs)")
+        return
     rule = m.match_command(program) if re.fullmatch(r"[\w./+-]+", program) else None
     if rule is None or not _runs_variable(tree.root_node, name):
         return
@@ -1953,6 +2004,12 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         # `MICROMAMBA="/content/bin/micromamba"`, then `"$MICROMAMBA" run -n env pip install torch==...+cu121`: the
         # package tool the script holds in a variable runs here (a Colab notebook's `%%bash` cell; tp44a)
         words[0] = program
+    held_run = (col.script_vars.get(held.group(1), "").strip("\"'").split() if held else [])[:2]
+    if len(held_run) == 2 and held_run[0].rsplit("/", 1)[-1] in _CONTAINER_RUNNERS \
+            and held_run[1] in ("run", "create", "exec"):
+        # `DOCKER_CMD="docker run --gpus all"`, then `$DOCKER_CMD -it -e SDL_HINT_CUDA_DEVICE='0' ...` (AirSim's
+        # run_airsim_image_*.sh): the container's variables, as on a `docker run` line (tp46b)
+        _container_env(col, pos, held_run + words[1:], [name_node, name_node] + nodes[1:])
     if _COMMAND_CHECK_RE.search(words[0]) and len(words) > 1:
         # `common::checkcmd nvidia-smi` (enroot's hooks), `need_cmd nvcc`: a script's own check that the programs are
         # installed, failing without them, as `command -v` / `which` do (tp44a, project test114)
@@ -2280,7 +2337,7 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
             at = words.index("easy_install", 2)
             _pip(col, m, pos, ["install", *words[at + 1:]], [nodes[at], *nodes[at + 1:]], source_tree)
         return
-    if name == "sed" and _CUDA_WORD_RE.search(node.text.decode("utf-8", errors="replace")):
+    if name == "sed" and _SED_EDIT_WORD_RE.search(node.text.decode("utf-8", errors="replace")):
         _sed_cuda_edits(col, pos, node)
         return
     if name == "dpkg" and ("-i" in words or "--install" in words):
@@ -2293,6 +2350,18 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
             if w.endswith(".deb"):       # `dpkg -i cuda-keyring_1.1-1_all.deb`: the package is the name before `_`
                 line, c = pos.at(nodes[i].start_point)
                 symbol = "apt:" + w.rsplit("/", 1)[-1].split("_", 1)[0].lower().rstrip("-")
+                col.add(m.match_requirement(symbol), symbol, line, c, c + len(words[i]))
+        return
+    if name == "rpm" and any(_RPM_INSTALL_RE.fullmatch(w) for w in words[1:]):
+        # `rpm -ivh --nodeps /tmp/ucx-cuda-${UCX_VERSION}-1.el9.x86_64.rpm` (distributed-workloads' training images,
+        # UCX's prebuilt RPMs): the package is the file name before its version (`name-version-release.arch.rpm`),
+        # read as a yum install of it (tp46b)
+        for i, w in enumerate(words[1:], 1):
+            package = _RPM_NAME_RE.match(re.sub(r"\$\{?\w+\}?", "", w.rsplit("/", 1)[-1])) \
+                if w.endswith(".rpm") else None
+            if package is not None:
+                line, c = pos.at(nodes[i].start_point)
+                symbol = "apt:" + package.group(1).lower()
                 col.add(m.match_requirement(symbol), symbol, line, c, c + len(words[i]))
         return
     verb = next((w for w in words[1:] if w in _APT_INSTALL), None)
@@ -2561,28 +2630,51 @@ def _scheduler_short_options(col: Collector, m, pos: _Positions, node) -> None:
             return
 
 
-def _written_files(body) -> list[bytes] | None:
-    """The files a `cat` / `tee` here-document is written to (`cat <<EOT > $config_json`, `cat >> .../CMakeLists.txt
-    << "EOF"`), lower-cased and unquoted; None when no cat / tee writes it."""
+def _heredoc_command(body):
+    """(the redirected statement, its command, the command's name) a here-document is fed to; None when it is no
+    plain command's."""
     redirect = body.parent
     statement = redirect.parent if redirect is not None else None
     if statement is None or statement.type != "redirected_statement":
         return None
     command = next((c for c in statement.children if c.type == "command"), None)
     name = command.child_by_field_name("name") if command is not None else None
-    if command is None or name is None or name.text not in (b"cat", b"tee"):
+    return None if command is None or name is None else (statement, command, name.text)
+
+
+def _written_files(body) -> list[bytes] | None:
+    """The files a `cat` / `tee` here-document is written to (`cat <<EOT > $config_json`, `cat >> .../CMakeLists.txt
+    << "EOF"`), lower-cased and unquoted; None when no cat / tee writes it."""
+    fed = _heredoc_command(body)
+    if fed is None or fed[2] not in (b"cat", b"tee"):
         return None
+    statement, command, _name = fed
     targets = [n.text.lower() for n in _walk(statement) if n.type == "file_redirect"]
     targets += [w.text.lower() for w in command.children if w.type == "word"]
     return [t.rstrip(b"\"'") for t in targets]
 
 
+# programs that apply Kubernetes manifests read from standard input (`kubectl apply -f - <<EOF`)
+_MANIFEST_READERS = frozenset({b"kubectl", b"oc"})
+_STDIN_FILENAME_RE = re.compile(rb"\s(?:-f|--filename)(?:\s+|=)-(?:\s|$)")
+
+
+def _feeds_manifest(body) -> bool:
+    """Is this here-document a manifest fed to `kubectl apply -f -` / `kubectl create -f -` (or OpenShift's `oc`)?
+    Kubernetes reads `-f -` from standard input (kubectl reference, "apply": `-f, --filename`); tp46b, codeflare-sdk's
+    e2e workflow creates its Kueue ClusterQueue so."""
+    fed = _heredoc_command(body)
+    # on the statement's first line: tree-sitter-bash leaves the `-` before `<<EOF` out of the command's words
+    return fed is not None and fed[2] in _MANIFEST_READERS \
+        and _STDIN_FILENAME_RE.search(fed[0].text.split(b"\n", 1)[0]) is not None
+
+
 def _writes_config(body) -> bool:
     """Is this here-document a JSON / YAML config the script writes (`cat <<EOT > $config_json` with a `{`
-    body, `cat > ds_config.yaml <<EOF`)?"""
+    body, `cat > ds_config.yaml <<EOF`), or a manifest it applies (`kubectl apply -f - <<EOF`)?"""
     targets = _written_files(body)
     if targets is None:
-        return False
+        return _feeds_manifest(body)
     text = body.text.lstrip()
     return any(t.endswith((b".json", b".yaml", b".yml", b"json", b"_config")) for t in targets) \
         or text.startswith(b"{") and text.rstrip().endswith(b"}")
@@ -2797,10 +2889,24 @@ def _inline_python(col: Collector, pos: _Positions, code: str, node, output_read
 _SED_SUBSTITUTION_RE = re.compile(r"(?<![\w.])s([/#|@])((?:\\.|(?!\1).)*)\1((?:\\.|(?!\1).)*)\1")
 # the text a sed command must hold to be read for CUDA edits: a CUDA call, or a pin of a CUDA build (`+cu111`)
 _CUDA_WORD_RE = re.compile(r"cuda|\+cu\d", re.I)
+# ... or a version operator, for a substitution that rewrites a requirement's pin (`s/torch >= 2.0.0/torch == 2.0.1/`)
+_SED_EDIT_WORD_RE = re.compile(r"cuda|\+cu\d|[=<>~]=|[<>]", re.I)
 # a requirement a substitution writes: `torch==1.9.1+cu111` (a name, a version operator, a version)
 _REQUIREMENT_PIN_RE = re.compile(r"[A-Za-z0-9][\w.-]*\s*(?:===?|~=|>=|<=|!=|<|>)\s*[\w.*+!-]+")
 # Python CUDA calls a substitution can write into a source file: `.cuda()`, `torch.cuda.<name>`, `.to("cuda")`
 _CUDA_CALL_RE = re.compile(r"\.cuda\(\s*[\w:'\"]*\s*\)|\btorch\.cuda\.\w+(?:\(\))?|\.to\(\s*['\"]cuda(?::\d+)?['\"]\s*\)")
+
+
+# rpm's install and upgrade modes (`-i`, `-ivh`, `-Uvh`, `-Fvh`, `--install`, `--upgrade`; rpm(8))
+_RPM_INSTALL_RE = re.compile(r"-[ivhUF]*[iUF][ivhUF]*|--install|--upgrade|--freshen")
+# an RPM file's package name: what comes before the version (`ucx-cuda-1.19.1-1.el9.x86_64.rpm`, or `ucx-cuda--1...`
+# once a `${UCX_VERSION}` is taken out)
+_RPM_NAME_RE = re.compile(r"([A-Za-z][\w.+]*(?:-[A-Za-z][\w.+]*)*)-(?=\d|-)")
+
+
+def _pinned_name(pin: str) -> str:
+    """The package a requirement pin names (`torch >= 2.0.0` -> `torch`), lower-cased."""
+    return re.split(r"[\s=<>!~]", pin.strip(), 1)[0].lower()
 
 
 def _sed_cuda_edits(col: Collector, pos: _Positions, node) -> None:
@@ -2817,11 +2923,18 @@ def _sed_cuda_edits(col: Collector, pos: _Positions, node) -> None:
         pattern, replacement = sub.group(2), sub.group(3)
         line = row + 1 + text.count("\n", 0, sub.start(3))
         pin = _REQUIREMENT_PIN_RE.fullmatch(replacement.strip())
-        if pin is not None and "+cu" in replacement.lower() and "+cu" not in pattern.lower():
-            # `sed -i 's/torch>=1.7/torch==1.9.1+cu111/g' requirements.txt` (ByteTrack's Dockerfile and its forks,
-            # tp41): the substitution pins a CUDA build of the package into the file the next `pip install -r`
-            # reads; the pin is read as that requirement. One that swaps one CUDA build for another (`s/+cu121/
-            # +cu118/`) edits a pin the file already has, where it is reported
+        # `sed -i 's/torch>=1.7/torch==1.9.1+cu111/g' requirements.txt` (ByteTrack's Dockerfile and its forks, tp41):
+        # the substitution pins a CUDA build of the package into the file the next `pip install -r` reads; the pin is
+        # read as that requirement. One that swaps one CUDA build for another (`s/+cu121/+cu118/`) edits a pin the
+        # file already has, where it is reported
+        cuda_pin = pin is not None and "+cu" in replacement.lower() and "+cu" not in pattern.lower()
+        # `sed -i 's/torch >= 2.0.0/torch == 2.0.1/' /vllm/requirements.txt` (llm-perf-bench's vLLM images): the
+        # substitution rewrites a requirement's pin; the new pin is read as that requirement (tp46b). A text that
+        # only looks like one (`s/a>b/a<b/`) names no package a rule reads
+        pin_edit = pin is not None and _REQUIREMENT_PIN_RE.fullmatch(pattern.strip()) is not None and \
+            "+cu" not in pattern.lower() and replacement.strip() != pattern.strip() and \
+            _pinned_name(replacement) == _pinned_name(pattern)
+        if cuda_pin or pin_edit:
             c = start + 1 + sub.start(3) if line == row + 1 else 1
             for symbol, _, rule, note in requirement_hits(matchers(col.engine), replacement.strip()):
                 col.add(rule, symbol, line, c, c + len(replacement), note=note)

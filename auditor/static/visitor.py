@@ -1716,6 +1716,11 @@ class MatchVisitor(cst.CSTVisitor):
             self._handled.add(id(node.key))      # `{"cuda": CudaPlatform}`: a key of a table, not a device
         if isinstance(node.key, cst.SimpleString):
             self._claim_key(node.key)
+        if isinstance(node.key, cst.SimpleString) and "/" in str(node.key.evaluated_value) \
+                and isinstance(node.value, cst.Integer) and node.value.evaluated_value == 0:
+            # `{"nvidia.com/gpu": 0}` (codeflare-sdk's `worker_extended_resource_requests`): an extended resource
+            # (Kubernetes' `vendor/resource` name) asked for zero times asks for none (tp46b, project test126)
+            self._handled.add(id(node.key))
         self._dtype_quiet += 1
         walk(node.key, self)
         self._dtype_quiet -= 1
