@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -1868,6 +1868,27 @@ class MatchVisitor(cst.CSTVisitor):
         if read is not None:
             self._handled.add(id(read[1]))
 
+    def _evaluated_code(self, arg: cst.BaseExpression, mode: str) -> None:
+        """`eval(f'torch.Tensor(self.joint_regressor_{name}).cuda()')` (Pose2Mesh): a literal string handed to the
+        builtin eval / exec is code that runs, unlike a bare string statement (decision 64). Its text is read as code
+        (an f-string's fields become a placeholder name) and what it matches is reported on the string, never
+        rewritten (the fixers edit source, not text inside a literal) (tk46)."""
+        if isinstance(arg, cst.SimpleString) and isinstance(arg.evaluated_value, str):
+            text = arg.evaluated_value
+        elif isinstance(arg, cst.FormattedString):
+            text = "".join(part.value if isinstance(part, cst.FormattedStringText) else "_" for part in arg.parts)
+        else:
+            return
+        try:
+            code = cst.parse_expression(text.strip()) if mode == "eval" else cst.parse_module(text)
+        except (cst.ParserSyntaxError, ValueError, RecursionError):
+            return      # a text that is no Python (a template, a half expression): nothing runs as read
+        inner = MatchVisitor(self.c, self.ctx)
+        inner.file_lines = self.file_lines
+        walk(code, inner)
+        self._handled.add(id(arg))
+        self.hits += [replace(hit, node=arg, end_node=None, statement=None, no_rewrite=True) for hit in inner.hits]
+
     def _joined_path(self, node: cst.Call) -> None:
         """`os.path.join(os.sep, 'usr', 'local', 'cuda', 'bin')` in a build script: the path the segments spell, when a
         kernel rule names it (NPU956, the toolkit's folder), one finding on the call; its segments are folder names,
@@ -2023,6 +2044,9 @@ class MatchVisitor(cst.CSTVisitor):
             self._handled.add(id(node.args[0].value))   # `device.replace("cuda", "npu")`: the port itself
         if isinstance(func, cst.Attribute) and func.attr.value == "append" and len(node.args) == 1:
             self._report_row(node.args[0].value)
+        if isinstance(func, cst.Name) and func.value in ("eval", "exec") and func.value not in self.ctx.aliases \
+                and node.args and node.args[0].keyword is None:
+            self._evaluated_code(node.args[0].value, func.value)
         if dotted(func) in _PATH_BUILDERS or isinstance(func, cst.Attribute) and func.attr.value == "joinpath" \
                 or isinstance(func, cst.Name) and self._qual(func) in _PATH_BUILDERS:    # `from os.path import join as pjoin`
             self._path_segments.update(id(a.value) for a in node.args if isinstance(a.value, _STRING_NODES))
