@@ -2044,8 +2044,8 @@ class MatchVisitor(cst.CSTVisitor):
             self._handled.add(id(node.args[0].value))   # `device.replace("cuda", "npu")`: the port itself
         if isinstance(func, cst.Attribute) and func.attr.value == "append" and len(node.args) == 1:
             self._report_row(node.args[0].value)
-        if isinstance(func, cst.Name) and func.value in ("eval", "exec") and func.value not in self.ctx.aliases \
-                and node.args and node.args[0].keyword is None:
+        if isinstance(func, cst.Name) and func.value in ("eval", "exec") and node.args and node.args[0].keyword is None \
+                and func.value not in self.ctx.aliases and func.value not in self.ctx.module_functions:
             self._evaluated_code(node.args[0].value, func.value)
         if dotted(func) in _PATH_BUILDERS or isinstance(func, cst.Attribute) and func.attr.value == "joinpath" \
                 or isinstance(func, cst.Name) and self._qual(func) in _PATH_BUILDERS:    # `from os.path import join as pjoin`
