@@ -242,3 +242,28 @@ def test_shadowed_eval_is_no_code(tmp_path):
     for text in ("from helpers import eval\n" + EVAL, EVAL + "\n\ndef eval(text):\n    return text\n"):
         found = _by_line(tmp_path, "base.py", text)
         assert not any(code == "NPU001" for hits in found.values() for code, _ in hits)
+
+
+# CuLE's setup.py: the table comes from the package's own runtime module, its nvcc entry is the compiler
+CULE_SETUP = '''import os
+from setuptools import setup
+from setuptools.command.build_ext import build_ext
+from torchcule_atari import runtime
+
+CUDA = runtime._locate()
+include_dirs = [os.path.join('third_party', 'agency'), CUDA['include']]
+
+
+def customize_compiler_for_nvcc(self):
+    self.src_extensions.append('.cu')
+    def _compile(obj, src, ext, cc_args, extra_postargs, pp_opts):
+        if os.path.splitext(src)[1] == '.cu':
+            self.set_executable('compiler_so', CUDA['nvcc'])
+    self._compile = _compile
+'''
+
+
+def test_table_whose_nvcc_entry_compiles(tmp_path):
+    found = _by_line(tmp_path, "setup.py", CULE_SETUP)
+    assert "kernel" in _categories(found, CULE_SETUP, "CUDA['include']]")
+    assert _line(CULE_SETUP, "include_dirs = [os.path.join('third_party'") in found

@@ -79,12 +79,22 @@ def _locators(tree: ast.Module) -> set[str]:
     return found
 
 
+def _compiler_tables(tree: ast.Module) -> set[str]:
+    """Names whose nvcc entry a build makes the compiler (`self.set_executable('compiler_so', CUDA['nvcc'])`): the
+    toolkit's table, wherever it was filled (CuLE's `CUDA = runtime._locate()`, a helper of another module)."""
+    return {n.args[1].value.id for n in walk_list(tree) if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute) and n.func.attr == "set_executable" and len(n.args) >= 2
+            and isinstance(n.args[0], ast.Constant) and n.args[0].value in _COMPILER_KEYS
+            and isinstance(n.args[1], ast.Subscript) and isinstance(n.args[1].value, ast.Name)
+            and _names_nvcc(n.args[1].slice)}
+
+
 def toolkit_configs(tree: ast.Module) -> frozenset[str]:
-    """Names bound to what a toolkit locator of the file returns (`CUDA = locate_cuda()`), whose entries are the CUDA
-    toolkit's folders and nvcc (`CUDA['lib64']`, `CUDA['include']`, `CUDA['nvcc']`)."""
+    """Names bound to what a toolkit locator of the file returns (`CUDA = locate_cuda()`), or whose nvcc entry the
+    build makes its compiler, whose entries are the CUDA toolkit's folders and nvcc (`CUDA['lib64']`,
+    `CUDA['include']`, `CUDA['nvcc']`)."""
     locators = _locators(tree)
-    if not locators:
-        return frozenset()
-    return frozenset(t.id for n in walk_list(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
-                     and isinstance(n.value.func, ast.Name) and n.value.func.id in locators
-                     for t in n.targets if isinstance(t, ast.Name))
+    return frozenset(_compiler_tables(tree)) | frozenset(
+        t.id for n in walk_list(tree) if locators and isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+        and isinstance(n.value.func, ast.Name) and n.value.func.id in locators
+        for t in n.targets if isinstance(t, ast.Name))
