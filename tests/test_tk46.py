@@ -5,30 +5,22 @@ eval() / exec() read as the code it runs. Each with its nearest negatives: docst
 cpp_extension build's nvcc version probe, a compile-args table, a training script."""
 from __future__ import annotations
 
-from pathlib import Path
+import ast
 
-from auditor.runner import run_static
+from auditor.rules import load_rules
+from auditor.static.engine import StaticEngine
 from auditor.static.hand_builds import compiles_cuda_by_hand, toolkit_configs
+from tests.static_snippets import categories_at, finding_keys_by_line, line_of
 
-
-def _by_line(root: Path, rel: str, text: str) -> dict[int, set[tuple[str, str]]]:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    out: dict[int, set[tuple[str, str]]] = {}
-    for r in run_static([root], jobs=1).results:
-        if r.path == rel:
-            for f in r.findings:
-                out.setdefault(f.line, set()).add((f.code, f.category))
-    return out
+ENGINE = StaticEngine(load_rules())
 
 
 def _line(text: str, needle: str) -> int:
-    return next(i for i, s in enumerate(text.splitlines(), 1) if needle in s)
+    return line_of(text, needle)
 
 
-def _categories(found: dict[int, set[tuple[str, str]]], text: str, needle: str) -> set[str]:
-    return {category for _, category in found.get(_line(text, needle), set())}
+def _categories(found: dict[int, set[tuple[str, str, str]]], text: str, needle: str) -> set[str]:
+    return categories_at(found, line_of(text, needle))
 
 
 # The Cython GPU-extension shape of the template (an LBP / CUDA feature extractor's setup.py: `CUDA_HOME`, the
@@ -106,8 +98,8 @@ setup(name='lbp_cuda', ext_modules=[ext], cmdclass={'build_ext': custom_build_ex
 '''
 
 
-def test_hand_built_nvcc_extension_is_kernel(tmp_path):
-    found = _by_line(tmp_path, "setup.py", CYTHON_SETUP)
+def test_hand_built_nvcc_extension_is_kernel():
+    found = finding_keys_by_line(ENGINE, CYTHON_SETUP, "setup.py")
     for needle in ("nvcc = pjoin(home, 'bin', 'nvcc')", "nvcc = find_in_path('nvcc'",
                    "self.set_executable('compiler_so', CUDA['nvcc'])", "postargs = extra_postargs['nvcc']",
                    "include_dirs=[CUDA['include']", "library_dirs=[CUDA['lib64']]"):
@@ -145,13 +137,11 @@ ext = Extension('samgraph.common.c_lib', sources=['samgraph/common/cuda/cuda_eng
 '''
 
 
-def test_locator_answer_by_keywords(tmp_path):
-    import ast
-
+def test_locator_answer_by_keywords():
     tree = ast.parse(SAMGRAPH_SETUP)
     assert compiles_cuda_by_hand(tree)
     assert toolkit_configs(tree) == {"cuda_config"}
-    found = _by_line(tmp_path, "setup.py", SAMGRAPH_SETUP)
+    found = finding_keys_by_line(ENGINE, SAMGRAPH_SETUP, "setup.py")
     assert "kernel" in _categories(found, SAMGRAPH_SETUP, "include_dirs=cuda_config['CUDA_INCLUDE_DIRS']")
     assert "kernel" in _categories(found, SAMGRAPH_SETUP, "library_dirs=cuda_config['CUDA_LIB_DIRS']")
 
@@ -176,16 +166,14 @@ ext = CUDAExtension("ops._C", ["csrc/ops.cpp", "csrc/ops_kernel.cu"], extra_comp
 '''
 
 
-def test_torch_build_probe_and_compile_args_unchanged(tmp_path):
-    import ast
-
+def test_torch_build_probe_and_compile_args_unchanged():
     tree = ast.parse(PROBE_SETUP)
     assert not compiles_cuda_by_hand(tree)
     assert toolkit_configs(tree) == frozenset()      # compile flags by compiler, no folder: not a locator
-    found = _by_line(tmp_path, "setup.py", PROBE_SETUP)
+    found = finding_keys_by_line(ENGINE, PROBE_SETUP, "setup.py")
     assert _categories(found, PROBE_SETUP, 'cuda_dir + "/bin/nvcc"') == {"third_party"}
-    assert 'extra_compile_args={"cxx": args["cxx"]}' not in {
-        s for i, s in enumerate(PROBE_SETUP.splitlines(), 1) if i in found}
+    # the `args["cxx"]` entry adds no toolkit-entry finding (the line holds the CUDAExtension and its .cu source)
+    assert "NPU353" not in {key[0] for key in found[_line(PROBE_SETUP, 'args["cxx"]')]}
 
 
 TRAIN = '''import os
@@ -202,8 +190,8 @@ PATH = "{}:{}".format(os.environ['PATH'], "/opt/cuda/bin")
 '''
 
 
-def test_training_script_is_no_build(tmp_path):
-    found = _by_line(tmp_path, "train.py", TRAIN)
+def test_training_script_is_no_build():
+    found = finding_keys_by_line(ENGINE, TRAIN, "train.py")
     assert _line(TRAIN, "print(CUDA['home'])") not in found       # not a build script: no toolkit entry read
     assert _line(TRAIN, "/opt/cuda/bin") not in found             # NPU956 holds only in build scripts
 
@@ -224,24 +212,24 @@ class Trainer:
 '''
 
 
-def test_eval_string_is_code(tmp_path):
+def test_eval_string_is_code():
     text = EVAL
-    found = _by_line(tmp_path, "base.py", text)
-    assert ("NPU001", "device") in found[_line(text, "self.J_regressor = eval(")]
-    assert ("NPU001", "device") in found[_line(text, 'model = eval("torch.nn.DataParallel')]
+    found = finding_keys_by_line(ENGINE, text, "base.py")
+    assert "NPU001" in {k[0] for k in found[_line(text, "self.J_regressor = eval(")]}
+    assert "NPU001" in {k[0] for k in found[_line(text, 'model = eval("torch.nn.DataParallel')]}
     assert "device" in _categories(found, text, 'exec("n_gpu')
     for quiet in ("dataset = eval(", "self.model.eval()", 'print("call .cuda()', '"self.net.cuda()"',
                   'broken = eval("torch.cuda(")'):
         assert _line(text, quiet) not in found, quiet
-    run = run_static([tmp_path], jobs=1)
-    assert all(f.fix == "none" for r in run.results for f in r.findings if f.line == _line(text, "self.J_regressor"))
+    assert all(f.fix == "none" for f in ENGINE.analyze_bytes(text.encode(), "base.py").findings
+               if f.line == _line(text, "self.J_regressor"))
 
 
-def test_shadowed_eval_is_no_code(tmp_path):
+def test_shadowed_eval_is_no_code():
     # the file's own eval (imported or defined) is no builtin: its string argument is text
     for text in ("from helpers import eval\n" + EVAL, EVAL + "\n\ndef eval(text):\n    return text\n"):
-        found = _by_line(tmp_path, "base.py", text)
-        assert not any(code == "NPU001" for hits in found.values() for code, _ in hits)
+        found = finding_keys_by_line(ENGINE, text, "base.py")
+        assert not any(key[0] == "NPU001" for hits in found.values() for key in hits)
 
 
 # CuLE's setup.py: the table comes from the package's own runtime module, its nvcc entry is the compiler
@@ -263,7 +251,7 @@ def customize_compiler_for_nvcc(self):
 '''
 
 
-def test_table_whose_nvcc_entry_compiles(tmp_path):
-    found = _by_line(tmp_path, "setup.py", CULE_SETUP)
+def test_table_whose_nvcc_entry_compiles():
+    found = finding_keys_by_line(ENGINE, CULE_SETUP, "setup.py")
     assert "kernel" in _categories(found, CULE_SETUP, "CUDA['include']]")
     assert _line(CULE_SETUP, "include_dirs = [os.path.join('third_party'") in found
