@@ -255,3 +255,32 @@ def test_table_whose_nvcc_entry_compiles():
     found = finding_keys_by_line(ENGINE, CULE_SETUP, "setup.py")
     assert "kernel" in _categories(found, CULE_SETUP, "CUDA['include']]")
     assert _line(CULE_SETUP, "include_dirs = [os.path.join('third_party'") in found
+
+
+# a pybind11 build linking the toolkit its own locator found (no torch, no distutils Extension class)
+PYBIND_SETUP = '''import os
+from glob import glob
+from setuptools import setup
+from pybind11.setup_helpers import Pybind11Extension
+
+
+def locate_cuda():
+    home = os.environ.get('CUDA_PATH', '/usr/local/cuda')
+    return {'home': home, 'nvcc': os.path.join(home, 'bin', 'nvcc'), 'include': os.path.join(home, 'include'),
+            'lib64': os.path.join(home, 'lib64')}
+
+
+CUDA = locate_cuda()
+sources = glob("src/*.cpp") + glob("src/CUDAKernels/*.cu")
+extra_kwargs = {
+    'library_dirs': [CUDA['lib64']],
+    'libraries': ['cudart'],
+}
+ext_modules = [Pybind11Extension(name="coil_evolution", sources=sources, **extra_kwargs)]
+'''
+
+
+def test_locator_beside_setuptools_is_a_build():
+    found = finding_keys_by_line(ENGINE, PYBIND_SETUP, "setup.py")
+    assert "kernel" in _categories(found, PYBIND_SETUP, "'library_dirs': [CUDA['lib64']],")
+    assert "kernel" in _categories(found, PYBIND_SETUP, "home = os.environ.get('CUDA_PATH', '/usr/local/cuda')")

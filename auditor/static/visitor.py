@@ -567,8 +567,9 @@ def _build_variant_rule(compiled: CompiledRules, ctx: FileContext) -> Rule | Non
     build script: it imports setuptools (or distutils) and torch's C++/CUDA extension builders (`from
     torch.utils.cpp_extension import CUDAExtension`, `from torch.utils import cpp_extension`); None elsewhere."""
     quals = set(ctx.aliases.values())
-    if ctx.hand_cuda_build:
-        pass            # distutils' compiler taught to hand .cu files to nvcc (hand_builds.py): a build script
+    if ctx.hand_cuda_build or ctx.toolkit_configs and any(q.split(".")[0] in ("setuptools", "distutils") for q in quals):
+        pass            # distutils' compiler taught to hand .cu files to nvcc, or a CUDA toolkit locator's answer
+                        # beside setuptools (a pybind11 / Cython build, hand_builds.py): a build script
     elif not any(q == "torch.utils.cpp_extension" or q.startswith("torch.utils.cpp_extension.CUDA") or q in _EXTENSION_CLASSES
                  for q in quals) or not any(q.split(".")[0] in ("setuptools", "distutils") for q in quals):
         return None     # a build script (setup.py); a module that JIT-builds kernels also runs them on a device
