@@ -125,6 +125,10 @@ RULE_SCHEMA: dict[str, Any] = {
             # rules whose every hit in an extension build script the same rule reports (t27b: nvcc's version probe,
             # the CUDA runtime linked into the extension)
             "build_script_of": {"type": "array", "items": {"type": "string"}},
+            # rules whose every hit in a build script that hands .cu files to nvcc through distutils' own compiler
+            # (hand_builds.py: `src_extensions.append('.cu')`, `set_executable('compiler_so', nvcc)`) the same rule
+            # reports: nvcc there is the build's compiler (tk46)
+            "hand_build_of": {"type": "array", "items": {"type": "string"}},
             # keyword `name=value` rules: also a string key of a dict built in code with that literal value
             # (`{"quant_algo": "FP8"}`, t14k)
             "dict_entries": {"type": "boolean"},

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from auditor.astnodes import line_span, module_nodes_of, walk_list
 from auditor.static.device_values import DeviceReader
+from auditor.static.hand_builds import compiles_cuda_by_hand, toolkit_configs
 from auditor.static.host_values import host_arrays, host_only_file
 from auditor.static.astutil import ast_dotted, bound_names, module_nodes, self_attr
 from auditor.static.unresolved_extensions import unresolved_extension_modules
@@ -58,6 +59,10 @@ class FileContext:
     # names (and `self.` attributes) bound to a device probe's answer: `gpu = torch.cuda.get_device_name(0)`,
     # `gpu_state = subprocess.check_output(["nvidia-smi", ...])` (NPU948, tk43)
     probe_names: frozenset[str] = frozenset()
+    # a build script that hands .cu sources to nvcc itself (hand_builds.py, tk46): whether it does, and the names bound
+    # to its toolkit locator's answer (`CUDA = locate_cuda()`)
+    hand_cuda_build: bool = False
+    toolkit_configs: frozenset[str] = frozenset()
 
     def parameter_at(self, name: str, line: int) -> bool:
         """Whether `name` at `line` is a parameter of the enclosing function rather than the module an import
@@ -444,6 +449,8 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
     ctx.unresolved_extensions = unresolved_extension_modules(tree, ctx.resolve)
     ctx.reached_through_imports = _reached_through_imports(tree, ctx)
     ctx.probe_names = _probe_names(tree)
+    ctx.hand_cuda_build = compiles_cuda_by_hand(tree)
+    ctx.toolkit_configs = toolkit_configs(tree)
     _bind_dynamic_extension_imports(ctx, tree, [stmt for stmt, _ in assigns],
                                     {id(stmt) for stmt, scope in assigns if scope == _WHOLE_FILE})
     _bind_jit_extensions(ctx, tree, [stmt for stmt, _ in assigns])

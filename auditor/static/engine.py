@@ -1143,6 +1143,7 @@ class StaticEngine:
                 triggers.add(local)   # `kernel[grid](...)` lines name no rule word
         # CuPy / PyCUDA kernel objects, modules and loaders (`add_kernel((5,), (5,), args)`, `f = load_kernel(...)`)
         triggers.update(ctx.kernel_objects, ctx.kernel_attrs, ctx.kernel_loaders, ctx.kernel_locals)
+        triggers.update(ctx.toolkit_configs)      # `library_dirs=[CUDA['lib64']]` after `CUDA = locate_cuda()` (tk46)
         for local, values in ctx.constants.items():
             if any(c.match_string(v) or c.match_env(v) for v in values):
                 triggers.add(local)

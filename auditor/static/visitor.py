@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -567,8 +567,11 @@ def _build_variant_rule(compiled: CompiledRules, ctx: FileContext) -> Rule | Non
     build script: it imports setuptools (or distutils) and torch's C++/CUDA extension builders (`from
     torch.utils.cpp_extension import CUDAExtension`, `from torch.utils import cpp_extension`); None elsewhere."""
     quals = set(ctx.aliases.values())
-    if not any(q == "torch.utils.cpp_extension" or q.startswith("torch.utils.cpp_extension.CUDA") or q in _EXTENSION_CLASSES
-               for q in quals) or not any(q.split(".")[0] in ("setuptools", "distutils") for q in quals):
+    if ctx.hand_cuda_build or ctx.toolkit_configs and any(q.split(".")[0] in ("setuptools", "distutils") for q in quals):
+        pass            # distutils' compiler taught to hand .cu files to nvcc, or a CUDA toolkit locator's answer
+                        # beside setuptools (a pybind11 / Cython build, hand_builds.py): a build script
+    elif not any(q == "torch.utils.cpp_extension" or q.startswith("torch.utils.cpp_extension.CUDA") or q in _EXTENSION_CLASSES
+                 for q in quals) or not any(q.split(".")[0] in ("setuptools", "distutils") for q in quals):
         return None     # a build script (setup.py); a module that JIT-builds kernels also runs them on a device
     return next((r for r in compiled.rules if r.extra.get("build_variant_of")), None)
 
@@ -692,7 +695,8 @@ class MatchVisitor(cst.CSTVisitor):
             kw["saved_location"] = True
         if self._variant_rule is not None and (
                 rule.name in self._variant_rule.extra["build_variant_of"] and id(node) in self._listed
-                and isinstance(node, cst.SimpleString) or rule.name in self._variant_rule.extra.get("build_script_of", ())):
+                and isinstance(node, cst.SimpleString) or rule.name in self._variant_rule.extra.get("build_script_of", ())
+                or self.ctx.hand_cuda_build and rule.name in self._variant_rule.extra.get("hand_build_of", ())):
             rule = self._variant_rule
         if isinstance(node, cst.ConcatenatedString):
             node = _part_naming(node, symbol) or node
@@ -1870,8 +1874,54 @@ class MatchVisitor(cst.CSTVisitor):
         if read is not None:
             self._handled.add(id(read[1]))
 
+    def _evaluated_code(self, arg: cst.BaseExpression, mode: str) -> None:
+        """`eval(f'torch.Tensor(self.joint_regressor_{name}).cuda()')` (Pose2Mesh): a literal string handed to the
+        builtin eval / exec is code that runs, unlike a bare string statement (decision 64). Its text is read as code
+        (an f-string's fields become a placeholder name) and what it matches is reported on the string, never
+        rewritten (the fixers edit source, not text inside a literal) (tk46)."""
+        if isinstance(arg, cst.SimpleString) and isinstance(arg.evaluated_value, str):
+            text = arg.evaluated_value
+        elif isinstance(arg, cst.FormattedString):
+            text = "".join(part.value if isinstance(part, cst.FormattedStringText) else "_" for part in arg.parts)
+        else:
+            return
+        try:
+            code = cst.parse_expression(text.strip()) if mode == "eval" else cst.parse_module(text)
+        except (cst.ParserSyntaxError, ValueError, RecursionError):
+            return      # a text that is no Python (a template, a half expression): nothing runs as read
+        inner = MatchVisitor(self.c, self.ctx)
+        inner.file_lines = self.file_lines
+        walk(code, inner)
+        # the string's own reading stays (NPU336: a Triton decorator written for eval, t14g)
+        self.hits += [replace(hit, node=arg, end_node=None, statement=None, no_rewrite=True) for hit in inner.hits]
+
+    def _joined_path(self, node: cst.Call) -> None:
+        """`os.path.join(os.sep, 'usr', 'local', 'cuda', 'bin')` in a build script: the path the segments spell, when a
+        kernel rule names it (NPU956, the toolkit's folder), one finding on the call; its segments are folder names,
+        not a device (tk46). `os.sep` is the root; a segment that is no literal is a hole."""
+        if self._variant_rule is None or len(node.args) < 2 or any(a.star for a in node.args):
+            return
+        path = ""
+        for arg in node.args:
+            value = arg.value
+            part = "/" if dotted(value) == "os.sep" or self._qual(value) == "os.sep" else \
+                value.evaluated_value if isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str) \
+                else HOLE
+            path = part if part.startswith("/") or not path else path.rstrip("/") + "/" + part
+        found = self.c.match_string(path)
+        if found is not None and found[0].category == "kernel":
+            self._handled.update(id(a.value) for a in node.args)
+            self._hit(found[0], node, path.replace(HOLE, "{…}"), value=found[1])
+
     def visit_Subscript(self, node: cst.Subscript) -> bool:
         self._env_read_in_message(node)
+        key = _string_index(node)
+        if self._variant_rule is not None and key is not None and isinstance(node.value, cst.Name) \
+                and node.value.value in self.ctx.toolkit_configs:
+            # `library_dirs=[CUDA['lib64']]` after `CUDA = locate_cuda()`: a folder of the CUDA toolkit the build
+            # compiles and links against, or its nvcc (hand_builds.py, tk46); one finding, not one more for the key
+            self._handled.add(id(key))
+            self._hit(self._variant_rule, node, f"{node.value.value}[{key.value}]")
         base = node.value.attr.value if isinstance(node.value, cst.Attribute) else \
             node.value.value if isinstance(node.value, cst.Name) else ""
         if id(node) not in self._called_subscripts and len(node.slice) == 1 and base != "Literal":
@@ -2000,8 +2050,13 @@ class MatchVisitor(cst.CSTVisitor):
             self._handled.add(id(node.args[0].value))   # `device.replace("cuda", "npu")`: the port itself
         if isinstance(func, cst.Attribute) and func.attr.value == "append" and len(node.args) == 1:
             self._report_row(node.args[0].value)
-        if dotted(func) in _PATH_BUILDERS or isinstance(func, cst.Attribute) and func.attr.value == "joinpath":
+        if isinstance(func, cst.Name) and func.value in ("eval", "exec") and node.args and node.args[0].keyword is None \
+                and func.value not in self.ctx.aliases and func.value not in self.ctx.module_functions:
+            self._evaluated_code(node.args[0].value, func.value)
+        if dotted(func) in _PATH_BUILDERS or isinstance(func, cst.Attribute) and func.attr.value == "joinpath" \
+                or isinstance(func, cst.Name) and self._qual(func) in _PATH_BUILDERS:    # `from os.path import join as pjoin`
             self._path_segments.update(id(a.value) for a in node.args if isinstance(a.value, _STRING_NODES))
+            self._joined_path(node)
         if isinstance(func, cst.Name) and func.value in _NAME_ARG_FUNCS and len(node.args) >= 2:
             self._handled.add(id(node.args[1].value))   # `hasattr(torch, "cuda")` names an attribute
             if func.value == "hasattr" or (func.value == "getattr" and len(node.args) == 3 and (

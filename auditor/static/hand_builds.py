@@ -1,0 +1,100 @@
+"""Build scripts that hand .cu sources to nvcc themselves, through distutils' compiler rather than
+torch.utils.cpp_extension (tk46). py-faster-rcnn's NMS setup.py is the template, copied into many detection and pose
+trees (HRNet's lib/nms/setup_linux.py, DRRG's nmslib/nms/setup.py, Cython GPU extensions): `locate_cuda()` finds the
+toolkit (`CUDAHOME`, or nvcc on PATH) and returns `{'home': ..., 'nvcc': ..., 'include': ..., 'lib64': ...}`, and
+`customize_compiler_for_nvcc` teaches the compiler the `.cu` suffix (`self.src_extensions.append('.cu')`) and swaps in
+nvcc for those files (`self.set_executable('compiler_so', CUDA['nvcc'])`). In such a file nvcc is the build's compiler,
+not a tool the code runs for an answer, and the locator's entries (`CUDA['lib64']`, `CUDA['include']`) are the
+toolkit's folders the extension compiles and links against."""
+from __future__ import annotations
+
+import ast
+import re
+
+from auditor.astnodes import walk_list
+
+# distutils' CCompiler executables a build may point at nvcc (`set_executable(key, value)`)
+_COMPILER_KEYS = frozenset({"compiler", "compiler_so", "compiler_cxx", "linker_so", "linker_exe"})
+_NVCC = re.compile(r"(?i)nvcc")
+# the keys of a toolkit locator's answer beside its nvcc entry: the folders it found
+_FOLDER_KEY = re.compile(r"(?i)home|include|lib|path|dir|bin|root")
+
+
+def _strings(node: ast.AST) -> list[str]:
+    return [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
+def _names_nvcc(node: ast.AST) -> bool:
+    """`CUDA['nvcc']`, `nvcc_path`, `'/usr/local/cuda/bin/nvcc'`: an expression that names nvcc."""
+    return any(_NVCC.search(s) for s in _strings(node)) or any(
+        isinstance(n, ast.Name) and _NVCC.search(n.id) or isinstance(n, ast.Attribute) and _NVCC.search(n.attr)
+        for n in ast.walk(node))
+
+
+def compiles_cuda_by_hand(tree: ast.Module) -> bool:
+    """Whether the file teaches distutils' compiler to build .cu files: `compiler.src_extensions.append('.cu')` (also
+    extend / insert / `+=`), or points one of its executables at nvcc (`self.set_executable('compiler_so',
+    CUDA['nvcc'])`)."""
+    for node in walk_list(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            receiver = node.func.value
+            if node.func.attr in ("append", "extend", "insert") and isinstance(receiver, ast.Attribute) \
+                    and receiver.attr == "src_extensions" and ".cu" in _strings(node):
+                return True
+            if node.func.attr == "set_executable" and len(node.args) >= 2 and isinstance(node.args[0], ast.Constant) \
+                    and node.args[0].value in _COMPILER_KEYS and _names_nvcc(node.args[1]):
+                return True
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Attribute) \
+                and node.target.attr == "src_extensions" and ".cu" in _strings(node.value):
+            return True
+    return False
+
+
+def _locator_answer(value: ast.expr) -> bool:
+    """`{'home': home, 'nvcc': nvcc, 'include': ..., 'lib64': ...}` or `dict(NVCC_PATH=..., CUDA_INCLUDE_DIRS=...)`:
+    an nvcc entry beside a folder entry."""
+    if isinstance(value, ast.Dict):
+        keys = [k.value for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+    elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
+        keys = [k.arg for k in value.keywords if k.arg]
+    else:
+        return False
+    return any(_NVCC.search(k) for k in keys) and any(_FOLDER_KEY.search(k) for k in keys if not _NVCC.search(k))
+
+
+def _locators(tree: ast.Module) -> set[str]:
+    """Functions of the file that return a toolkit locator's answer, directly or through a local name
+    (`cudaconfig = {...}` ... `return cudaconfig`)."""
+    found = set()
+    for func in walk_list(tree):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        answers = {t.id for n in walk_list(func) if isinstance(n, ast.Assign) and _locator_answer(n.value)
+                   for t in n.targets if isinstance(t, ast.Name)}
+        for node in walk_list(func):
+            if isinstance(node, ast.Return) and node.value is not None and (
+                    _locator_answer(node.value) or isinstance(node.value, ast.Name) and node.value.id in answers):
+                found.add(func.name)
+                break
+    return found
+
+
+def _compiler_tables(tree: ast.Module) -> set[str]:
+    """Names whose nvcc entry a build makes the compiler (`self.set_executable('compiler_so', CUDA['nvcc'])`): the
+    toolkit's table, wherever it was filled (CuLE's `CUDA = runtime._locate()`, a helper of another module)."""
+    return {n.args[1].value.id for n in walk_list(tree) if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute) and n.func.attr == "set_executable" and len(n.args) >= 2
+            and isinstance(n.args[0], ast.Constant) and n.args[0].value in _COMPILER_KEYS
+            and isinstance(n.args[1], ast.Subscript) and isinstance(n.args[1].value, ast.Name)
+            and _names_nvcc(n.args[1].slice)}
+
+
+def toolkit_configs(tree: ast.Module) -> frozenset[str]:
+    """Names bound to what a toolkit locator of the file returns (`CUDA = locate_cuda()`), or whose nvcc entry the
+    build makes its compiler, whose entries are the CUDA toolkit's folders and nvcc (`CUDA['lib64']`,
+    `CUDA['include']`, `CUDA['nvcc']`)."""
+    locators = _locators(tree)
+    return frozenset(_compiler_tables(tree)) | frozenset(
+        t.id for n in walk_list(tree) if locators and isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+        and isinstance(n.value.func, ast.Name) and n.value.func.id in locators
+        for t in n.targets if isinstance(t, ast.Name))
