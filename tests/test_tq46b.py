@@ -374,3 +374,73 @@ def test_cuda_release_workflow_alone_keeps_its_error(tmp_path):
                              ".github/workflows/build-windows-cuda-11.8.yml": _workflow("CUDA 11.8", "cu118", "--cuda 11.8")})
     codes = _at(found, ".github/workflows/build-windows-cuda-12.6.yml", cuda, "download.pytorch.org")
     assert codes.get("NPU018") == "error"
+
+
+# -- a copied flash-attn availability probe ---------------------------------------------------------------------------
+
+PROBE = """\
+    import importlib.util
+
+    import torch
+
+
+    def _is_package_available(pkg_name):
+        return importlib.util.find_spec(pkg_name) is not None
+
+
+    def is_flash_attn_2_available():
+        if not _is_package_available("flash_attn"):
+            return False
+        if not torch.cuda.is_available():
+            return False
+        return True
+
+
+    def use_gpu():
+        if not torch.cuda.is_available():
+            return False
+        return True
+"""
+
+
+def test_copied_flash_attn_probe_refuses_as_it_should(tmp_path):
+    found = _tree(tmp_path, {"smoe/models/modeling.py": PROBE})
+    # the package look-up is reported once, by the call (NPU390), not again as an implementation name (NPU386)
+    assert _at(found, "smoe/models/modeling.py", PROBE, '_is_package_available("flash_attn")') == {"NPU390": "warning"}
+    lines = sorted(line for (rel, line), codes in found.items() if codes.get("NPU002"))
+    first = _line(PROBE, "if not torch.cuda.is_available()")
+    assert found[("smoe/models/modeling.py", first)] == {"NPU002": "info"}
+    # control: the same check in a helper named for no CUDA-only library
+    assert found[("smoe/models/modeling.py", lines[-1])] == {"NPU002": "error"} and lines[-1] > first
+
+
+# -- a CUDA check that only picks where a checkpoint is staged -------------------------------------------------------
+
+EXPORT = """\
+    import torch
+
+
+    class Trainer:
+        def export(self, resume_model):
+            if torch.cuda.is_available() and self.use_gpu:
+                model_state_dict = torch.load(resume_model)
+            else:
+                model_state_dict = torch.load(resume_model, map_location="cpu")
+            self.model.load_state_dict(model_state_dict)
+            return self.model
+
+        def load_whole(self, path):
+            if torch.cuda.is_available() and self.use_gpu:
+                model = torch.load(path)
+            else:
+                model = torch.load(path, map_location="cpu")
+            return model(torch.zeros(1))
+"""
+
+
+def test_cuda_check_picking_only_the_staging_location_is_a_warning(tmp_path):
+    found = _tree(tmp_path, {"masr/trainer.py": EXPORT})
+    first = _line(EXPORT, "if torch.cuda.is_available() and self.use_gpu")
+    assert found[("masr/trainer.py", first)] == {"NPU002": "warning"}
+    # control: a pickled model loaded whole and called: the check picks its device
+    assert found[("masr/trainer.py", first + 8)] == {"NPU002": "error"}

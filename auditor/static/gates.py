@@ -1444,6 +1444,26 @@ def _library_refusals(tree: ast.Module) -> list[tuple[Region, str]]:
         m = _CUDA_ONLY_LIBRARY.search(text)
         if m is not None:
             out.append((node_span(node.test, open_end=True), m.group(0)))
+    return out + _probe_refusals(tree, flags)
+
+
+def _probe_refusals(tree: ast.Module, flags) -> list[tuple[Region, str]]:
+    """The tests of `if not torch.cuda.is_available(): return False` in an availability probe named for a CUDA-only
+    library (transformers' `is_flash_attn_2_available`, copied into LLaMA-MoE's Mistral model; tq46b): on Ascend the
+    probe answers False and the caller takes its path without the library, as it should."""
+    out = []
+    for fn in _walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fn.name.startswith("is_") \
+                or not fn.name.endswith("available"):
+            continue
+        m = _CUDA_ONLY_LIBRARY.search(fn.name.replace("_", "-"))
+        if m is None:
+            continue
+        for node in walk_list(fn):
+            if isinstance(node, ast.If) and len(node.body) == 1 and isinstance(node.body[0], ast.Return) \
+                    and isinstance(node.body[0].value, ast.Constant) and node.body[0].value.value is False \
+                    and _negated_cuda_test(node.test, flags):
+                out.append((node_span(node.test, open_end=True), m.group(0).replace("-", "_")))
     return out
 
 
