@@ -444,3 +444,37 @@ def test_cuda_check_picking_only_the_staging_location_is_a_warning(tmp_path):
     assert found[("masr/trainer.py", first)] == {"NPU002": "warning"}
     # control: a pickled model loaded whole and called: the check picks its device
     assert found[("masr/trainer.py", first + 8)] == {"NPU002": "error"}
+
+
+# -- a Triton member of a per-backend set beside its plain-torch member -----------------------------------------------
+
+TRITON_KERNEL = """\
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def quantize_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+"""
+TORCH_BACKEND = """\
+    import torch
+
+
+    def quantize(x):
+        return x.round()
+"""
+
+
+def test_triton_folder_beside_a_torch_folder_is_a_member(tmp_path):
+    found = _tree(tmp_path, {"quant/quantize/triton/kernel.py": TRITON_KERNEL,
+                             "quant/quantize/pytorch/backend.py": TORCH_BACKEND})
+    codes = _at(found, "quant/quantize/triton/kernel.py", TRITON_KERNEL, "@triton.jit")
+    assert codes and set(codes.values()) == {"info"}
+
+
+def test_triton_folder_alone_keeps_its_warning(tmp_path):
+    found = _tree(tmp_path, {"quant/quantize/triton/kernel.py": TRITON_KERNEL,
+                             "quant/quantize/utils/backend.py": TORCH_BACKEND})
+    assert "warning" in _at(found, "quant/quantize/triton/kernel.py", TRITON_KERNEL, "@triton.jit").values()

@@ -241,6 +241,9 @@ def per_backend_sibling(path: Path, rel: str, members: ModuleMembers | None = No
             fallback = _cuda_gated_member(str(path.parents[len(parts) - 1 - i]), parts[i], members or ModuleMembers())
             if fallback is not None:              # `kernels/cutedsl/` beside `kernels/triton/`, picked on CUDA only
                 return "/".join(parts[:i] + [fallback]) + "/"
+            fallback = _torch_twin(path.parents[len(parts) - 1 - i], parts[i]) if i else None
+            if fallback is not None:              # `quantize/triton/` beside `quantize/pytorch/`
+                return "/".join(parts[:i] + [fallback]) + "/"
             continue
         parent = path.parents[len(parts) - 1 - i]
         for other in _entries(str(parent)):
@@ -252,6 +255,20 @@ def per_backend_sibling(path: Path, rel: str, members: ModuleMembers | None = No
         if mapped is not None:                    # `kernels/cuda/` beside `kernels/dlinfer/`, `'ascend': 'dlinfer'`
             return "/".join(parts[:i] + [mapped]) + "/"
     return None
+
+
+# the folders of a per-backend set that hold its plain-torch member
+_TORCH_MEMBERS = frozenset({"torch", "pytorch", "reference", "naive", "fallback"})
+
+
+def _torch_twin(parent: Path, folder: str) -> str | None:
+    """A `triton/` folder beside a plain-torch one (`fouroversix/quantize/triton/` beside `quantize/pytorch/` and
+    `quantize/cuda/`, one backend of a quantizer picked by what the device supports; tq46b): the Triton member of a
+    per-backend set whose torch member runs on any device (policy (k)); the torch folder's name, or None."""
+    if folder.lower() != "triton":
+        return None
+    return next((other for other in _entries(str(parent)) if other.lower() in _TORCH_MEMBERS
+                 and (parent / other).is_dir()), None)
 
 
 def ascend_target_sibling(path: Path, rel: str) -> str | None:
