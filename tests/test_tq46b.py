@@ -478,3 +478,45 @@ def test_triton_folder_alone_keeps_its_warning(tmp_path):
     found = _tree(tmp_path, {"quant/quantize/triton/kernel.py": TRITON_KERNEL,
                              "quant/quantize/utils/backend.py": TORCH_BACKEND})
     assert "warning" in _at(found, "quant/quantize/triton/kernel.py", TRITON_KERNEL, "@triton.jit").values()
+
+
+# -- cache housekeeping inside a try around a request's whole work --------------------------------------------------
+
+HANDLER = """\
+    import gc
+    import logging
+
+    import torch
+
+    logger = logging.getLogger(__name__)
+
+
+    def handle(pipeline, req, profile):
+        try:
+            if profile:
+                gc.collect()
+                torch.cuda.empty_cache()
+                torch.cuda.reset_peak_memory_stats()
+            pipeline.run(req)
+            return {"status": "ok"}
+        except Exception as e:
+            logger.exception("request failed")
+            return {"status": "error", "message": str(e)}
+
+
+    def unload():
+        try:
+            gc.collect()
+            torch.cuda.empty_cache()
+        except Exception:
+            print("Unable to clear cache")
+"""
+
+
+def test_housekeeping_in_a_try_around_a_request_keeps_its_error(tmp_path):
+    found = _tree(tmp_path, {"engine/vipe_engine.py": HANDLER})
+    lines = sorted(line for (rel, line), codes in found.items() if "NPU002" in codes)
+    first = _line(HANDLER, "torch.cuda.empty_cache()")
+    assert found[("engine/vipe_engine.py", first)] == {"NPU002": "error"}
+    # control: a try that only frees the cache
+    assert found[("engine/vipe_engine.py", lines[-1])] == {"NPU002": "warning"} and lines[-1] > first + 5
