@@ -520,3 +520,29 @@ def test_housekeeping_in_a_try_around_a_request_keeps_its_error(tmp_path):
     assert found[("engine/vipe_engine.py", first)] == {"NPU002": "error"}
     # control: a try that only frees the cache
     assert found[("engine/vipe_engine.py", lines[-1])] == {"NPU002": "warning"} and lines[-1] > first + 5
+
+
+# -- a host sync in a log line every N iterations, N read by its key ----------------------------------------------
+
+TRAINER = """\
+    import logging
+
+    import torch
+
+
+    class Trainer:
+        def train(self, loader):
+            for batch in loader:
+                loss = self.step(batch)
+                if self.iteration % self.train_args['log_freq'] == 0:
+                    logging.info(f"loss: {loss.item():.4f}")
+                if self.iteration % 2 == 0:
+                    logging.info(f"loss: {loss.item():.4f}")
+"""
+
+
+def test_item_logged_every_n_iterations_by_a_keyed_setting(tmp_path):
+    found = _tree(tmp_path, {"core/trainer.py": TRAINER})
+    lines = sorted(line for (rel, line), codes in found.items() if "NPU703" in codes)
+    # control: a parity test is no logging interval
+    assert lines == [_line(TRAINER, "% 2 == 0") + 1]
