@@ -224,6 +224,12 @@ DATASET = """\
             return self._load_image(self.paths[idx])
 
 
+    class PairDataset(Dataset):
+        def __init__(self, max_len, hidden_states_dtype=torch.bfloat16):
+            self.max_len = max_len
+            self.hidden_states_dtype = hidden_states_dtype
+
+
     class CachedFramesDataset(Dataset):
         def __init__(self, paths, device):
             self.frames = [torch.load(p).to(device) for p in paths]
@@ -243,6 +249,8 @@ def test_dtype_cast_in_a_dataset_without_a_device_is_a_host_value(tmp_path):
     # controls: a dataset that moves its frames to a device, and the model's cast
     assert _at(found, "utils/dataset.py", DATASET, "self.frames[idx].to(torch.float16)") == {"NPU202": "info"}
     assert _at(found, "utils/dataset.py", DATASET, "model.to(torch.float16)") == {"NPU202": "info"}
+    # control: a dtype a dataset's parameter defaults to is a choice its callers take
+    assert _at(found, "utils/dataset.py", DATASET, "hidden_states_dtype=torch.bfloat16") == {"NPU201": "info"}
 
 
 # -- a dtype the test checks the code refuses -------------------------------------------------------------------------

@@ -282,7 +282,11 @@ def _drop_dataset_samples(findings: list, tree: ast.Module) -> list:
     with PIL: LongLive's video datasets; tq46b): a dtype there is a host value's, policy (e); the model's own dtype and
     its loss scaling are reported where the model is set up."""
     spans = _dataset_classes(tree)
-    return [f for f in findings if not (f.category == "precision" and any(a <= f.line <= b for a, b in spans))]
+    # (a parameter's default, `hidden_states_dtype=torch.bfloat16`, is a choice its callers make or take: kept)
+    headers = [(fn.lineno, fn.body[0].lineno - 1) for a, b in spans for fn in module_nodes(tree)
+               if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and a <= fn.lineno <= b]
+    return [f for f in findings if not (f.category == "precision" and any(a <= f.line <= b for a, b in spans)
+                                        and not any(a <= f.line <= b for a, b in headers))]
 
 
 def _read_as_numpy(call: ast.Call, scope: ast.AST | None) -> bool:
