@@ -2152,6 +2152,14 @@ def _stale_duplicates(project: Any, candidates: Collection[str]) -> dict[str, st
     todo = [rel for rel in candidates if len(tops.get(rel, ())) >= _STALE_MIN_DEFS
             and rel.rsplit("/", 1)[-1] not in ("__init__.py", "setup.py") and not _bench_file(rel)
             and not (project.facts(rel) or {}).get("main")]
+    defining: dict[str, set[str]] = {}     # name -> the files defining it at top level
+    for rel, names in tops.items():
+        for name in names:
+            defining.setdefault(name, set()).add(rel)
+    # the files defining every name of a candidate, the rarest name first (most trees have no such file: then no
+    # import graph is built)
+    twins = {rel: set.intersection(*sorted((defining[n] for n in tops[rel]), key=len)) - {rel} for rel in todo}
+    todo = [rel for rel in todo if twins[rel]]
     if not todo:
         return {}
     loads = _import_loads(project)
@@ -2172,7 +2180,7 @@ def _stale_duplicates(project: Any, candidates: Collection[str]) -> dict[str, st
     for rel in todo:
         if rel in imported:
             continue
-        twin = next((other for other in sorted(imported) if other != rel and tops[rel] <= tops.get(other, set())), None)
+        twin = min(twins[rel] & imported, default=None)
         stem = rel.rsplit("/", 1)[-1].removesuffix(".py").encode()
         if twin is not None and not any(stem in text(other) for other in python if other != rel):
             out[rel] = twin
