@@ -116,14 +116,16 @@ def name_word_backends(word: str) -> set[str]:
 
 # Words that name a backend only as a member of a per-backend set of build stages or compose profiles (`builder-cpu`
 # beside `builder-cuda`, `profiles: [cann]`), never in code: the host CPU, CANN (Ascend's toolkit), Intel's builds
-_MEMBER_ONLY_WORDS = {"cpu": "cpu", "cann": "npu", "intel": "xpu"}
+# (and Microsoft's DirectML, the Windows GPU build of an application's release set: `build-windows-directml.yml` beside
+# `build-windows-cuda-12.6.yml` and `build-windows-cpu.yml`; tq46b)
+_MEMBER_ONLY_WORDS = {"cpu": "cpu", "cann": "npu", "intel": "xpu", "directml": "directml"}
 _WORD_BACKENDS = {**_BACKEND_ALIASES, **_VARIANT_WORDS, **_MEMBER_ONLY_WORDS}
 # The words of the table that name a member of such a set (pd32, auditor/project/hits.cuda_member_siblings).
 # Fewer than the code words: `gpu` (a `builder-gpu` stage may serve any GPU), library words (nccl, cudnn, hccl,
 # torch_npu) and other vendors' stack names are no member's name; `cu121` names CUDA's (MEMBER_CUDA_BUILD).
 MEMBER_WORDS = {word: _WORD_BACKENDS[word] for word in (
     "cuda", "nvidia", "cpu", "xpu", "rocm", "hip", "amd", "npu", "ascend", "cann", "mps", "metal", "hpu", "gaudi",
-    "intel", "openvino", "vulkan", "tpu", "musa", "mlu", "ipex")}
+    "intel", "openvino", "vulkan", "tpu", "musa", "mlu", "ipex", "directml")}
 MEMBER_CUDA_BUILD = re.compile(r"^cu\d{2,3}$")      # `cu121`
 # torch's CUDA runtime wheels (`nvidia-cuda-runtime-cu12`, `nvidia-cudnn-cu12`, `nvidia-nccl-cu11`): what a pip
 # freeze of a CUDA torch environment lists beside torch (its `Requires-Dist` on Linux)

@@ -43,7 +43,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
-from auditor.backend_words import MEMBER_CUDA_BUILD, TORCH_CUDA_WHEEL, name_word_backends
+from auditor.backend_words import MEMBER_CUDA_BUILD, TORCH_CUDA_WHEEL, member_backend, name_word_backends
 from auditor.source import SourceError
 from auditor.static.backends import OTHER_BACKENDS, backends_in_text, discount_findings, undiscounted
 from auditor.static.ported import imports_ascend
@@ -220,6 +220,8 @@ def per_backend_sibling(path: Path, rel: str, members: ModuleMembers | None = No
             if not names and _cpu_swap(name, other) and \
                     (folder / other).is_file():   # `requirements-cpu.txt` for `requirements-gpu.txt` (t11v)
                 return "/".join(parts[:-1] + [other])
+            if _member_swap(name, other) and (folder / other).is_file():
+                return "/".join(parts[:-1] + [other])   # `build-windows-cpu.yml` for `build-windows-cuda-12.6.yml`
             if not names and (_kind(name) == "requirements" or _compose_file(name)) and _cuda_dropped(name, other) \
                     and (folder / other).is_file():   # `requirements.dev.txt` for `requirements.dev_gpu.txt` (tq37);
                 return "/".join(parts[:-1] + [other])  # `docker-compose.yaml` for `docker-compose-gpu.yaml` (lead 39)
@@ -239,6 +241,9 @@ def per_backend_sibling(path: Path, rel: str, members: ModuleMembers | None = No
             fallback = _cuda_gated_member(str(path.parents[len(parts) - 1 - i]), parts[i], members or ModuleMembers())
             if fallback is not None:              # `kernels/cutedsl/` beside `kernels/triton/`, picked on CUDA only
                 return "/".join(parts[:i] + [fallback]) + "/"
+            fallback = _torch_twin(path.parents[len(parts) - 1 - i], parts[i]) if i else None
+            if fallback is not None:              # `quantize/triton/` beside `quantize/pytorch/`
+                return "/".join(parts[:i] + [fallback]) + "/"
             continue
         parent = path.parents[len(parts) - 1 - i]
         for other in _entries(str(parent)):
@@ -250,6 +255,20 @@ def per_backend_sibling(path: Path, rel: str, members: ModuleMembers | None = No
         if mapped is not None:                    # `kernels/cuda/` beside `kernels/dlinfer/`, `'ascend': 'dlinfer'`
             return "/".join(parts[:i] + [mapped]) + "/"
     return None
+
+
+# the folders of a per-backend set that hold its plain-torch member
+_TORCH_MEMBERS = frozenset({"torch", "pytorch", "reference", "naive", "fallback"})
+
+
+def _torch_twin(parent: Path, folder: str) -> str | None:
+    """A `triton/` folder beside a plain-torch one (`fouroversix/quantize/triton/` beside `quantize/pytorch/` and
+    `quantize/cuda/`, one backend of a quantizer picked by what the device supports; tq46b): the Triton member of a
+    per-backend set whose torch member runs on any device (policy (k)); the torch folder's name, or None."""
+    if folder.lower() != "triton":
+        return None
+    return next((other for other in _entries(str(parent)) if other.lower() in _TORCH_MEMBERS
+                 and (parent / other).is_dir()), None)
 
 
 def ascend_target_sibling(path: Path, rel: str) -> str | None:
@@ -294,6 +313,20 @@ def _cpu_swap(cuda_name: str, cpu_name: str) -> bool:
             return False
         swapped += 1
     return swapped > 0
+
+
+def _member_swap(cuda_name: str, other: str) -> bool:
+    """`other` is `cuda_name` with its CUDA word, and the version numbers beside it, spelled as another member of a
+    per-backend set (`member_backend`: cpu, directml, rocm, ...): an application's release workflows
+    `build-windows-cuda-12.6.yml`, `build-windows-cuda-11.8.yml` beside `build-windows-cpu.yml` and
+    `build-windows-directml.yml` (video-subtitle-remover; tq46b) each build one flavour of the same package."""
+    mine = [w for w in _words(cuda_name) if not w.isdigit()]
+    theirs = [w for w in _words(other) if not w.isdigit()]
+    if len(mine) != len(theirs):
+        return False
+    swapped = [(a, b) for a, b in zip(mine, theirs) if a != b]
+    return bool(swapped) and all(member_backend(a) == "cuda" and member_backend(b) not in (None, "cuda")
+                                 for a, b in swapped)
 
 
 def _cuda_dropped(cuda_name: str, plain_name: str) -> bool:

@@ -286,12 +286,20 @@ def _compared_parameters(test: ast.expr, params: set[str]) -> set[str]:
 
 def _stored_mark(stmt: ast.stmt) -> bool:
     """`requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason=...)`: a skip mark stored under a name
-    that tests wear as a decorator (tq42: setfit's `torch_cuda_available`); the check selects where they run, like the
+    that tests wear as a decorator (tq42: setfit's `torch_cuda_available`), or returned by a decorator factory (tq46b,
+    below); the check selects where they run, like the
     mark written on the test (gates.py reads the tests it marks). Not `pytestmark`, which gates.py reads itself."""
-    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
-        and stmt.targets[0].id != "pytestmark" and isinstance(stmt.value, ast.Call) \
-        and ast.unparse(stmt.value.func).rsplit(".", 1)[-1] in ("skipif", "skipIf", "skipUnless") \
-        and bool(_MARK.search(ast.unparse(stmt.value.func)))
+    if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Call):
+        # a decorator factory's mark, returned or applied: `return pytest.mark.skipif(not torch.cuda.is_available() or
+        # torch.cuda.device_count() < 2, reason=...)(fn)` (speculators' `requires_multi_gpu`; tq46b)
+        call = stmt.value.func if isinstance(stmt.value.func, ast.Call) else stmt.value
+    elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+            and stmt.targets[0].id != "pytestmark" and isinstance(stmt.value, ast.Call):
+        call = stmt.value
+    else:
+        return False
+    return ast.unparse(call.func).rsplit(".", 1)[-1] in ("skipif", "skipIf", "skipUnless") \
+        and bool(_MARK.search(ast.unparse(call.func)))
 
 
 def _assumes_cuda(stmt: ast.stmt) -> bool:

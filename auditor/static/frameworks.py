@@ -22,11 +22,14 @@ from auditor.static.backends import as_info
 from auditor.static.project_imports import held_tree, read_counted
 
 # OneFlow mirrors torch's API and is imported under its name (`import oneflow as torch`: CodeGeeX's OneFlow port, tq44b)
+# PaddlePaddle's toolkits run on Paddle too (tq46b: MASR's `generate_audio.py` drives PaddleSpeech's TTSExecutor)
+_PADDLE_KITS = ("paddlespeech", "paddlehub", "paddleseg", "paddledet", "paddleclas")
 _FRAMEWORK_WORDS = {"paddle": "PaddlePaddle", "paddlepaddle": "PaddlePaddle", "paddlenlp": "PaddlePaddle",
+                    **dict.fromkeys(_PADDLE_KITS, "PaddlePaddle"),
                     "tensorflow": "TensorFlow", "mindspore": "MindSpore", "jax": "JAX", "flax": "JAX",
                     "oneflow": "OneFlow"}
-_FRAMEWORK_IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+(paddle|paddlenlp|tensorflow|mindspore|jax|flax|oneflow)\b",
-                               re.M)
+_FRAMEWORK_IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+(paddle|paddlenlp|" + "|".join(_PADDLE_KITS).encode()
+                               + rb"|tensorflow|mindspore|jax|flax|oneflow)\b", re.M)
 _TORCH_ROOTS = ("torch", "torch_npu", "lightning", "pytorch_lightning", "transformers", "accelerate", "deepspeed")
 _TORCH_IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+(?:" + "|".join(_TORCH_ROOTS).encode() + rb")\b", re.M)
 _WORD_SPLIT = re.compile(r"[-_./\\]")

@@ -1391,9 +1391,18 @@ _CAUGHT_NOTE = "cache housekeeping inside a `try` whose handler swallows any err
 
 def _caught_housekeeping(tree: ast.Module) -> list[tuple[Region, str]]:
     """The body of a `try` whose handlers catch everything without re-raising (`try: gc.collect();
-    torch.cuda.empty_cache() / except: print("Unable to clear cache")`, a ComfyUI unload node; tq44a)."""
+    torch.cuda.empty_cache() / except: print("Unable to clear cache")`, a ComfyUI unload node; tq44a) and that holds
+    only housekeeping: a `try` around a request's whole work (aibrix's ViPE worker profiling a request) abandons that
+    work when the call raises, so the call fails the request there (tq46b)."""
     return [(node_span(stmt, open_end=True), "try") for node in _walk(tree) if isinstance(node, ast.Try) and
-            "Exception" in _caught_without_reraise(node) for stmt in node.body]
+            "Exception" in _caught_without_reraise(node) and all(_housekeeping_only(s) for s in node.body)
+            for stmt in node.body]
+
+
+def _housekeeping_only(stmt: ast.stmt) -> bool:
+    """A statement that only frees memory or tells about it: a cache call (`_HOUSEKEEPING`), `gc.collect()`, a message."""
+    call = _statement_call(stmt) if isinstance(stmt, ast.Expr) else ""
+    return call in _HOUSEKEEPING or call == "gc.collect" or call.rsplit(".", 1)[-1] in MESSAGE_CALLS
 
 
 def _lower_fallback_gates(findings: list, tree: ast.Module) -> list:
@@ -1444,6 +1453,26 @@ def _library_refusals(tree: ast.Module) -> list[tuple[Region, str]]:
         m = _CUDA_ONLY_LIBRARY.search(text)
         if m is not None:
             out.append((node_span(node.test, open_end=True), m.group(0)))
+    return out + _probe_refusals(tree, flags)
+
+
+def _probe_refusals(tree: ast.Module, flags) -> list[tuple[Region, str]]:
+    """The tests of `if not torch.cuda.is_available(): return False` in an availability probe named for a CUDA-only
+    library (transformers' `is_flash_attn_2_available`, copied into LLaMA-MoE's Mistral model; tq46b): on Ascend the
+    probe answers False and the caller takes its path without the library, as it should."""
+    out = []
+    for fn in _walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fn.name.startswith("is_") \
+                or not fn.name.endswith("available"):
+            continue
+        m = _CUDA_ONLY_LIBRARY.search(fn.name.replace("_", "-"))
+        if m is None:
+            continue
+        for node in walk_list(fn):
+            if isinstance(node, ast.If) and len(node.body) == 1 and isinstance(node.body[0], ast.Return) \
+                    and isinstance(node.body[0].value, ast.Constant) and node.body[0].value.value is False \
+                    and _negated_cuda_test(node.test, flags):
+                out.append((node_span(node.test, open_end=True), m.group(0).replace("-", "_")))
     return out
 
 

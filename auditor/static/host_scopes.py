@@ -1156,11 +1156,13 @@ def _every_n(test: ast.AST) -> bool:
 
 def _interval(node: ast.AST) -> bool:
     """N of `step % N`: a name or attribute, a number of at least 10, or a setting read as one
-    (`int(self.config.get("tensorboard_logging_steps", 500))`; pd38)."""
+    (`int(self.config.get("tensorboard_logging_steps", 500))`; pd38; `args['log_freq']`, tq46b)."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "int" and len(node.args) == 1:
         node = node.args[0]
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
             return True
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        return True     # a setting read by its key (`self.train_args['log_freq']`, ProPainter's trainer; tq46b)
     return isinstance(node, (ast.Name, ast.Attribute)) or isinstance(node, ast.Constant) and \
         isinstance(node.value, int) and node.value >= 10
 

@@ -60,7 +60,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import replace
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any
 
 from auditor.astnodes import is_main_guard, line_span, module_nodes, walk_list
@@ -1235,8 +1235,11 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
         else:   # the block's own lines do not run either (t19d: FishSpeech's llama.py smoke test)
             idle_mains[rel] = f.get("main_lines", [])
         # (webui builds every `scripts.Script` subclass of an extension's scripts modules, found by type: pd27)
+        # (a module kept only for the classes a loader may build by its path reaches those classes, not every
+        # function beside them: tq46b)
         reached.update((rel, name) for name, _, _, registered in f.get("top", ())
-                       if registered or name.startswith("__") or f.get("entry"))
+                       if registered or name.startswith("__")
+                       or f.get("entry") and name in f.get("loadable", (name,)))
     reached |= _listed_members(facts, unloaded)
 
     def reach(off: Collection[str]) -> set[tuple[str, str]]:
@@ -2074,6 +2077,20 @@ def _imported_files(project: Any, starts: Collection[str]) -> set[str]:
     module level or inside a function, by its cached import-graph facts; an absolute module is any file whose path
     ends with its dotted path under any sys.path root (`_is_module`), a `from m import x` also m's submodule x, a
     relative one is resolved from the file's folder, and loading a module loads its packages' `__init__.py` files."""
+    loads = _import_loads(project)
+    loaded: set[str] = set()
+    todo = list(starts)
+    while todo:
+        rel = todo.pop()
+        if rel in loaded:
+            continue
+        loaded.add(rel)
+        todo.extend(loads(rel) - loaded)
+    return loaded
+
+
+def _import_loads(project: Any) -> Callable[[str], set[str]]:
+    """The files one file's imports may load directly (`_imported_files`' step)."""
     python = [rel for rel in getattr(project, "paths", {}) if rel.endswith(".py")]
     by_stem: dict[str, list[str]] = {}
     for rel in python:
@@ -2096,20 +2113,89 @@ def _imported_files(project: Any, starts: Collection[str]) -> set[str]:
             out.update(f for f in by_stem.get(target.rsplit(".", 1)[-1], ()) if _is_module(f, target))
         return out
 
-    loaded: set[str] = set()
-    todo = list(starts)
-    while todo:
-        rel = todo.pop()
-        if rel in loaded:
-            continue
-        loaded.add(rel)
+    def loads(rel: str) -> set[str]:
         folders = rel.split("/")[:-1]
         more = {"/".join(folders[:k] + ["__init__.py"]) for k in range(1, len(folders) + 1)} & inits
         for module, names, *_ in (project.facts(rel) or {}).get("load", ()):
             if module:
                 more |= modules(rel, str(module), [n for n in names if n != "*"])
-        todo.extend(more - loaded)
-    return loaded
+        return more
+
+    return loads
+
+
+# tq46b: a module nothing imports that repeats an imported module's definitions
+_STALE_NOTE = ("nothing this tree runs reaches it: an older copy of `{}` (this module defines no top-level name that "
+               "module lacks, and nothing in the tree imports it); port it if you run it")
+_STALE_MIN_DEFS = 3         # fewer names say little about a copy (two modules may share `main` and `parse_args`)
+
+
+def _stale_duplicates(project: Any, candidates: Collection[str]) -> dict[str, str]:
+    """Of `candidates` (Python files with findings to lower), the modules nothing in the tree imports whose top-level
+    classes and functions (three or more) a module the tree imports all defines too: an older copy left beside the one
+    in use (TeaCache's VideoSys copy keeps Open-Sora-Plan's v1.0 `open_sora_plan_transformer_3d.py` beside the
+    `..._v110_...` module that defines every one of its 24 names and that the pipelines import), like pd53's stale
+    copy in an application, in any tree. Not a test suite's or example's file, a `setup.py` or `__init__.py`, a script
+    with a `__main__` block, nor a module whose name another file's text spells (a loader may name it). File ->
+    the module it repeats (cached definition and import facts; only candidates' neighbours' texts are read)."""
+    from auditor.source import SourceError
+    from auditor.static.call_defaults import FACT_DEFINITIONS, FACT_UNPARSED
+    from auditor.static.project_imports import read_counted
+
+    paths = getattr(project, "paths", {})
+    python = [rel for rel in paths if rel.endswith(".py")]
+    tops: dict[str, set[str]] = {}
+    for rel in python:
+        facts = project.calls(rel) if hasattr(project, "calls") else None
+        if facts is not None and not facts.get(FACT_UNPARSED):
+            tops[rel] = set((facts.get(FACT_DEFINITIONS) or {}).get("tops") or ())
+    todo = [rel for rel in candidates if len(tops.get(rel, ())) >= _STALE_MIN_DEFS
+            and rel.rsplit("/", 1)[-1] not in ("__init__.py", "setup.py") and not _bench_file(rel)
+            and not (project.facts(rel) or {}).get("main")]
+    defining: dict[str, set[str]] = {}     # name -> the files defining it at top level
+    for rel, names in tops.items():
+        for name in names:
+            defining.setdefault(name, set()).add(rel)
+    # the files defining every name of a candidate, the rarest name first (most trees have no such file: then no
+    # import graph is built)
+    twins = {rel: set.intersection(*sorted((defining[n] for n in tops[rel]), key=len)) - {rel} for rel in todo}
+    todo = [rel for rel in todo if twins[rel]]
+    if not todo:
+        return {}
+    loads = _import_loads(project)
+    imported: set[str] = set()
+    for rel in python:
+        imported |= loads(rel) - {rel}
+    texts: dict[str, bytes] = {}
+
+    def text(rel: str) -> bytes:
+        if rel not in texts:
+            try:
+                texts[rel] = read_counted(project, paths[rel])
+            except (OSError, SourceError):
+                texts[rel] = b""
+        return texts[rel]
+
+    out: dict[str, str] = {}
+    for rel in todo:
+        if rel in imported:
+            continue
+        twin = min(twins[rel] & imported, default=None)
+        stem = rel.rsplit("/", 1)[-1].removesuffix(".py").encode()
+        if twin is not None and not any(stem in text(other) for other in python if other != rel):
+            out[rel] = twin
+    return out
+
+
+def _lower_stale_duplicates(results: list, project: Any) -> int:
+    """In a tree no host runs: the findings of a stale duplicate module (`_stale_duplicates`), lowered to info."""
+    candidates = [r.path for r in results if r.path.endswith(".py") and any(
+        f.severity != "info" for f in r.findings)]
+    stale = _stale_duplicates(project, candidates) if candidates else {}
+    if not stale:
+        return 0
+    return _lower_spans(results, {rel: {} for rel in stale}, {rel: [(1, _END)] for rel in stale},
+                        {rel: _STALE_NOTE.format(twin) for rel, twin in stale.items()}, set())
 
 
 def _host(results: list, project: Any) -> tuple[str, set[str]]:
@@ -2143,6 +2229,18 @@ def _missing_modules(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any
         if f"{stem}.py" not in facts and not any(other.startswith(stem + "/") for other in facts):
             out.append("." * level + module)     # (a folder with no `__init__.py` is a namespace package)
     return out
+
+
+# a class a model server builds by its documented name from the file it is given (Triton's Python backend:
+# https://github.com/triton-inference-server/python_backend, `class TritonPythonModel` in `model.py`)
+_SERVED_CLASSES = frozenset({"TritonPythonModel"})
+
+
+def _loadable_classes(f: dict[str, Any]) -> list[str]:
+    """The classes of a module nothing imports that something may still build from it (pd30): a subclass (unpickling a
+    saved `nn.Module` builds its class by module path) or a class a server loads by its name (`_SERVED_CLASSES`). A
+    class with no base (ProPainter's copied `Trainer`, `CUDAPrefetcher`) is built only by code that names it (tq46b)."""
+    return [name for name, bases in f.get("bases", {}).items() if bases or name in _SERVED_CLASSES]
 
 
 def _pack_facts(results: list, project: Any, entries: Collection[str] = (), app: bool = False) -> dict[str, dict[str, Any]]:
@@ -2186,10 +2284,14 @@ def _pack_facts(results: list, project: Any, entries: Collection[str] = (), app:
         for rel in unloaded:
             missing = _missing_modules(rel, facts[rel], facts)
             copy = not facts[rel].get("runs") and {name for name, *_ in facts[rel]["top"]} <= loaded_defs
+            loadable = [] if copy else _loadable_classes(facts[rel])
             if missing:
                 facts[rel]["missing"] = missing
-            elif facts[rel].get("runs") or facts[rel].get("bases") and not copy:
+            elif facts[rel].get("runs"):
                 facts[rel]["entry"] = facts[rel]["script"] = True
+            elif loadable:
+                facts[rel]["entry"] = facts[rel]["script"] = True
+                facts[rel]["loadable"] = loadable
         for rel in facts:
             if rel.rsplit("/", 1)[-1] == "setup.py":    # a CUDA extension's setup.py: the user builds it
                 facts[rel]["entry"] = facts[rel]["script"] = True
@@ -2302,7 +2404,8 @@ def apply_unreached_defs(results: list, project: Any) -> int:
         return 0
     host_note, entries = _host(results, project)
     if not host_note:
-        return _lower_copies(results, project) + lower_unnamed_guarded_uses(results, project)
+        return _lower_copies(results, project) + _lower_stale_duplicates(results, project) + \
+            lower_unnamed_guarded_uses(results, project)
     app = host_note == _APP_NOTE
     facts = _pack_facts(results, project, entries, app) if host_note else {}
     if not facts:

@@ -458,7 +458,30 @@ def _staging_checks(tree: ast.Module) -> list[ast.expr]:
                              for k in n.keywords)]
             if reads and len(reads) == len(loads) and all(_copied_only(nodes, load) for load in loads):
                 out.append(value.test)
+        out += [stmt.test for stmt in nodes if isinstance(stmt, ast.If) and _staging_arms(stmt, nodes)]
     return out
+
+
+def _staging_arms(stmt: ast.If, nodes: list[ast.AST]) -> bool:
+    """`if torch.cuda.is_available() and self.use_gpu: sd = torch.load(path)` / `else: sd = torch.load(path,
+    map_location="cpu")`, `sd` only copied into a model (`_copied_only`): the two arms load the same checkpoint and
+    differ only in where it is staged (MASR's `export`; tq46b), as `_staging_checks`' conditional device does."""
+    if len(stmt.body) != 1 or len(stmt.orelse) != 1 or not any(
+            isinstance(c, ast.Call) and ast_dotted(c.func) == "torch.cuda.is_available" for c in walk_list(stmt.test)):
+        return False
+    arms = [stmt.body[0], stmt.orelse[0]]
+    if not all(isinstance(a, ast.Assign) and len(a.targets) == 1 and isinstance(a.targets[0], ast.Name)
+               and isinstance(a.value, ast.Call) and (ast_dotted(a.value.func) or "").endswith("load") for a in arms) \
+            or arms[0].targets[0].id != arms[1].targets[0].id:
+        return False
+
+    def without_location(call: ast.Call) -> str:
+        return ast.dump(ast.Call(func=call.func, args=call.args,
+                                 keywords=[k for k in call.keywords if k.arg != "map_location"]))
+
+    calls = [a.value for a in arms]
+    return without_location(calls[0]) == without_location(calls[1]) and \
+        any(k.arg == "map_location" for c in calls for k in c.keywords) and all(_copied_only(nodes, c) for c in calls)
 
 
 def _copied_only(nodes: list[ast.AST], load: ast.Call) -> bool:

@@ -2419,6 +2419,12 @@ class MatchVisitor(cst.CSTVisitor):
             if self._when_ok(rule, call):
                 self._hit(rule, func, last, end_node=call)
                 fired = True
+                cond = rule.when.get("arg") or {}
+                arg = self._arg(call, cond.get("pos"), cond.get("kw")) if cond.get("values") else None
+                if arg is not None and isinstance(arg.value, cst.SimpleString):
+                    # `_is_package_available("flash_attn")`: the look-up's package name, reported with the call
+                    # (as `find_spec("flash_attn")`), not an implementation chosen by name (tq46b)
+                    self._handled.add(id(arg.value))
         if not fired and self.c.callname_globs and last not in self.c.methods:
             m = self.c.match_callname_glob(last)      # `get_nccl_options(...)`: a helper named for NCCL
             if m is not None and self._when_ok(m[0], call):
