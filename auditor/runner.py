@@ -19,6 +19,7 @@ from auditor.static.engine import MAX_FILE_BYTES, FileResult, StaticEngine
 from auditor.project.tree_calls import apply_tree_calls
 from auditor.static.backend_files import apply_backend_files, drop_test_performance_hints, drop_unread_cudnn_vars
 from auditor.static.member_includes import apply_member_includes
+from auditor.static.cpu_bindings import apply_cpu_bindings
 from auditor.static.format_members import apply_format_members
 from auditor.static.chosen_members import apply_chosen_members
 from auditor.static.platform_builds import apply_platform_builds
@@ -262,6 +263,7 @@ def run_static(
     # `pip install -e ".[compile]"` of a CUDA-only extra, `deepspeed llava/train/train_mem.py` launching a
     # FlashAttention wrapper (after the cache: they depend on other files), before the passes that make findings in
     # other-backend files, NPU twins and CUDA CI jobs quieter
+    apply_cpu_bindings(run.results, found.files)     # warp-ctc's copy builds a CPU binding without CUDA (policy (n))
     apply_tree_calls(run.results, found.root, load_rules(),
                      lambda: StaticEngine(load_rules(), product=product, max_bytes=max_bytes).analyze_bytes, product)
     # the tree's own packages are not dependencies (after the cache: it depends on the whole file list)

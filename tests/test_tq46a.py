@@ -209,3 +209,113 @@ def test_headers_only_the_cuda_member_includes_are_part_of_it(tmp_path):
 def test_a_header_another_source_includes_keeps_its_findings(tmp_path):
     found = _tree(tmp_path / "a", _engine({"tools/bench/gemm_bench.cu": '#include "gemm_lib/common/math.cuh"\n'}))
     assert "error" in {s for c in _in(found, "common/math.cuh").values() for s in c.values()}
+
+
+# -- a copied binding whose own setup.py builds a CPU extension without CUDA (policy (n), warp-ctc) ---------------------
+
+WARP_SETUP = """\
+import os
+from setuptools import setup, find_packages
+
+from torch.utils.cpp_extension import BuildExtension, CppExtension
+import torch
+
+extra_compile_args = ['-std=c++14', '-fPIC']
+if torch.cuda.is_available() or "CUDA_HOME" in os.environ:
+    enable_gpu = True
+else:
+    print("Torch was not built with CUDA support, not building warp-ctc GPU extensions.")
+    enable_gpu = False
+
+if enable_gpu:
+    from torch.utils.cpp_extension import CUDAExtension
+
+    build_extension = CUDAExtension
+    extra_compile_args += ['-DWARPCTC_ENABLE_GPU']
+else:
+    build_extension = CppExtension
+
+ext_modules = [
+    build_extension(
+        name='warpctc_pytorch._warp_ctc',
+        language='c++',
+        sources=['src/binding.cpp'],
+        libraries=['warpctc'],
+        extra_compile_args=extra_compile_args,
+    )
+]
+
+setup(name="warpctc_pytorch", packages=find_packages(), ext_modules=ext_modules,
+      cmdclass={'build_ext': BuildExtension})
+"""
+WARP_INIT = """\
+import torch
+import warpctc_pytorch as warp_ctc
+from torch.autograd import Function
+
+from ._warp_ctc import *  # noqa
+
+
+class _CTC(Function):
+    @staticmethod
+    def forward(ctx, acts, labels, act_lens, label_lens):
+        loss_func = warp_ctc.gpu_ctc if acts.is_cuda else warp_ctc.cpu_ctc
+        grads = torch.zeros(acts.size()).type_as(acts)
+        costs = torch.zeros(acts.size(1)).cpu()
+        loss_func(acts, grads, labels, label_lens, act_lens, acts.size(1), costs, 0)
+        return costs.sum()
+"""
+LOSS = """\
+import torch.nn as nn
+from warpctc_pytorch import CTCLoss
+
+
+class WarpCTCLoss(nn.Module):
+    def __init__(self, blank=0):
+        super().__init__()
+        self.criterion = CTCLoss(blank=blank, size_average=False)
+
+    def forward(self, logits, targets, logits_len, targets_len):
+        return self.criterion(logits, targets, logits_len, targets_len)
+"""
+TRAIN = """\
+import argparse
+
+from ocr.losses import WarpCTCLoss
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("config")
+    args = parser.parse_args()
+    print(WarpCTCLoss(), args.config)
+
+
+if __name__ == "__main__":
+    main()
+"""
+TRAIN_SH = "#!/bin/bash\npython tools/train.py configs/crnn.py\n"
+
+
+def _ocr(with_setup: bool) -> dict[str, str]:
+    files = {"ocr/__init__.py": "", "ocr/losses.py": LOSS, "tools/train.py": TRAIN, "train.sh": TRAIN_SH,
+             "third_party/warp-ctc/pytorch_binding/warpctc_pytorch/__init__.py": WARP_INIT}
+    if with_setup:
+        files["third_party/warp-ctc/pytorch_binding/setup.py"] = WARP_SETUP
+    return files
+
+
+def test_a_binding_built_for_the_cpu_without_cuda_imports_on_ascend(tmp_path):
+    found = _tree(tmp_path / "a", _ocr(True))
+    loss = _in(found, "ocr/losses.py")
+    assert loss.get(2, {}).get("NPU416") == "info"
+    assert not any("NPU436" in codes for codes in _in(found, "train.sh").values())
+    assert _in(found, "pytorch_binding/setup.py").get(8, {}).get("NPU002") == "info"
+    init = _in(found, "warpctc_pytorch/__init__.py")
+    assert init.get(2, {}).get("NPU416") == "info"
+
+
+def test_a_binding_without_its_build_file_still_fails_at_import(tmp_path):
+    found = _tree(tmp_path / "a", _ocr(False))
+    assert _in(found, "ocr/losses.py").get(2, {}).get("NPU416") == "error"
+    assert any("NPU436" in codes for codes in _in(found, "train.sh").values())
