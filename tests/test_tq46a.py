@@ -319,3 +319,42 @@ def test_a_binding_without_its_build_file_still_fails_at_import(tmp_path):
     found = _tree(tmp_path / "a", _ocr(False))
     assert _in(found, "ocr/losses.py").get(2, {}).get("NPU416") == "error"
     assert any("NPU436" in codes for codes in _in(found, "train.sh").values())
+
+
+# -- a CUDA-named variable the tree's own code compares is the tree's own switch ----------------------------------------
+
+LAYERS = """\
+import os
+
+import torch
+
+
+class LinearWithGradAccumulation(torch.autograd.Function):
+    @staticmethod
+    def backward(ctx, grad_output):
+        if ctx.sequence_parallel:
+            handle = torch.distributed.all_gather_into_tensor(ctx.buffer, ctx.input, async_op=True)
+            if os.environ.get('CUDA_DEVICE_MAX_CONNECTIONS') == "1":
+                handle.wait()
+        return grad_output
+"""
+PROFILE_SH = """\
+#!/bin/bash
+CUDA_DEVICE_MAX_CONNECTIONS=1 torchrun --nproc_per_node 1 train_dist.py --profile 1
+export CUDA_LAUNCH_BLOCKING=1
+"""
+OTHER_READ = """\
+import os
+
+blocking = os.environ.get("CUDA_LAUNCH_BLOCKING")
+print("blocking:", blocking)
+"""
+
+
+def test_a_variable_the_tree_compares_is_its_own_switch(tmp_path):
+    found = _tree(tmp_path / "a", {"model/layers.py": LAYERS, "scripts/profile.sh": PROFILE_SH,
+                                   "model/debug.py": OTHER_READ})
+    assert _in(found, "layers.py").get(11, {}).get("NPU004") == "info"
+    script = _in(found, "profile.sh")
+    assert script.get(2, {}).get("NPU004") == "info"
+    assert script.get(3, {}).get("NPU004") not in (None, "info")     # a variable nothing compares keeps its finding
