@@ -358,3 +358,30 @@ def test_a_variable_the_tree_compares_is_its_own_switch(tmp_path):
     script = _in(found, "profile.sh")
     assert script.get(2, {}).get("NPU004") == "info"
     assert script.get(3, {}).get("NPU004") not in (None, "info")     # a variable nothing compares keeps its finding
+
+
+# -- a library name tested in a preload loop's bookkeeping loads nothing -------------------------------------------------
+
+PRELOAD = """\
+import ctypes
+
+
+def _preload_cuda_runtime_dependencies():
+    unresolved = {"libcudart.so.12", "libnccl.so.2"}
+    for libname in ["libcudart.so.12", "libnccl.so.2"]:
+        try:
+            ctypes.CDLL(libname, mode=ctypes.RTLD_GLOBAL)
+            if libname.startswith("libcudart.so.12"):
+                unresolved.discard("libcudart.so.12")
+            elif libname.startswith("libnccl.so.2"):
+                unresolved.discard(libname)
+        except OSError:
+            continue
+    return unresolved
+"""
+
+
+def test_a_library_name_tested_loads_nothing(tmp_path):
+    found = _in(_tree(tmp_path / "a", {"tools/llm.py": PRELOAD}), "tools/llm.py")
+    assert "NPU134" not in found.get(11, {})
+    assert found.get(6, {}).get("NPU134") == "error"       # the list the loop loads from keeps it

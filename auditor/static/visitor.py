@@ -646,6 +646,7 @@ class MatchVisitor(cst.CSTVisitor):
         self._annotated: set[int] = set()   # targets of annotated assignments (`cudnn_enabled: bool = True`)
         self._unset: set[int] = set()       # the variable name of `os.environ.pop("X", None)` / `os.unsetenv("X")`
         self._to_ascend: set[int] = set()   # X of `os.environ["ASCEND_RT_VISIBLE_DEVICES"] = os.environ["X"]`
+        self._name_tests: set[int] = set()  # the literals of `name.startswith("x")` / `.endswith(...)`
         self._renamed: set[int] = set()     # the CUDA names of a rename table (`("CUBLAS_OP_T", "HIPSOLVER_OP_T")`)
         self._options = 0       # inside the value of `choices=` (argparse, click): options listed, none chosen
         self._required: set[int] = set()   # None checks that require an optional import (an assert's test)
@@ -697,6 +698,9 @@ class MatchVisitor(cst.CSTVisitor):
             return      # `ctypes.CDLL("build/libmyplugins.so")` is a TensorRT plugin only beside TensorRT (t28a)
         if rule.extra.get("build_scripts_only") and self._variant_rule is None:
             return      # `os.getenv("ENABLE_CUDA")` switches a build only in a build script; a service's is its device (tk44)
+        if rule.extra.get("not_name_tests") and (id(node) in self._name_tests or self._compared
+                                                 and id(node) in self._operands):
+            return      # `libname.startswith("libnccl.so.2")`: a name tested, nothing loaded (tq46a)
         if rule.extra.get("compared_operand") and id(node) not in self._operands:
             return      # `find_spec("bitsandbytes") is None`: the literal is a call's argument, not what is compared
         if (self._compared or self._options) and rule.name in _CHOICE_STRINGS:
@@ -1921,6 +1925,10 @@ class MatchVisitor(cst.CSTVisitor):
         func = node.func
         if isinstance(func, cst.Subscript):
             self._called_subscripts.add(id(func))
+        if isinstance(func, cst.Attribute) and func.attr.value in ("startswith", "endswith") and node.args:
+            first = node.args[0].value
+            tested = [e.value for e in first.elements] if isinstance(first, cst.Tuple) else [first]
+            self._name_tests.update(id(t) for t in tested)
         first_hit = len(self.hits)
         self._call_args.update((id(arg.value), node) for arg in node.args)
         if isinstance(func, cst.Attribute) and func.attr.value in _ROUTE_METHODS:
