@@ -15,7 +15,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from auditor.astnodes import line_span, node_lines, node_span, starts_in, walk_list
+from auditor.astnodes import is_main_guard, line_span, node_lines, node_span, starts_in, walk_list
 from auditor.static.backends import as_info
 from auditor.static.astutil import ast_dotted, module_nodes, scope_nodes
 
@@ -823,7 +823,8 @@ _DISABLED_NOTE = ("a disabled autocast, and no autocast region is opened in the 
 _DEVICE_WORDS = re.compile(r"\bdevice|\.cuda\(|\.npu\(|\bcuda\b|torch\.cuda|device_map|\.to\(\s*['\"](?!cpu)")
 # a device named only as the host's: `safe_open(path, framework="pt", device="cpu")`, `map_location="cpu"` (t16b)
 _HOST_DEVICE = re.compile(r"""\bdevice\s*=\s*['"]cpu['"]""")
-_SAVES = re.compile(r"\.save_pretrained\(|\btorch\.save\(|\bsave_file\(|\bsave_model\(")
+# (`torch2flm.tofile(path, model, tokenizer, dtype=dtype)`: an export of the weights into another engine's file, tq46a)
+_SAVES = re.compile(r"\.save_pretrained\(|\btorch\.save\(|\bsave_file\(|\bsave_model\(|\.tofile\(")
 
 
 # scripts that read a checkpoint and write it again: converters, and downloaders that save a local copy
@@ -921,7 +922,9 @@ def drop_host_save_dtypes(findings: list, tree: ast.AST, text: str) -> list:
             not _SAVES.search(text):
         return findings
     lines = text.splitlines()
-    spans = [line_span(n) for n in module_nodes(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    # a function, or a script's `__main__` block (fastllm's `llama3_to_flm.py`: load, then export; tq46a)
+    spans = [line_span(n) for n in module_nodes(tree) if (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                                          or isinstance(n, ast.If) and is_main_guard(n))
              and any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr in _BUILDS
                      for c in walk_list(n))
              and _host_only_save("\n".join(lines[n.lineno - 1:n.end_lineno or n.lineno]))]
