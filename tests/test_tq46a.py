@@ -385,3 +385,32 @@ def test_a_library_name_tested_loads_nothing(tmp_path):
     found = _in(_tree(tmp_path / "a", {"tools/llm.py": PRELOAD}), "tools/llm.py")
     assert "NPU134" not in found.get(11, {})
     assert found.get(6, {}).get("NPU134") == "error"       # the list the loop loads from keeps it
+
+
+# -- a script that loads a model on the host only to export its weights ------------------------------------------------
+
+EXPORT = """\
+import sys
+import torch
+from transformers import AutoTokenizer, AutoModelForCausalLM
+from ftllm import torch2flm
+
+if __name__ == "__main__":
+    path = sys.argv[3] if len(sys.argv) >= 4 else 'meta-llama/Meta-Llama-3-8B'
+    tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=True)
+    model = AutoModelForCausalLM.from_pretrained(path, trust_remote_code=True, torch_dtype=torch.float16)
+    model = model.eval()
+    dtype = sys.argv[2] if len(sys.argv) >= 3 else "float16"
+    torch2flm.tofile(sys.argv[1], model, tokenizer, dtype=dtype)
+"""
+EXPORT_ON_GPU = EXPORT.replace("model = model.eval()", "model = model.eval().cuda()")
+
+
+def test_a_script_that_loads_a_model_only_to_export_it_has_no_dtype_hint(tmp_path):
+    found = _in(_tree(tmp_path / "a", {"tools/scripts/llama3_to_flm.py": EXPORT}), "llama3_to_flm.py")
+    assert "NPU202" not in found.get(9, {})
+
+
+def test_an_export_script_that_moves_the_model_keeps_its_dtype_hint(tmp_path):
+    found = _in(_tree(tmp_path / "a", {"tools/scripts/llama3_to_flm.py": EXPORT_ON_GPU}), "llama3_to_flm.py")
+    assert "NPU202" in found.get(9, {})
