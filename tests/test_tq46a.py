@@ -414,3 +414,42 @@ def test_a_script_that_loads_a_model_only_to_export_it_has_no_dtype_hint(tmp_pat
 def test_an_export_script_that_moves_the_model_keeps_its_dtype_hint(tmp_path):
     found = _in(_tree(tmp_path / "a", {"tools/scripts/llama3_to_flm.py": EXPORT_ON_GPU}), "llama3_to_flm.py")
     assert "NPU202" in found.get(9, {})
+
+
+# -- a version look-up after the package's own import succeeded ---------------------------------------------------------
+
+TE_VERSION = """\
+from importlib.metadata import version
+
+from packaging.version import Version as PkgVersion
+
+_te_version = None
+
+
+def get_te_version():
+    def get_te_version_str():
+        import transformer_engine as te
+
+        if hasattr(te, '__version__'):
+            return str(te.__version__)
+        else:
+            return version("transformer-engine")
+
+    global _te_version
+    if _te_version is None:
+        _te_version = PkgVersion(get_te_version_str())
+    return _te_version
+
+
+def te_installed():
+    try:
+        return version("transformer-engine") is not None
+    except Exception:
+        return False
+"""
+
+
+def test_a_version_look_up_after_the_import_asks_no_presence(tmp_path):
+    found = _in(_tree(tmp_path / "a", {"runtime/utils.py": TE_VERSION}), "runtime/utils.py")
+    assert "NPU430" not in found.get(15, {})
+    assert "NPU430" in found.get(25, {})        # a look-up with no import before it asks whether it is installed
