@@ -351,6 +351,19 @@ print("blocking:", blocking)
 """
 
 
+VISIBLE = """\
+import os
+
+if 'CUDA_VISIBLE_DEVICES' not in os.environ or os.environ['CUDA_VISIBLE_DEVICES'] == '0,1,2,3':
+    os.environ['CUDA_VISIBLE_DEVICES'] = '0'
+"""
+
+
+def test_a_device_visibility_variable_the_tree_compares_keeps_its_finding(tmp_path):
+    found = _in(_tree(tmp_path / "a", {"api/hf_chat_model.py": VISIBLE}), "hf_chat_model.py")
+    assert found.get(3, {}).get("NPU004") not in (None, "info")
+
+
 def test_a_variable_the_tree_compares_is_its_own_switch(tmp_path):
     found = _tree(tmp_path / "a", {"model/layers.py": LAYERS, "scripts/profile.sh": PROFILE_SH,
                                    "model/debug.py": OTHER_READ})

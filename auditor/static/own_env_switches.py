@@ -9,7 +9,9 @@ compares the variable's value (`os.environ.get("X") == "1"`, `os.getenv("X") != 
 - a setting of the same variable elsewhere in the tree (a launch script's `CUDA_DEVICE_MAX_CONNECTIONS=1 torchrun ...`,
   an env dict) is info too when it has no Ascend twin to add (its fix is none): it chooses the tree's own path, and
   CUDA's reading of it is simply ignored on Ascend.
-A variable no file of the tree compares keeps its findings. Applied once per run, after the per-file passes.
+A variable no file of the tree compares keeps its findings, and so does one the rule's table gives an Ascend twin
+(`CUDA_VISIBLE_DEVICES` -> ASCEND_RT_VISIBLE_DEVICES: CANN reads the twin, so the tree's own test of the CUDA name
+decides wrongly there). Applied once per run, after the per-file passes.
 """
 from __future__ import annotations
 
@@ -35,13 +37,27 @@ def _compares(line: str, name: str) -> bool:
     return bool(re.search(f"(?:{read})\\s*{_OPS}|{_OPS}\\s*(?:{read})", line))
 
 
+def _with_ascend_twin() -> frozenset[str]:
+    """The NPU004 variables the rule's table gives an Ascend counterpart (`CUDA_VISIBLE_DEVICES` ->
+    ASCEND_RT_VISIBLE_DEVICES): CANN reads the twin, so the tree's own test of the CUDA name decides wrongly there."""
+    from auditor.rules import load_rules
+
+    symbols = next((r.symbols for r in load_rules() if r.code == "NPU004"), None) or {}
+    return frozenset(name for name, detail in symbols.items() if getattr(detail, "replace", None))
+
+
 def apply_own_env_switches(results: list, files: Sequence[tuple[Path, str]], project=None) -> int:
     """Lower NPU004 on variables the tree's own Python compares; returns how many findings changed."""
+    if not any(f.code == "NPU004" and f.severity != "info" for r in results if r.path.endswith(".py")
+               for f in r.findings):
+        return 0
     where = {rel: path for path, rel in files}
+    twinned = _with_ascend_twin()
     switches: dict[str, str] = {}       # variable -> `rel:line` of the first comparison
     reads: dict[str, set[int]] = {}
     for result in results:
-        hits = [f for f in result.findings if f.code == "NPU004" and f.severity != "info" and f.symbol]
+        hits = [f for f in result.findings if f.code == "NPU004" and f.severity != "info" and f.symbol
+                and f.symbol not in twinned]
         if not hits or not result.path.endswith(".py") or result.path not in where:
             continue
         try:
