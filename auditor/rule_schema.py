@@ -146,6 +146,9 @@ RULE_SCHEMA: dict[str, Any] = {
             # with compared_only: only a literal compared with a device probe's answer (`"A100" in
             # torch.cuda.get_device_name()`, a name bound to nvidia-smi's output) (tk43)
             "probe_compared": {"type": "boolean"},
+            # string rules: not a literal a name is tested against (`libname.startswith("libnccl.so.2")`,
+            # `name == "libnccl.so.2"`): a test of a name loads nothing (tq46a)
+            "not_name_tests": {"type": "boolean"},
             # string rules of commands: not a literal that ends as an exclamation or a question (`return False,
             # 'nvcc unavailable!'`: a status text handed back, not a command line, t33a)
             "not_sentences": {"type": "boolean"},

@@ -18,6 +18,9 @@ from auditor.rules import load_rules
 from auditor.static.engine import MAX_FILE_BYTES, FileResult, StaticEngine
 from auditor.project.tree_calls import apply_tree_calls
 from auditor.static.backend_files import apply_backend_files, drop_test_performance_hints, drop_unread_cudnn_vars
+from auditor.static.member_includes import apply_member_includes
+from auditor.static.cpu_bindings import apply_cpu_bindings
+from auditor.static.own_env_switches import apply_own_env_switches
 from auditor.static.format_members import apply_format_members
 from auditor.static.chosen_members import apply_chosen_members
 from auditor.static.platform_builds import apply_platform_builds
@@ -261,6 +264,7 @@ def run_static(
     # `pip install -e ".[compile]"` of a CUDA-only extra, `deepspeed llava/train/train_mem.py` launching a
     # FlashAttention wrapper (after the cache: they depend on other files), before the passes that make findings in
     # other-backend files, NPU twins and CUDA CI jobs quieter
+    apply_cpu_bindings(run.results, found.files)     # warp-ctc's copy builds a CPU binding without CUDA (policy (n))
     apply_tree_calls(run.results, found.root, load_rules(),
                      lambda: StaticEngine(load_rules(), product=product, max_bytes=max_bytes).analyze_bytes, product)
     # the tree's own packages are not dependencies (after the cache: it depends on the whole file list)
@@ -297,6 +301,8 @@ def run_static(
     apply_other_backend_files(run.results)          # `docker/rocm/Dockerfile`: set-up for another backend
     apply_vendor_dispatch_tree(run.results, found.files, project)   # `dipu.vendor_type == "NPU"` in another file (t14n)
     apply_backend_files(run.results, found.files, project)      # `Dockerfile.cuda` beside `Dockerfile.metax`, NPU twins
+    apply_member_includes(run.results, found.files, project)    # `third_party/flashinfer/` headers only `cuda/` includes
+    apply_own_env_switches(run.results, found.files, project)   # `os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS") == "1"`
     apply_platform_builds(run.results, found.files)    # what only the CUDA arm of the build's own platform switch builds
     apply_format_members(run.results)     # `export_engine` beside `export_onnx`: the TensorRT format
     apply_chosen_members(run.results, project)     # `if sim == SimType.ISAACGYM: from .isaacgym import ...`: one simulator

@@ -163,8 +163,12 @@ _CUDA_PACKAGES = {"cudatoolkit", "cuda"}
 
 def enables_cuda(found: list) -> bool:
     """Whether the file turns CUDA on: `project(x LANGUAGES CXX CUDA)`, `enable_language(CUDA)`,
-    `find_package(CUDAToolkit)` / `find_package(CUDA)`."""
-    for name, _, _, args, _ in found:
+    `find_package(CUDAToolkit)` / `find_package(CUDA)`; one under an `if()` naming CUDA or a build option counts only
+    where a plain configure takes it (fastllm's `option(USE_CUDA "use CUDA" OFF)` then `if (USE_CUDA)
+    enable_language(CUDA)`: its Python module builds for the CPU unless CUDA is asked for, tq46a)."""
+    for name, _, _, args, guard in found:
+        if guard is not None and not _default_on(found, guard):
+            continue
         values = [a[0].upper() for a in (args[1:] if name == "project" else args)]
         if name in ("project", "enable_language") and "CUDA" in values \
                 or name == "find_package" and args and args[0][0].lower() in _CUDA_PACKAGES:

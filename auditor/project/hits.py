@@ -198,6 +198,11 @@ _COUNT_VALUE_RE = re.compile(r"^\s*(?:export\s+|local\s+|declare\s+(?:-\w+\s+)?)
                              re.M)
 _SCHEDULER_VALUE_RE = re.compile(r"(?:--(?:partition|account|qos|reservation|queue)[= ]|(?:\b(?:srun|sbatch|salloc|qsub|"
                                  r"bsub)\b|#SBATCH)[^\n]*?\s-[pAq]\s+)[\"']?\$\{?([A-Za-z_]\w*)")
+# a plain `NAME=value` line of a script (not a command's prefix assignment, not exported): a shell variable (tq46a)
+_PLAIN_ASSIGN_RE = re.compile(r"""^\s*(?:local\s+|readonly\s+)?([A-Za-z_]\w*)=(?:"[^"\n]*"|'[^'\n]*'|[^\s;#]*)\s*(?:[;#].*)?$""",
+                              re.M)
+_EXPORTED_RE = re.compile(r"^\s*(?:export|declare\s+-\w*x\w*|typeset\s+-\w*x\w*)\s+([^\n;#]*)", re.M)
+_ALLEXPORT_RE = re.compile(r"^\s*set\s+(?:-\w*a\b|-o\s+allexport)", re.M)
 # parts of a version a build script composes (`CUDA_MAJOR`, `CUDA_MINOR`, `CUDA_STRING`, `CUDA_SHORT`); not
 # variables any CUDA library reads, unlike the names of the generated environment table
 # (NVIDIA_BUILD_ID / NVIDIA_BUILD_REF: an NGC image's build metadata, `ARG` / `ENV` in NeMo-RL's Dockerfile; t15s)
@@ -224,6 +229,7 @@ class Collector:
         self.cpu_builds_only = False              # a requirements file pinning only `+cpu` torch builds
         self._scheduler: frozenset[str] | None = None
         self._counts: frozenset[str] | None = None
+        self._locals: frozenset[str] | None = None
 
     def add(self, rule: Rule | None, symbol: str, line: int, col: int = 1, end_col: int | None = None, *,
             value: str | None = None, edit=None, note: str = "", severity: str | None = None) -> Finding | None:
@@ -314,6 +320,11 @@ class Collector:
         if rule.code == "NPU004" and name not in rule.symbols and name not in self.engine.compiled.env_exact \
                 and name in self._count_values():
             return      # CUDA_NUM=${#CUDAs[@]}, then `--nproc_per_node=$CUDA_NUM`: the script's own count (t15r)
+        if rule.code == "NPU004" and not sets and name not in rule.symbols and name not in self.engine.compiled.env_exact \
+                and name in self._local_values():
+            # `CUDA_ARCH_LIST="70-real;80-real"` then `-DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH_LIST}"`: the script's own
+            # shell variable, never exported; its read passes the script's value on, no environment (tq46a)
+            return
         new = self.engine.replacement_for(rule, name)
         if rule.code == "NPU004" and name not in rule.symbols and name.endswith(_LOCATION_SUFFIXES):
             # CUDA_CACHE_PATH, CUDA_TMPDIR: where the CUDA toolchain keeps files, like CUDA_HOME (info in the
@@ -361,6 +372,18 @@ class Collector:
                                      len(re.findall(r"(?m)^\s*(?:export\s+|local\s+|declare\s+(?:-\w+\s+)?)?" +
                                                     re.escape(n) + r"=[\"']?\$\{#", text)))
         return self._counts
+
+    def _local_values(self) -> frozenset[str]:
+        """Names the file assigns on lines of their own (`NAME=value`) and never exports (no `export NAME`, `declare
+        -x`, `set -a`): shell variables of the script, not its environment."""
+        if self._locals is None:
+            text = "\n".join(self.lines)
+            if _ALLEXPORT_RE.search(text):
+                self._locals = frozenset()
+            else:
+                exported = {w.split("=", 1)[0] for m in _EXPORTED_RE.finditer(text) for w in m.group(1).split()}
+                self._locals = frozenset(set(_PLAIN_ASSIGN_RE.findall(text)) - exported)
+        return self._locals
 
     def sets(self, name: str) -> bool:
         """Does any line of this file set `name` already (`NAME=`, `export NAME=`, `ENV NAME`)?"""

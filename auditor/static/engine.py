@@ -47,7 +47,7 @@ from auditor.static.neutral_uses import drop_dtype_restores, drop_existence_prob
     drop_host_model_optimizers, drop_namespace_calls, drop_overridden_bases, drop_replaced_autocasts, \
     drop_single_tensor_optimizers, \
     drop_type_references, drop_covered_cudnn_determinism, drop_fake_kernel_dtypes, drop_host_extension_twins, \
-    drop_module_bindings, \
+    drop_module_bindings, drop_versions_after_import, \
     drop_weightless_loader_dtypes, mark_disabled_autocast_devices, drop_disabled_autocast_imports, \
     lower_idle_autocast_decorators, drop_host_save_dtypes, drop_cast_host_float64, \
     lower_parallel_type_tests, drop_ort_buffer_dtypes, lower_host_only_extensions
@@ -1060,6 +1060,7 @@ class StaticEngine:
             result.findings = drop_fake_kernel_dtypes(result.findings, tree)   # @op.register_fake: shapes only
             result.findings = drop_ort_buffer_dtypes(result.findings, tree)   # ORT io-binding buffers: the export's
             result.findings = drop_module_bindings(result.findings, tree)   # `self.pynvml = pynvml`
+            result.findings = drop_versions_after_import(result.findings, tree)   # `import te` then version("te")
             result.findings = drop_host_extension_twins(result.findings)   # CppExtension beside CUDAExtension
             result.findings = lower_parallel_type_tests(result.findings, tree)   # isinstance(m, DataParallel)
             result.findings = lower_host_only_extensions(result.findings, tree)   # load(sources=['x.cpp'])

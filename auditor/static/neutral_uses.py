@@ -15,7 +15,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from auditor.astnodes import line_span, node_lines, node_span, starts_in, walk_list
+from auditor.astnodes import is_main_guard, line_span, node_lines, node_span, parents_of, starts_in, walk_list
 from auditor.static.backends import as_info
 from auditor.static.astutil import ast_dotted, module_nodes, scope_nodes
 
@@ -275,6 +275,46 @@ def drop_fake_kernel_dtypes(findings: list, tree: ast.AST) -> list:
     if not spans:
         return findings
     return [f for f in findings if f.category != "precision" or not any(a <= f.line <= b for a, b in spans)]
+
+
+_VERSION_LOOKUPS = frozenset({"version", "distribution", "get_distribution", "metadata"})
+
+
+def drop_versions_after_import(findings: list, tree: ast.AST) -> list:
+    """Drop NPU430 on a version look-up (`version("transformer-engine")`) inside a function that imports that package
+    itself, unguarded, before it (Galvatron's `get_te_version_str`: `import transformer_engine as te`, then
+    `te.__version__` or pip's version): the import has already succeeded there, so the look-up asks which version,
+    not whether the package is installed; on Ascend the import above is what fails (tq46a, heldout53)."""
+    if not isinstance(tree, ast.Module) or not any(f.code == "NPU430" for f in findings):
+        return findings
+    parents = parents_of(tree)
+
+    def guarded(node: ast.AST) -> bool:
+        while id(node) in parents:
+            node = parents[id(node)]
+            if isinstance(node, (ast.Try, ast.If)):
+                return True
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return False
+        return False
+
+    imported_before: dict[int, set[str]] = {}     # line of a look-up -> packages its function imported above it
+    for func in walk_list(tree):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        imports = [(n.lineno, a.name.split(".", 1)[0]) for n in walk_list(func) if isinstance(n, ast.Import)
+                   and not guarded(n) for a in n.names]
+        imports += [(n.lineno, n.module.split(".", 1)[0]) for n in walk_list(func)
+                    if isinstance(n, ast.ImportFrom) and n.module and not n.level and not guarded(n)]
+        for call in walk_list(func):
+            if isinstance(call, ast.Call) and (ast_dotted(call.func) or "").rsplit(".", 1)[-1] in _VERSION_LOOKUPS \
+                    and call.args and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str):
+                wanted = call.args[0].value.lower().replace("-", "_")
+                if any(line < call.lineno and name.lower() == wanted for line, name in imports):
+                    imported_before.setdefault(call.lineno, set()).add(wanted)
+    if not imported_before:
+        return findings
+    return [f for f in findings if not (f.code == "NPU430" and f.line in imported_before)]
 
 
 def drop_module_bindings(findings: list, tree: ast.AST) -> list:
@@ -823,7 +863,8 @@ _DISABLED_NOTE = ("a disabled autocast, and no autocast region is opened in the 
 _DEVICE_WORDS = re.compile(r"\bdevice|\.cuda\(|\.npu\(|\bcuda\b|torch\.cuda|device_map|\.to\(\s*['\"](?!cpu)")
 # a device named only as the host's: `safe_open(path, framework="pt", device="cpu")`, `map_location="cpu"` (t16b)
 _HOST_DEVICE = re.compile(r"""\bdevice\s*=\s*['"]cpu['"]""")
-_SAVES = re.compile(r"\.save_pretrained\(|\btorch\.save\(|\bsave_file\(|\bsave_model\(")
+# (`torch2flm.tofile(path, model, tokenizer, dtype=dtype)`: an export of the weights into another engine's file, tq46a)
+_SAVES = re.compile(r"\.save_pretrained\(|\btorch\.save\(|\bsave_file\(|\bsave_model\(|\.tofile\(")
 
 
 # scripts that read a checkpoint and write it again: converters, and downloaders that save a local copy
@@ -921,7 +962,9 @@ def drop_host_save_dtypes(findings: list, tree: ast.AST, text: str) -> list:
             not _SAVES.search(text):
         return findings
     lines = text.splitlines()
-    spans = [line_span(n) for n in module_nodes(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    # a function, or a script's `__main__` block (fastllm's `llama3_to_flm.py`: load, then export; tq46a)
+    spans = [line_span(n) for n in module_nodes(tree) if (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                                          or isinstance(n, ast.If) and is_main_guard(n))
              and any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr in _BUILDS
                      for c in walk_list(n))
              and _host_only_save("\n".join(lines[n.lineno - 1:n.end_lineno or n.lineno]))]

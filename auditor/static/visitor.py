@@ -546,6 +546,29 @@ def _names_among_words(node: cst.List | cst.Tuple | cst.Set) -> list[cst.SimpleS
     return [s for s, t in zip(strings, texts) if isinstance(t, str) and t.lower() in BACKEND_NAMES]
 
 
+def _renamed_to(key: str, value: cst.BaseExpression) -> bool:
+    """Is `value` (a string, or a tuple that starts with one) `key` under another vendor's prefix: `"CUDA_MEMCPY2D"` ->
+    `("hip_Memcpy2D", CONV_TYPE, API_DRIVER)`, `"cudaMalloc"` -> `"hipMalloc"`: their letters and digits, in lower
+    case, share an ending of half the key at least?"""
+    if isinstance(value, cst.Tuple) and value.elements:
+        value = value.elements[0].value
+    text = value.evaluated_value if isinstance(value, cst.SimpleString) else None
+    if not isinstance(text, str) or text == key:
+        return False
+    a, b = re.sub(r"[\W_]", "", key).lower(), re.sub(r"[\W_]", "", text).lower()
+    shared = next((i for i, (x, y) in enumerate(zip(reversed(a), reversed(b))) if x != y), min(len(a), len(b)))
+    return shared >= 3 and 2 * shared >= len(a) and shared < len(b)
+
+
+def _renamed_keys(pairs) -> list[cst.SimpleString]:
+    """The keys of a rename table: a literal of (key, value) pairs, three or more and half of them at least a name
+    and the same name under another prefix (hipify's CUDA-to-HIP mappings, tq46a). Such a `"CUDA_..."` key is a name
+    the table translates in sources, not an environment variable the program reads."""
+    keyed = [(k, v) for k, v in pairs if isinstance(k, cst.SimpleString) and isinstance(k.evaluated_value, str)]
+    renamed = sum(_renamed_to(str(k.evaluated_value), v) for k, v in keyed)
+    return [k for k, _ in keyed] if renamed >= 3 and 2 * renamed >= len(keyed) else []
+
+
 def _string_index(target: cst.BaseExpression) -> cst.SimpleString | None:
     """The key of `d["key"]` (one string index), else None."""
     if isinstance(target, cst.Subscript) and len(target.slice) == 1 and \
@@ -626,6 +649,8 @@ class MatchVisitor(cst.CSTVisitor):
         self._annotated: set[int] = set()   # targets of annotated assignments (`cudnn_enabled: bool = True`)
         self._unset: set[int] = set()       # the variable name of `os.environ.pop("X", None)` / `os.unsetenv("X")`
         self._to_ascend: set[int] = set()   # X of `os.environ["ASCEND_RT_VISIBLE_DEVICES"] = os.environ["X"]`
+        self._name_tests: set[int] = set()  # the literals of `name.startswith("x")` / `.endswith(...)`
+        self._renamed: set[int] = set()     # the CUDA names of a rename table (`("CUBLAS_OP_T", "HIPSOLVER_OP_T")`)
         self._options = 0       # inside the value of `choices=` (argparse, click): options listed, none chosen
         self._required: set[int] = set()   # None checks that require an optional import (an assert's test)
         # names passed straight to an assertion (`self.assertEqual(x.dtype, torch.bfloat16)`) or to torch.finfo /
@@ -676,6 +701,9 @@ class MatchVisitor(cst.CSTVisitor):
             return      # `ctypes.CDLL("build/libmyplugins.so")` is a TensorRT plugin only beside TensorRT (t28a)
         if rule.extra.get("build_scripts_only") and self._variant_rule is None:
             return      # `os.getenv("ENABLE_CUDA")` switches a build only in a build script; a service's is its device (tk44)
+        if rule.extra.get("not_name_tests") and (id(node) in self._name_tests or self._compared
+                                                 and id(node) in self._operands):
+            return      # `libname.startswith("libnccl.so.2")`: a name tested, nothing loaded (tq46a)
         if rule.extra.get("compared_operand") and id(node) not in self._operands:
             return      # `find_spec("bitsandbytes") is None`: the literal is a call's argument, not what is compared
         if (self._compared or self._options) and rule.name in _CHOICE_STRINGS:
@@ -828,6 +856,9 @@ class MatchVisitor(cst.CSTVisitor):
             env_rule = self.c.match_env(value)
             if id(node) in self._to_ascend:
                 continue
+            if id(node) in self._renamed and env_rule is not None and value not in env_rule.symbols \
+                    and value not in self.c.env_exact:
+                continue    # a name a source-rewrite table translates, not a variable anything reads
             if id(node) in self._unset:
                 if env_rule is None or env_rule.category != "device":
                     continue
@@ -1644,6 +1675,8 @@ class MatchVisitor(cst.CSTVisitor):
         return True
 
     def visit_Dict(self, node: cst.Dict) -> bool:
+        self._renamed.update(id(key) for key in _renamed_keys(
+            (el.key, el.value) for el in node.elements if isinstance(el, cst.DictElement)))
         # `{"NVIDIA_TF32_OVERRIDE": os.environ.get("NVIDIA_TF32_OVERRIDE"), "CUDA_VERSION": ...}`: a record of the
         # environment (run metadata for a logger), each variable read under its own name where it may be unset; it
         # sets nothing, so nothing in it differs on Ascend. Three entries or more: a copy of one or two variables
@@ -1788,6 +1821,9 @@ class MatchVisitor(cst.CSTVisitor):
 
     def _visit_collection(self, node: cst.List | cst.Tuple | cst.Set) -> bool:
         self._dtype_quiet += self._option_names(node)
+        self._renamed.update(id(key) for key in _renamed_keys(
+            (e.value.elements[0].value, e.value.elements[1].value) for e in node.elements
+            if isinstance(e.value, cst.Tuple) and len(e.value.elements) == 2))
         self._listed.update(id(e.value) for e in node.elements if isinstance(e.value, cst.SimpleString))
         self._handled.update(id(key) for key in _names_among_words(node))
         return True
@@ -1944,6 +1980,10 @@ class MatchVisitor(cst.CSTVisitor):
         func = node.func
         if isinstance(func, cst.Subscript):
             self._called_subscripts.add(id(func))
+        if isinstance(func, cst.Attribute) and func.attr.value in ("startswith", "endswith") and node.args:
+            first = node.args[0].value
+            tested = [e.value for e in first.elements] if isinstance(first, cst.Tuple) else [first]
+            self._name_tests.update(id(t) for t in tested)
         first_hit = len(self.hits)
         self._call_args.update((id(arg.value), node) for arg in node.args)
         if isinstance(func, cst.Attribute) and func.attr.value in _ROUTE_METHODS:

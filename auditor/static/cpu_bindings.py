@@ -1,0 +1,120 @@
+"""Copied bindings whose own build makes a CPU extension without CUDA (policy (n), the lead's decision in session 46;
+tq46a, tuned on heldout53's warp-ctc copy in DAVAR-Lab-OCR).
+
+warp-ctc's `pytorch_binding/setup.py` binds its extension builder to `CUDAExtension` when CUDA is there and to the CPU
+`CppExtension` otherwise (`if enable_gpu: build_extension = CUDAExtension ... else: build_extension = CppExtension`,
+then `build_extension(name='warpctc_pytorch._warp_ctc', ...)`). On an Ascend host the tree's own build makes the CPU
+binding, so `import warpctc_pytorch` works there. When the tree holds that setup.py beside the package it builds
+(`<setup folder>/warpctc_pytorch/__init__.py`):
+- a finding that the package's import, or a use of one of its entry points not named for CUDA / GPU (`cpu_ctc`,
+  `CTCLoss`), needs the CUDA library is info (context `cpu-build`), and such an import no longer ends a launch's
+  "fails at import" chain (its hit is taken out of the file's launch facts before the launches are followed);
+- the CUDA test in that setup.py that picks the arm (`if torch.cuda.is_available() or "CUDA_HOME" in os.environ:`) is
+  info: on Ascend it picks the CPU arm, the correct fallback.
+The CUDA-named entry points (`gpu_ctc`) and a `.cuda()` before the call keep their findings. A binding without such a
+build file in the tree keeps "fails at import". Applied once per run, before the launch chains are followed.
+"""
+from __future__ import annotations
+
+import ast
+import posixpath
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from auditor.project.launch_imports import FACT
+from auditor.project.setup_py import extension_module_name
+from auditor.source import SourceError
+from auditor.static.backends import as_info
+from auditor.static.project_imports import read_counted
+
+_BUILDERS = {"CUDAExtension": "cuda", "CppExtension": "cpu"}
+_CUDA_WORD = re.compile(r"cuda|gpu|nccl", re.I)
+_IMPORT_CODES = frozenset({"NPU416"})
+_NOTE = "the tree's copy builds it for the CPU without CUDA ({where} picks `CppExtension`): it imports on Ascend; " \
+        "its CUDA entry points are reported where they are called"
+_TEST_NOTE = "the build's own choice of its CPU arm ({where} builds `CppExtension` without CUDA): on Ascend it " \
+             "builds the CPU binding; nothing to port here"
+
+
+def _builder(node: ast.expr) -> str | None:
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return _BUILDERS.get(name)
+
+
+def cpu_fallback_builds(tree: ast.Module) -> dict[str, int]:
+    """{extension module: line} of the extensions a setup.py builds through a name bound to `CUDAExtension` in one
+    place and to `CppExtension` in another (or `CUDAExtension if c else CppExtension`)."""
+    kinds: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            values = [node.value.body, node.value.orelse] if isinstance(node.value, ast.IfExp) else [node.value]
+            for value in values:
+                kind = _builder(value)
+                if kind:
+                    kinds.setdefault(node.targets[0].id, set()).add(kind)
+    both = {name for name, k in kinds.items() if k == {"cuda", "cpu"}}
+    out: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in both:
+            built = extension_module_name(node)
+            if built:
+                out.setdefault(built, node.lineno)
+    return out
+
+
+def _arm_tests(tree: ast.Module) -> set[int]:
+    """The lines of the module-level `if` tests of a setup.py (where its build picks an arm)."""
+    return {line for stmt in tree.body if isinstance(stmt, ast.If)
+            for line in range(stmt.test.lineno, (stmt.test.end_lineno or stmt.test.lineno) + 1)}
+
+
+def apply_cpu_bindings(results: list, files: Sequence[tuple[Path, str]]) -> int:
+    """Lower the "needs CUDA" findings of bindings the tree's own setup.py builds for the CPU too; returns how many."""
+    rels = {rel for _, rel in files}
+    packages: dict[str, str] = {}       # package name -> `setup.py:LINE` that builds it with a CPU fallback
+    tests: dict[str, tuple[set[int], str]] = {}
+    for path, rel in files:
+        if posixpath.basename(rel) != "setup.py":
+            continue
+        try:
+            text = read_counted(None, path)
+            if b"CppExtension" not in text or b"CUDAExtension" not in text:
+                continue
+            tree = ast.parse(text)
+        except (OSError, SourceError, SyntaxError, ValueError):
+            continue
+        folder = posixpath.dirname(rel)
+        for built, line in cpu_fallback_builds(tree).items():
+            top = built.split(".", 1)[0]
+            if posixpath.join(folder, top, "__init__.py") in rels:
+                packages.setdefault(top, f"{rel}:{line}")
+                tests[rel] = (_arm_tests(tree), f"{rel}:{line}")
+    if not packages:
+        return 0
+
+    def ours(symbol: str) -> str | None:
+        parts = (symbol or "").split(".")
+        return packages.get(parts[0]) if not _CUDA_WORD.search(parts[-1] if len(parts) > 1 else "") else None
+
+    changed = 0
+    for result in results:
+        kept = []
+        for f in result.findings:
+            where = ours(f.symbol) if f.code in _IMPORT_CODES else None
+            if where is not None and f.severity != "info":      # (behind a CUDA gate too: the CPU call needs no CUDA)
+                f = as_info(f, "cpu-build", _NOTE.format(where=where))
+                changed += 1
+            elif result.path in tests and f.category == "device" and f.line in tests[result.path][0] \
+                    and f.severity != "info" and "is_available" in (f.symbol or ""):
+                f = as_info(f, "cpu-build", _TEST_NOTE.format(where=tests[result.path][1]))
+                changed += 1
+            kept.append(f)
+        result.findings = kept
+        hard = result.summary.get(FACT) if isinstance(result.summary, dict) else None
+        if isinstance(hard, dict) and hard.get("hits"):
+            # a new facts dict (the cached payload keeps its own): the launches followed next no longer stop here
+            hits = [h for h in hard["hits"] if not (isinstance(h, (list, tuple)) and len(h) == 4
+                                                    and ours(str(h[3])) is not None)]
+            result.summary = {**result.summary, FACT: {**hard, "hits": hits}}
+    return changed
