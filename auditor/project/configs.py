@@ -721,9 +721,10 @@ def scan_config_text(col: Collector, text: str) -> None:
     try:
         roots = list(yaml.compose_all(text.replace("\t", " "), Loader=yaml.SafeLoader))
     except yaml.YAMLError:
-        roots = _indented_documents(text)
-        if roots is None:
+        indented = _indented_documents(text)
+        if indented is None:
             return
+        roots = indented
     scan_config_roots(col, roots)
 
 

@@ -2381,10 +2381,10 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
             held = _VARIABLE_REF_RE.fullmatch(_word(child)) if child.type in ("expansion", "simple_expansion") \
                 and child.start_byte > nodes[start].end_byte else None
             value = _assigned_literal(col, held.group(1)) if held is not None else ""
-            package = _VARIABLE_REF_RE.sub(lambda v: _assigned_literal(col, v.group(1)), value).split()
-            if len(package) == 1 and not package[0].startswith("-"):
+            named = _VARIABLE_REF_RE.sub(lambda v: _assigned_literal(col, v.group(1)), value).split()
+            if len(named) == 1 and not named[0].startswith("-"):
                 line, c = pos.at(child.start_point)
-                symbol = "apt:" + package[0].split("=", 1)[0].lower()
+                symbol = "apt:" + named[0].split("=", 1)[0].lower()
                 col.add(m.match_requirement(symbol), symbol, line, c, c + len(_word(child)),
                         note=f" (the package `{_word(child)}` names)")
         return

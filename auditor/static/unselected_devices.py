@@ -469,17 +469,17 @@ def _staging_arms(stmt: ast.If, nodes: list[ast.AST]) -> bool:
     if len(stmt.body) != 1 or len(stmt.orelse) != 1 or not any(
             isinstance(c, ast.Call) and ast_dotted(c.func) == "torch.cuda.is_available" for c in walk_list(stmt.test)):
         return False
-    arms = [stmt.body[0], stmt.orelse[0]]
-    if not all(isinstance(a, ast.Assign) and len(a.targets) == 1 and isinstance(a.targets[0], ast.Name)
-               and isinstance(a.value, ast.Call) and (ast_dotted(a.value.func) or "").endswith("load") for a in arms) \
-            or arms[0].targets[0].id != arms[1].targets[0].id:
+    arms = [a for a in (stmt.body[0], stmt.orelse[0]) if isinstance(a, ast.Assign) and len(a.targets) == 1
+            and isinstance(a.value, ast.Call) and (ast_dotted(a.value.func) or "").endswith("load")]
+    names = {a.targets[0].id for a in arms if isinstance(a.targets[0], ast.Name)}
+    if len(arms) != 2 or len(names) != 1 or not all(isinstance(a.targets[0], ast.Name) for a in arms):
         return False
 
     def without_location(call: ast.Call) -> str:
         return ast.dump(ast.Call(func=call.func, args=call.args,
                                  keywords=[k for k in call.keywords if k.arg != "map_location"]))
 
-    calls = [a.value for a in arms]
+    calls = [a.value for a in arms if isinstance(a.value, ast.Call)]
     return without_location(calls[0]) == without_location(calls[1]) and \
         any(k.arg == "map_location" for c in calls for k in c.keywords) and all(_copied_only(nodes, c) for c in calls)
 

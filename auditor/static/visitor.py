@@ -1967,10 +1967,10 @@ class MatchVisitor(cst.CSTVisitor):
             # Trainer). An entry picked and called (`BACKENDS["cuda"](x)`) and a type's values (`Literal["nccl"]`)
             # keep their findings.
             for el in node.slice:
-                key = el.slice.value if isinstance(el.slice, cst.Index) else None
-                if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str) \
-                        and key.evaluated_value.lower() in BACKEND_NAMES:
-                    self._handled.add(id(key))
+                entry = el.slice.value if isinstance(el.slice, cst.Index) else None
+                if isinstance(entry, cst.SimpleString) and isinstance(entry.evaluated_value, str) \
+                        and entry.evaluated_value.lower() in BACKEND_NAMES:
+                    self._handled.add(id(entry))
         return True
 
     def visit_Call(self, node: cst.Call) -> bool:
