@@ -5,6 +5,8 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import shutil
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,13 +61,52 @@ def _gitignore_spec(lines: list[str]):
     return pathspec.GitIgnoreSpec.from_lines(kept)
 
 
+# git reads .gitignore only for untracked files: a committed file under an ignored folder is the repository's code.
+GIT_LS_FILES_TIMEOUT_S = 20
+
+
+def tracked_paths(repository: Path) -> tuple[frozenset[str], frozenset[str]] | None:
+    """The files git tracks in `repository` (posix paths relative to it) and every folder above them, from
+    `git ls-files`; None when git is missing, refuses the folder (not a work tree, an unsafe owner) or is slow.
+    core.fsmonitor is switched off: that setting would make git run a command the repository's config names."""
+    git = shutil.which("git")
+    if git is None:
+        return None
+    try:
+        done = subprocess.run([git, "-c", "core.fsmonitor=false", "-C", str(repository), "ls-files", "-z",
+                               "--cached", "--full-name"], capture_output=True, timeout=GIT_LS_FILES_TIMEOUT_S,
+                              env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"}, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    files = frozenset(name for name in done.stdout.decode("utf-8", "surrogateescape").split("\0") if name)
+    folders = {"/".join(parts[:i]) for name in files for parts in [name.split("/")] for i in range(1, len(parts))}
+    return files, frozenset(folders)
+
+
 class _GitIgnores:
     """.gitignore files (pathspec's git semantics) of the walked folders and of the folders above them up
-    to the repository root; a nested file's patterns apply below its folder."""
+    to the repository root; a nested file's patterns apply below its folder, and never to a file git tracks."""
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
         self.specs: dict[Path, object] = {}
+        self.tracked: dict[Path, tuple[frozenset[str], frozenset[str]] | None] = {}
+
+    def _tracked(self, path: Path, is_dir: bool, repository: Path) -> bool:
+        """Whether git tracks the file, or a file below the folder (read once per repository, only when a
+        pattern ignores something)."""
+        if repository not in self.tracked:
+            self.tracked[repository] = tracked_paths(repository) if (repository / ".git").exists() else None
+        known = self.tracked[repository]
+        if known is None:
+            return False
+        try:
+            rel = path.relative_to(repository).as_posix()
+        except ValueError:
+            return False
+        return rel in known[1 if is_dir else 0]
 
     def _spec(self, folder: Path):
         if folder not in self.specs:
@@ -106,7 +147,7 @@ class _GitIgnores:
             result = spec.check_file(rel + ("/" if is_dir else "")).include   # None: no pattern says
             if result is not None:
                 verdict = bool(result)
-        return verdict
+        return verdict and not (folders and self._tracked(path, is_dir, folders[-1]))
 
 
 @dataclass

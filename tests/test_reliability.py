@@ -550,6 +550,33 @@ def test_gitignore_is_honoured_unless_turned_off(tmp_path, capsys):
     assert len(paths("--no-respect-gitignore")) == 5
 
 
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_file_git_tracks_is_audited_although_gitignore_lists_it(tmp_path, capsys):
+    # git applies .gitignore to untracked files only: MAML-Pytorch's `.gitignore` lists `backup`, yet its two
+    # committed files there are the repository's code (test124); an untracked file beside them stays ignored.
+    # The repository's own core.fsmonitor command must never run (the audit runs no code of the repository).
+    git = lambda *a: subprocess.run(["git", "-C", str(tmp_path), *a], check=True, capture_output=True)
+    git("init", "-q")
+    (tmp_path / ".gitignore").write_text("backup\n*.log.py\n")
+    for rel in ("train.py", "backup/maml_old.py", "backup/notes/old.py", "run.log.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("import torch\nx = t.cuda()\n")
+    git("add", "train.py", ".gitignore")
+    git("add", "-f", "backup/maml_old.py")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    (tmp_path / "backup" / "scratch.py").write_text("import torch\nx = t.cuda()\n")     # untracked, ignored
+    marker = tmp_path.parent / f"{tmp_path.name}-fsmonitor-ran"
+    git("config", "core.fsmonitor", f"touch {marker}")
+    paths = lambda *a: sorted({f["path"] for f in run_json(capsys, str(tmp_path), "--no-cache", *a)[1]["findings"]})
+    assert paths() == ["backup/maml_old.py", "train.py"]
+    assert not marker.exists()
+    assert paths("--no-respect-gitignore") == ["backup/maml_old.py", "backup/notes/old.py", "backup/scratch.py",
+                                               "run.log.py", "train.py"]
+    # a sub-folder given on its own is judged against the same repository
+    assert sorted({f["path"] for f in run_json(capsys, str(tmp_path / "backup"), "--no-cache")[1]["findings"]}) == [
+        "maml_old.py"]
+
+
 def test_a_gitignore_line_pathspec_rejects_is_left_out_as_git_does(tmp_path, capsys):
     # lollms-webui's .gitignore holds `env\` (a Windows path): pathspec raises on it, git ignores the pattern
     (tmp_path / ".git").mkdir()
