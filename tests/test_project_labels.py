@@ -179,11 +179,8 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
                             "test122": 40,
                             "test123": 40,
                             "test126": 40,
-<<<<<<< HEAD
                             "test128": 40,
-=======
                             "test129": 40,
->>>>>>> l129
                             "tuned_t15": 40,
                             "tuned_t15d": 40, "tuned_t15f": 40, "tuned_t15s": 40, "tuned_t15u": 40, "tuned_t16d": 40,
                             "tuned_t16f": 40, "tuned_t17h": 40, "tuned_t18f": 40,
