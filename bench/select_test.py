@@ -1708,8 +1708,8 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # test127 (bench/corpus_test127/SELECTION.md): test84's rule; kernel, third_party, attention, precision
                # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test127 entry (test84's)
                "test127": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
-                            "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
-                            "cap": 16},
+                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                           "cap": 16},
                # test130 (bench/corpus_test130/SELECTION.md): test84's rule; kernel, third_party, attention, precision
                # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test130 entry (test84's)
                "test130": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
