@@ -211,7 +211,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test88", "test90", "test91", "test93", "test92", "test95", "test96", "test98",
                                    "test99", "test102", "test101", "test106", "test105", "test109", "test112",
                                    "test113", "test116", "test119", "test120", "test124",
-                                   "test125", "tuned_t14d",
+                                   "test125", "test127", "test130", "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c",
                                    "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -966,7 +966,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test88", "test90", "test91", "test93", "test92", "test95", "test96", "test98",
                                                "test99", "test102", "test101", "test106", "test105", "test109",
                                                "test112", "test113", "test116", "test119", "test120", "test124",
-                                               "test125",
+                                               "test125", "test127", "test130",
                                                "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
@@ -1079,7 +1079,7 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test106", 24), ("test105", 24), ("test109", 18),
                                                ("test112", 20), ("test113", 22), ("test116", 24),
                                                ("test119", 23), ("test120", 20), ("test124", 24),
-                                               ("test125", 24)])
+                                               ("test125", 24), ("test127", 23), ("test130", 24)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -2409,6 +2409,85 @@ def test_test125_files_are_exactly_what_its_rule_draws():
     assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
     assert labelled[-1] == ("MCD_DA", "visda_classification/res_train_main.py")
     assert len(labelled) == 61
+
+
+def test_test127_files_are_exactly_what_its_rule_draws():
+    """test127 (bench/corpus_test127/SELECTION.md): test84's rule as test125 copied it (top-up order kernel,
+    third_party, attention, precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code
+    base; 23 code bases, all with an eligible file. The draw ran to its end before the deadline: kernel drew eleven
+    files and passed 35 with the eleventh (AnyNet's models/spn_t1/setup.py), third_party's, attention's and apex's pools
+    are empty, precision drew its three open files (dry under 35), distributed's one pool file was a main-round file,
+    device was over 20 after the main rounds, and the 350th pair came with the 23rd file of the further rounds (pase's
+    pase/losses.py)."""
+    draw = _LimitedDraw("test127", 23)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test127"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test127"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test127"] == "npu-audit-test-split-127:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test127"] == 8 and "test127" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 23 code bases, six of them with one eligible file.
+    assert len(main) == 40 and labelled[:40] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel's eleventh open file
+    # brought it to 35 or more; third_party's, attention's and apex's pools are empty; precision drew its three open
+    # files (dry under 35); distributed's pool holds only DSMNet's train.py, a main-round file (dry under 20); device
+    # was over 20 after the main rounds.
+    assert labelled[40:51] == open_(pool("kernel"), labelled[:40])[:11]
+    assert pairs(labelled[:50], "kernel") < 35 <= pairs(labelled[:51], "kernel")
+    assert pool("third_party") == [] and pool("attention") == [] and pool("apex") == []
+    assert labelled[51:54] == open_(pool("precision"), labelled[:51]) and pairs(labelled[:54], "precision") < 35
+    assert open_(pool("distributed"), labelled[:54]) == [] and pairs(labelled[:54], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before and code bases
+    # at 8 files, until 350 pairs: the 350th pair came with the 23rd file of the further rounds.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:54])
+    assert labelled[54:] == later[:len(labelled) - 54]
+    assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
+    assert labelled[-1] == ("pase", "pase/losses.py")
+    assert len(labelled) == 77
+
+def test_test130_files_are_exactly_what_its_rule_draws():
+    """test130 (bench/corpus_test130/SELECTION.md): test84's rule as test125 copied it (top-up order kernel,
+    third_party, attention, precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code
+    base; 24 code bases, all with an eligible file. The draw ran to its end before the deadline: kernel drew its five
+    open files and third_party its three (both dry under 35), attention's pool is empty, precision drew its two open
+    files (dry under 35; imaginaire's third was skipped at 8 files), apex's two files were drawn before (dry under 20),
+    distributed drew its one open file (dry under 20), device was over 20 after the main rounds, and the further rounds
+    ran out of files before 350 pairs."""
+    draw = _LimitedDraw("test130", 24)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test130"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test130"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test130"] == "npu-audit-test-split-130:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test130"] == 8 and "test130" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 24 code bases, seven of them with one eligible file.
+    assert len(main) == 41 and labelled[:41] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel drew its five open files
+    # and third_party its three (dry under 35); attention's pool is empty; precision drew its two open files (dry under
+    # 35); apex's pool had no open file (dry under 20); distributed drew its one open file (dry under 20); device was
+    # over 20 after the main rounds.
+    assert labelled[41:46] == open_(pool("kernel"), labelled[:41]) and pairs(labelled[:46], "kernel") < 35
+    assert labelled[46:49] == open_(pool("third_party"), labelled[:46]) and pairs(labelled[:49], "third_party") < 35
+    assert pool("attention") == []
+    assert labelled[49:51] == open_(pool("precision"), labelled[:49]) and pairs(labelled[:51], "precision") < 35
+    assert open_(pool("apex"), labelled[:51]) == [] and pairs(labelled[:51], "apex") < 20
+    assert labelled[51:52] == open_(pool("distributed"), labelled[:51]) and pairs(labelled[:52], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before and code bases
+    # at 8 files: every open file was drawn and the split stayed under 350 pairs.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:52])
+    assert labelled[52:] == later and pairs(labelled) < 350
+    assert len(labelled) == 77
+
 
 def test_test22_files_are_exactly_what_its_rule_draws():
     draw = _LimitedDraw("test22", 21)         # test21's rule on pool A20 and its recorded extension (pinned commits)
