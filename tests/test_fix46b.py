@@ -1,0 +1,37 @@
+"""fix46b (session 46, review of int46): NPU955 (DALI data nodes' `.gpu()`) is no module's function (`mx.gpu(0)`
+beside DALI's MXNet plug-in), and NPU050's `gpus=` is read in Lightning's Trainer only (not a project's own
+`Trainer`). Each with its probe as the control: the DALI node and the Lightning Trainer stay found."""
+from __future__ import annotations
+
+from auditor.rules import load_rules
+from auditor.static.engine import StaticEngine
+from tests.static_snippets import codes_by_line, line_of
+
+ENGINE = StaticEngine(load_rules())
+
+# DALI's ImageNet example for MXNet: a pipeline, its iterator, and MXNet's own GPU context
+DALI_MXNET = '''import mxnet as mx
+import nvidia.dali.fn as fn
+from nvidia.dali.pipeline import pipeline_def
+from nvidia.dali.plugin.mxnet import DALIClassificationIterator
+
+
+@pipeline_def
+def train_pipe(data_dir, crop):
+    jpegs, labels = fn.readers.file(file_root=data_dir, random_shuffle=True, name="Reader")
+    images = fn.decoders.image(jpegs, device="mixed")
+    images = fn.crop_mirror_normalize(images, crop=(crop, crop))
+    return images, labels.gpu()
+
+
+ctx = [mx.gpu(i) for i in range(4)]
+net = mx.gluon.model_zoo.vision.resnet50_v1(ctx=mx.gpu(0))
+train_iter = DALIClassificationIterator(train_pipe("train", 224, batch_size=64, num_threads=4, device_id=0))
+'''
+
+
+def test_module_gpu_is_no_dali_node():
+    found = codes_by_line(ENGINE, DALI_MXNET)
+    assert "NPU955" in found.get(line_of(DALI_MXNET, "labels.gpu()"), set())       # the control: a data node
+    assert "NPU955" not in found.get(line_of(DALI_MXNET, "ctx = [mx.gpu(i)"), set())
+    assert "NPU955" not in found.get(line_of(DALI_MXNET, "ctx=mx.gpu(0)"), set())
