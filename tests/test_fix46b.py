@@ -35,3 +35,25 @@ def test_module_gpu_is_no_dali_node():
     assert "NPU955" in found.get(line_of(DALI_MXNET, "labels.gpu()"), set())       # the control: a data node
     assert "NPU955" not in found.get(line_of(DALI_MXNET, "ctx = [mx.gpu(i)"), set())
     assert "NPU955" not in found.get(line_of(DALI_MXNET, "ctx=mx.gpu(0)"), set())
+
+
+# Lightning 1.x scripts (`gpus=` by its three import spellings) beside a project's own `Trainer` class
+LIGHTNING_TRAIN = '''import pytorch_lightning as pl
+import lightning as L
+from lightning.pytorch import Trainer as LTrainer
+from mylib.trainer import Trainer
+
+pl_trainer = pl.Trainer(gpus=1, max_epochs=5)
+l_trainer = L.Trainer(gpus=2, precision=32)
+direct = LTrainer(gpus=args.gpus)
+own = Trainer(model, train_loader, gpus=args.gpus)
+own_literal = Trainer(model, gpus=2)
+'''
+
+
+def test_trainer_gpus_is_lightnings_only():
+    found = codes_by_line(ENGINE, LIGHTNING_TRAIN)
+    for needle in ("pl.Trainer(gpus=1", "L.Trainer(gpus=2", "LTrainer(gpus="):     # the controls: Lightning's
+        assert "NPU050" in found.get(line_of(LIGHTNING_TRAIN, needle), set()), needle
+    assert "NPU050" not in found.get(line_of(LIGHTNING_TRAIN, "own = Trainer("), set())
+    assert "NPU050" not in found.get(line_of(LIGHTNING_TRAIN, "own_literal = Trainer("), set())
