@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from auditor.rules import load_rules
 from auditor.static.engine import StaticEngine
-from tests.static_snippets import codes_by_line, line_of
+from tests.static_snippets import code_severity_by_line, codes_by_line, line_of
 
 ENGINE = StaticEngine(load_rules())
 
@@ -57,3 +57,40 @@ def test_trainer_gpus_is_lightnings_only():
         assert "NPU050" in found.get(line_of(LIGHTNING_TRAIN, needle), set()), needle
     assert "NPU050" not in found.get(line_of(LIGHTNING_TRAIN, "own = Trainer("), set())
     assert "NPU050" not in found.get(line_of(LIGHTNING_TRAIN, "own_literal = Trainer("), set())
+
+
+# py-faster-rcnn's NMS build (the `locate_cuda()` template): without nvcc it raises EnvironmentError
+LOCATE_CUDA_SETUP = b'''import os
+from os.path import join as pjoin
+from setuptools import setup
+from distutils.extension import Extension
+import numpy as np
+
+
+def find_in_path(name, path):
+    for dir in path.split(os.pathsep):
+        binpath = pjoin(dir, name)
+        if os.path.exists(binpath):
+            return os.path.abspath(binpath)
+    return None
+
+
+def locate_cuda():
+    default_path = pjoin(os.sep, 'usr', 'local', 'cuda', 'bin')
+    nvcc = find_in_path('nvcc', os.environ['PATH'] + os.pathsep + default_path)
+    if nvcc is None:
+        raise EnvironmentError('The nvcc binary could not be located in your $PATH.')
+    home = os.path.dirname(os.path.dirname(nvcc))
+    return {'home': home, 'nvcc': nvcc, 'include': pjoin(home, 'include'), 'lib64': pjoin(home, 'lib64')}
+
+
+CUDA = locate_cuda()
+setup(name='nms', ext_modules=[Extension('gpu_nms', ['nms_kernel.cu', 'gpu_nms.pyx'], library_dirs=[CUDA['lib64']],
+      libraries=['cudart'], include_dirs=[np.get_include(), CUDA['include']])])
+'''
+
+
+def test_toolkit_folder_fails_as_its_siblings():
+    found = code_severity_by_line(ENGINE, LOCATE_CUDA_SETUP, "lib/setup.py")
+    assert found[line_of(LOCATE_CUDA_SETUP, "default_path = pjoin")].get("NPU956") == "error"
+    assert found[line_of(LOCATE_CUDA_SETUP, "library_dirs=[CUDA")].get("NPU353") == "error"      # the sibling
