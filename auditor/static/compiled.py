@@ -133,7 +133,8 @@ class CompiledRules:
     # (a value other than False / None / 0): `Runner(use_fp8_gemms=True)`; flag_re also finds their lines
     keywords: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
     # `keyword: ["device=gpu", "update_parameters(gpus_per_node)"]`: a keyword argument by its name and the value a
-    # literal gives it (fnmatch, case-insensitive), optionally only in calls of one callee (its last name)
+    # literal gives it (fnmatch, case-insensitive), optionally only in calls of one callee: its last name, or a dotted
+    # name compared with the call's qualified name (`pytorch_lightning.Trainer(gpus)`: not a project's own `Trainer`)
     keyword_values: list[tuple[str | None, re.Pattern[str], str | None, str, Rule]] = field(default_factory=list)
     strings: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
     # string rules with `extra: {stack: true}`: a second category for a value another string rule reports (RWKV's
@@ -611,10 +612,12 @@ class CompiledRules:
         return [(rule, pattern) for regex, pattern, rule in self.keywords
                 if rule.extra.get("option_only") and regex.match(name)]
 
-    def match_keyword_value(self, callee: str | None, name: str, value: str | None) -> tuple[Rule, str] | None:
-        """A `name=value` / `callee(name)` keyword pattern: `value` is the literal's text (None: not a literal)."""
+    def match_keyword_value(self, callee: str | None, name: str, value: str | None,
+                            qual: str | None = None) -> tuple[Rule, str] | None:
+        """A `name=value` / `callee(name)` keyword pattern: `value` is the literal's text (None: not a literal);
+        `callee` is the call's last name, `qual` its qualified name."""
         for want_callee, regex, want_value, pattern, rule in self.keyword_values:
-            if want_callee is not None and want_callee != callee:
+            if want_callee is not None and want_callee != (qual if "." in want_callee else callee):
                 continue
             if not regex.match(name):
                 continue

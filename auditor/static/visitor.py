@@ -2175,7 +2175,7 @@ class MatchVisitor(cst.CSTVisitor):
                     last = func.value if isinstance(func, cst.Name) else func.attr.value \
                         if isinstance(func, cst.Attribute) else None
                     literal = _literal_text(arg.value)
-                    kv = self.c.match_keyword_value(last, arg.keyword.value, literal)
+                    kv = self.c.match_keyword_value(last, arg.keyword.value, literal, qual)
                     if kv is not None and not _switched_off(arg.value, arg.keyword.value) \
                             and kv[0].category not in call_categories:
                         symbol = arg.keyword.value if literal is None else f"{arg.keyword.value}={literal}"
