@@ -1399,18 +1399,21 @@ def _program_variable(col: Collector, m, pos: _Positions, tree, name: str, value
     program = _word(value)
     default = _PATH_DEFAULT_RE.fullmatch(program)
     held_path = default.group(1) if default else _VARIABLE_PREFIX_RE.sub("", program)
+    runs = _runs_variable(tree.root_node, name)
     if "/" in held_path and re.fullmatch(r"[\w./+-]+", held_path) and "/bin/" in f"/{held_path}":
-        # `SERVER=${TRITON_DIR}/bin/tritonserver`, `SERVER=${SERVER:=/opt/tritonserver/bin/tritonserver}` (Triton's
-        # QA scripts, run by the sourced util.sh's run_server): the installed program's path, held for a later
-        # command, also when another script runs it (tp46b)
         rule = m.match_command(held_path)
-        if rule is not None:
+        if rule is not None and not runs and rule.extra.get("held_path"):
+            # `SERVER=${TRITON_DIR}/bin/tritonserver`, `SERVER=${SERVER:=/opt/tritonserver/bin/tritonserver}` (Triton's
+            # QA scripts, run by the sourced util.sh's run_server): the installed program's path, held for a later
+            # command of another script; only for the rules that say so (`extra: held_path`): `CUDACXX=.../nvcc`,
+            # `SMI=/usr/bin/nvidia-smi` name a program no command of the script may run (review46 item 1)
             line, c = pos.at(value.start_point)
             col.add(rule, held_path.rsplit("/", 1)[-1], line, c, c + len(program),
                     note=" (the path of a program held in a variable that a command runs)")
-        return
+            return
+        program = held_path
     rule = m.match_command(program) if re.fullmatch(r"[\w./+-]+", program) else None
-    if rule is None or not _runs_variable(tree.root_node, name):
+    if rule is None or not runs:
         return
     probed = False
     node = value.parent
