@@ -398,3 +398,39 @@ def test_held_tool_paths_only_where_run_or_the_rule_says_so(tmp_path):
     assert codes_of_line(found, 4) == {"NPU027"}              # nvcc's path, not run: info
     assert codes_of_line(found, 5) == {"NPU075"}              # nvidia-smi's path, not run: info
     assert (7, "NPU017", "warning") in found                  # chosen only where `hash nvidia-docker` finds it
+
+
+JOB_ENV_WORKFLOW = """\
+name: images
+on: [push]
+env:
+  BASE: nvidia/cuda:12.4.1-runtime-ubuntu22.04
+jobs:
+  gpu:
+    runs-on: ubuntu-latest
+    env:
+      BASE: nvidia/cuda:12.8.1-base-ubuntu24.04
+      GPU_BASE: nvidia/cuda:12.8.1-devel-ubuntu24.04
+    steps:
+      - run: echo "BASE_IMAGE=$BASE" >> $GITHUB_ENV
+  cpu:
+    runs-on: ubuntu-latest
+    env:
+      CPU_BASE: ubuntu:24.04
+    steps:
+      - run: echo "BASE_IMAGE=$GPU_BASE" >> $GITHUB_ENV
+  cpu2:
+    runs-on: ubuntu-latest
+    env:
+      BASE: python:3.12-slim
+    steps:
+      - run: echo "BASE_IMAGE=$BASE" >> $GITHUB_ENV
+"""
+
+
+def test_workflow_env_is_scoped_to_the_job(tmp_path):
+    """review46 item 2: a step sees the workflow's `env:` overridden by its own job's, never another job's."""
+    found = audit_file(tmp_path, ".github/workflows/images.yml", JOB_ENV_WORKFLOW)
+    assert codes_of_line(found, 12) == {"NPU016"}             # the gpu job's own CUDA image
+    assert not codes_of_line(found, 18)                       # the gpu job's GPU_BASE is unset in the cpu job
+    assert not codes_of_line(found, 24)                       # the job's python image beats the workflow's CUDA one
