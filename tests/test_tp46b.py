@@ -434,3 +434,25 @@ def test_workflow_env_is_scoped_to_the_job(tmp_path):
     assert codes_of_line(found, 12) == {"NPU016"}             # the gpu job's own CUDA image
     assert not codes_of_line(found, 18)                       # the gpu job's GPU_BASE is unset in the cpu job
     assert not codes_of_line(found, 24)                       # the job's python image beats the workflow's CUDA one
+
+
+OPERATOR_WORKFLOW = """\
+name: e2e
+on: [pull_request]
+jobs:
+  kind-e2e:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - name: Install the AMD GPU operator
+        uses: ROCm/gpu-operator/.github/actions/install@main
+      - name: Install the NVIDIA GPU operator
+        uses: ./common/github-actions/nvidia-gpu-operator
+"""
+
+
+def test_gpu_operator_actions_only_nvidia(tmp_path):
+    """review46 item 3: AMD's GPU operator action is no NVIDIA setup; NVIDIA's stays NPU017."""
+    found = audit_file(tmp_path, ".github/workflows/e2e.yml", OPERATOR_WORKFLOW)
+    assert not codes_of_line(found, 9)
+    assert codes_of_line(found, 11) == {"NPU017"}
