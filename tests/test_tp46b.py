@@ -456,3 +456,31 @@ def test_gpu_operator_actions_only_nvidia(tmp_path):
     found = audit_file(tmp_path, ".github/workflows/e2e.yml", OPERATOR_WORKFLOW)
     assert not codes_of_line(found, 9)
     assert codes_of_line(found, 11) == {"NPU017"}
+
+
+CPU_DEFAULT_ARM_TEMPLATE = """\
+{
+    "$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#",
+    "contentVersion": "1.0.0.0",
+    "parameters": {
+        "vmSize": {
+            "type": "string",
+            "defaultValue": "Standard_D4s_v3",
+            "allowedValues": [
+                "Standard_D4s_v3",
+                "Standard_NC6s_v3",
+                "Standard_NV12"
+            ]
+        }
+    },
+    "resources": []
+}
+"""
+
+
+def test_arm_allowed_sizes_only_beside_a_gpu_default(tmp_path):
+    """review46 item 6: a template deploying a CPU size by default lists its NC / NV sizes as options (quiet); with
+    an NV default (ARM_TEMPLATE above) the allowed GPU sizes stay NPU028."""
+    assert not audit_file(tmp_path / "cpu", "azuredeploy.json", CPU_DEFAULT_ARM_TEMPLATE)
+    found = audit_file(tmp_path / "gpu", "azuredeploy.json", ARM_TEMPLATE)
+    assert codes_of_line(found, 12) == {"NPU028"} and codes_of_line(found, 13) == {"NPU028"}

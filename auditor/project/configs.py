@@ -221,7 +221,7 @@ _ARM_SCHEMA_RE = re.compile(r"schema\.management\.azure\.com/schemas/.*/deployme
                             re.I)
 
 
-def _template_parameter_paths(root) -> dict[int, str]:
+def _template_parameter_paths(root, m) -> dict[int, str]:
     """An Azure Resource Manager template's parameter values under the parameter's name: `"parameters": {"VmSize":
     {"type": "string", "defaultValue": "Standard_NV6", "allowedValues": ["Standard_NV6", "Standard_NV12"]}}` is
     read as `parameters.VmSize: Standard_NV6` (each allowed value too, and a parameter file's `"value"`): the
@@ -233,7 +233,12 @@ def _template_parameter_paths(root) -> dict[int, str]:
         return {}
     found: dict[int, str] = {}
     for name, spec in _entries(entries.get("parameters")).items():
-        for key in ("defaultValue", "value", "allowedValues"):
+        default = _entries(spec).get("defaultValue")
+        # the allowed values only beside a default that is itself reported (or none): with `defaultValue:
+        # Standard_D4s_v3` the template deploys a CPU size, its NC / NV choices are options (review46 item 6)
+        chosen = not isinstance(default, yaml.ScalarNode) or \
+            m.match_setting(f"parameters.{name}", str(default.value)) is not None
+        for key in ("defaultValue", "value", "allowedValues") if chosen else ("defaultValue", "value"):
             node = _entries(spec).get(key)
             items = node.value if isinstance(node, yaml.SequenceNode) else [node]
             found.update((id(item), f"parameters.{name}") for item in items if isinstance(item, yaml.ScalarNode))
@@ -784,7 +789,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         zero_quotas = _zero_quota_names(root)
         switched_indices = _switched_device_indices(root)
         image_repositories = _image_repositories(root)
-        parameter_paths = _template_parameter_paths(root)
+        parameter_paths = _template_parameter_paths(root, m)
         # a GitHub Actions workflow's own document (not a manifest a step feeds to kubectl)
         workflow = is_github_workflow(col.rel) and "jobs" in _entries(root)
         workflow_env, job_envs = _workflow_env_values(root) if workflow else ({}, {})
