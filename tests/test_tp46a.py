@@ -377,3 +377,42 @@ def test_gpu_index_list_the_script_splits(tmp_path):
     assert codes_of_line(found, 6) == {"NPU004"}
     for line in (2, 3, 4, 5):
         assert not codes_of_line(found, line), line
+
+
+NON_GPU_TOLERATION = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: preprocess
+spec:
+  template:
+    spec:
+      tolerations:
+        - key: dedicated
+          value: non-gpu
+          effect: NoSchedule
+        - key: dedicated
+          value: gpu-sim-pool
+          effect: NoSchedule
+      containers:
+        - name: main
+          image: python:3.11
+"""
+
+NO_CUDA_ENV_FILES = """\
+#!/bin/bash
+conda env create -f environment-nocuda.yml
+conda env create -f env_no_cuda.yml
+conda env create -f environment-non-gpu.yml
+conda env create -f environment-cuda118.yml
+"""
+
+
+def test_pools_and_environment_files_named_without_gpu(tmp_path):
+    """review46 item 7: `value: non-gpu` and environment files named for the build without CUDA are quiet; the GPU
+    pool's toleration and the CUDA file stay reported."""
+    found = audit_file(tmp_path, "job.yaml", NON_GPU_TOLERATION)
+    assert not codes_of_line(found, 10)
+    assert codes_of_line(found, 13) == {"NPU028"}
+    found = audit_file(tmp_path, "setup.sh", NO_CUDA_ENV_FILES)
+    assert [ln for ln, _code, _sev in found] == [5] and codes_of_line(found, 5) == {"NPU969"}
