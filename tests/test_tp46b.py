@@ -484,3 +484,14 @@ def test_arm_allowed_sizes_only_beside_a_gpu_default(tmp_path):
     assert not audit_file(tmp_path / "cpu", "azuredeploy.json", CPU_DEFAULT_ARM_TEMPLATE)
     found = audit_file(tmp_path / "gpu", "azuredeploy.json", ARM_TEMPLATE)
     assert codes_of_line(found, 12) == {"NPU028"} and codes_of_line(found, 13) == {"NPU028"}
+
+
+def test_packer_json_named_by_the_word():
+    """review46 item 8: `packer` as a word of a JSON's name is a Packer template; `webpacker.json` (Rails' webpack
+    config) is not read."""
+    from auditor.project import project_kind
+
+    for name in ("packer.json", "environments-packer.json", "gcp_packer_cuda.json"):
+        assert project_kind(name, f"images/{name}") == "config", name
+    for name in ("webpacker.json", "webpacker-dev-server.json"):
+        assert project_kind(name, f"app/{name}") is None, name
