@@ -416,3 +416,26 @@ def test_pools_and_environment_files_named_without_gpu(tmp_path):
     assert codes_of_line(found, 13) == {"NPU028"}
     found = audit_file(tmp_path, "setup.sh", NO_CUDA_ENV_FILES)
     assert [ln for ln, _code, _sev in found] == [5] and codes_of_line(found, 5) == {"NPU969"}
+
+
+SPARK_DEFAULTS = """\
+[
+  {
+    "Classification": "spark-defaults",
+    "Properties": {
+      "spark.executor.resource.gpu.amount": "1",
+      "spark.executor.resource.gpu.discoveryScript": "/usr/lib/spark/scripts/gpu/getGpusResources.sh",
+      "spark.task.resource.gpu.amount": "0",
+      "spark.executor.cores": "8"
+    }
+  }
+]
+"""
+
+
+def test_spark_gpu_requests_fail_as_written(tmp_path):
+    """review46 item 9: executors asking for Spark's `gpu` resource do not start on an Ascend cluster (the executor
+    raises when discovery finds fewer addresses than requested): NPU966 is an error; amount 0 and cores stay quiet."""
+    found = audit_file(tmp_path, "configurations.json", SPARK_DEFAULTS)
+    assert (5, "NPU966", "error") in found and (6, "NPU966", "error") in found
+    assert not codes_of_line(found, 7) and not codes_of_line(found, 8)
