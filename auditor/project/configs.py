@@ -1494,9 +1494,8 @@ def _cuda_matrix_paths(root) -> set[str]:
     conda/environments/nvtabular_dev_cuda${{ matrix.target }}.yml` over `matrix: {target: ["11.0", "11.2"]}`): the
     key's values are the CUDA releases the job builds for, whatever the key's name (tp46a)."""
     paths: set[str] = set()
-    jobs = _mapping(root).get("jobs")
-    for job, node in _mapping(jobs).items():
-        steps = _mapping(node).get("steps")
+    for job, node in _entries(_entries(root).get("jobs")).items():
+        steps = _entries(node).get("steps")
         for _, key, value, _ in _scalars(steps, "", False) if steps is not None else ():
             if key is not value and str(key.value) == "name" or not isinstance(value.value, str):
                 continue          # a step's display name builds nothing

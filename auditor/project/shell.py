@@ -5,8 +5,6 @@ error-tolerant bash grammar: environment variables set (`export`, `NAME=... cmd`
 from __future__ import annotations
 
 import ast
-
-import posixpath
 import re
 from collections import defaultdict
 from functools import lru_cache
@@ -20,7 +18,7 @@ from auditor.project.called_scripts import FUNCTIONS_KEY, SUMMARY_KEY as CALLED_
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.launched import SUMMARY_KEY as LAUNCHED, launched_call_options
 from auditor.project.makefile import SUMMARY_KEY as MAKE_CALLS
-from auditor.project.local_builds import record_local_build
+from auditor.project.local_builds import absolute_folder, record_local_build
 from auditor.project.local_extras import SUMMARY_KEY as LOCAL_EXTRAS, local_extra_call
 from auditor.project.makefile import _join as make_join
 from auditor.project.makefile import cd as make_cd
@@ -2279,7 +2277,7 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         _record_make(col, pos, words, nodes, source_tree.cwd)
     if name in ("cd", "pushd"):
         source_tree.cwd = make_cd(source_tree.cwd, words[1] if len(words) > 1 else None)
-        source_tree.abs_cwd = _absolute(source_tree.abs_cwd, words[1] if len(words) > 1 else None)
+        source_tree.abs_cwd = absolute_folder(source_tree.abs_cwd, words[1] if len(words) > 1 else None)
         source_tree.cd(m, words[1] if len(words) > 1 else None)
         return
     if name == "tar":
@@ -2422,7 +2420,7 @@ def _unpacked_archive(col: Collector, m, pos: _Positions, words: list[str], node
     for i, w in enumerate(words[1:], 1):
         if w.startswith("-") or "$" in w or not _ARCHIVE_RE.search(w):
             continue
-        where = _absolute(cwd, w) if not w.startswith("/") else w
+        where = absolute_folder(cwd, w) if not w.startswith("/") else w
         symbol = "path:" + (where or w)
         rule = m.match_requirement(symbol)
         if rule is not None:
@@ -2999,20 +2997,13 @@ def _builds(col: Collector, source_tree: _SourceTree, pos: _Positions, node, pat
             return
     cloned = path.rstrip("/").rsplit("/", 1)[-1] in source_tree.cloned or (
         path.rstrip("/") in (".", "") and source_tree.here_origin in source_tree.origin.values())
-    if not cloned and col.context_copies and _absolute(source_tree.abs_cwd, path) in col.context_copies:
+    if not cloned and col.context_copies and absolute_folder(source_tree.abs_cwd, path) in col.context_copies:
         # `COPY . odtk/` then `pip install -e odtk/` (or `WORKDIR` there and `pip install -e .`): the build context,
         # the tree's own setup.py, built in the image here (tp46a)
         record_local_build(col.result, ".", "", line, c, end, context=True)
     elif not cloned:
         # a folder of the project's own tree, not a clone: the tree pass reads its setup.py (local_builds, t15u)
         record_local_build(col.result, path, source_tree.cwd, line, c, end, source_tree.tail)
-
-
-def _absolute(cwd: str | None, target: str | None) -> str | None:
-    """The absolute folder `target` names from the absolute folder `cwd` (None when either is not known)."""
-    if not target or "$" in target or target.startswith("~") or (cwd is None and not target.startswith("/")):
-        return None
-    return posixpath.normpath(posixpath.join(cwd or "/", target.strip("\"'")))
 
 
 _FORCE_CUDA_RE = re.compile(r"(?:^|\s)FORCE_CUDA=[\"']?(?:1|true|yes|on)\b", re.I)
