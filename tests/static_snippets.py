@@ -2,6 +2,7 @@
 classes, held-out rows) or over a small tree: one helper instead of a copy in each test file."""
 from __future__ import annotations
 
+import functools
 import textwrap
 from pathlib import Path
 
@@ -147,21 +148,43 @@ def codes_on(found: list[tuple[str, int, str, str]], line: int) -> set[tuple[str
     return {(code, cat) for code, ln, _, cat in found if ln == line}
 
 
-def tree_codes_by_line(root: Path, rel: str) -> dict[int, set[str]]:
-    """{line: codes} of one file of the tree at `root`, with the tree passes (as the project-file bench runs them)."""
-    from auditor.project.tree_calls import apply_tree_calls
+@functools.lru_cache(maxsize=1)
+def _rules_engine():
+    """The default rules and a static engine on them, built once for the tree helpers."""
     from auditor.rules import load_rules
     from auditor.static import StaticEngine
 
     rules = load_rules()
-    engine = StaticEngine(rules)
+    return rules, StaticEngine(rules)
+
+
+def tree_findings(root: Path, rel: str) -> list[tuple[int, str, str]]:
+    """Sorted (line, code, severity) of one file of the tree at `root`, with the tree passes (as the project-file bench
+    runs them)."""
+    from auditor.project.tree_calls import apply_tree_calls
+
+    rules, engine = _rules_engine()
     result = engine.analyze_bytes((root / rel).read_bytes(), rel)
     apply_tree_calls([result], root, rules, lambda: engine.analyze_bytes)
-    out: dict[int, set[str]] = {}
-    for f in result.findings:
-        out.setdefault(f.line, set()).add(f.code)
-    return out
+    return sorted((f.line, f.code, f.severity) for f in result.findings)
 
+
+def audit_file(root: Path, rel: str, src: str) -> list[tuple[int, str, str]]:
+    """`tree_findings` of `src` written (dedented) as the only file `rel` under `root`."""
+    return tree_findings(write_tree(root, {rel: src}), rel)
+
+
+def codes_of_line(found: list[tuple[int, str, str]], line: int) -> set[str]:
+    """The codes of the `tree_findings` on one line."""
+    return {code for ln, code, _sev in found if ln == line}
+
+
+def tree_codes_by_line(root: Path, rel: str) -> dict[int, set[str]]:
+    """{line: codes} of one file of the tree at `root`, with the tree passes (as the project-file bench runs them)."""
+    out: dict[int, set[str]] = {}
+    for line, code, _sev in tree_findings(root, rel):
+        out.setdefault(line, set()).add(code)
+    return out
 
 
 def findings_on_line(root: Path, rel: str, lines: int | set[int]) -> set[tuple[str, str, str]]:

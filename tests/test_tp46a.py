@@ -10,9 +10,7 @@ spark-rapids-examples, fv3net, NVTabular, retinanet-examples, rllm, segmentation
 controls (comments, messages, CPU values, reads, other settings)."""
 from __future__ import annotations
 
-from tests.static_snippets import write_tree
-from tests.test_project_t24b import _found
-from tests.test_tp44b import _audit, _codes
+from tests.static_snippets import audit_file, codes_of_line, tree_findings, write_tree
 
 
 EMR_CONFIGURATIONS = """\
@@ -60,16 +58,16 @@ EMR_CONFIGURATIONS = """\
 
 
 def test_emr_configuration(tmp_path):
-    found = _audit(tmp_path, "init-configurations.json", EMR_CONFIGURATIONS)
-    assert _codes(found, 5) == {"NPU967"}                      # enableSparkRapids
+    found = audit_file(tmp_path, "init-configurations.json", EMR_CONFIGURATIONS)
+    assert codes_of_line(found, 5) == {"NPU967"}                      # enableSparkRapids
     for line in (11, 12, 13, 21, 29, 31, 32):
-        assert _codes(found, line) == {"NPU966"}, line          # yarn.io/gpu, the gpu classification, Spark's gpu
-    assert _codes(found, 28) == {"NPU967"}                     # spark.plugins
-    assert _codes(found, 34) == {"NPU967"}                     # the RAPIDS cache serializer
-    assert _codes(found, 36) == {"NPU121"}                     # NCCL_DEBUG in the executors' environment
+        assert codes_of_line(found, line) == {"NPU966"}, line          # yarn.io/gpu, the gpu classification, Spark's gpu
+    assert codes_of_line(found, 28) == {"NPU967"}                     # spark.plugins
+    assert codes_of_line(found, 34) == {"NPU967"}                     # the RAPIDS cache serializer
+    assert codes_of_line(found, 36) == {"NPU121"}                     # NCCL_DEBUG in the executors' environment
     # the cgroups settings, the other classification, the plugin's own settings, a CuPy cache folder, no GPU asked
     for line in (14, 22, 30, 33, 35, 37):
-        assert not _codes(found, line), line
+        assert not codes_of_line(found, line), line
 
 
 DATABRICKS_SCRIPT = """\
@@ -110,13 +108,13 @@ databricks clusters create --json "$json_config"
 
 
 def test_databricks_cluster_spec_in_a_here_document(tmp_path):
-    found = _audit(tmp_path, "start_cluster.sh", DATABRICKS_SCRIPT)
-    assert _codes(found, 7) == {"NPU966"}                      # the GPU ML runtime
-    assert _codes(found, 9) == {"NPU966"}
-    assert _codes(found, 13) == {"NPU044"}                     # TensorFlow's CUDA allocator for the workers
+    found = audit_file(tmp_path, "start_cluster.sh", DATABRICKS_SCRIPT)
+    assert codes_of_line(found, 7) == {"NPU966"}                      # the GPU ML runtime
+    assert codes_of_line(found, 9) == {"NPU966"}
+    assert codes_of_line(found, 13) == {"NPU044"}                     # TensorFlow's CUDA allocator for the workers
     for line in (2, 3, 6, 10, 14, 16):
-        assert not _codes(found, line), line
-    assert not _audit(tmp_path / "cpu", "start_cluster.sh", DATABRICKS_CPU_SCRIPT)
+        assert not codes_of_line(found, line), line
+    assert not audit_file(tmp_path / "cpu", "start_cluster.sh", DATABRICKS_CPU_SCRIPT)
 
 
 SPARK_NOTEBOOK = """\
@@ -134,10 +132,10 @@ print("set spark.executor.resource.gpu.amount to use GPUs")
 
 
 def test_spark_conf_in_python(tmp_path):
-    found = _audit(tmp_path, "tensor_parallel_vllm.py", SPARK_NOTEBOOK)
-    assert _codes(found, 5) == {"NPU968"} and _codes(found, 6) == {"NPU968"}
+    found = audit_file(tmp_path, "tensor_parallel_vllm.py", SPARK_NOTEBOOK)
+    assert codes_of_line(found, 5) == {"NPU968"} and codes_of_line(found, 6) == {"NPU968"}
     for line in (7, 8, 9, 10):                                 # another setting, the session, a read, a message
-        assert not _codes(found, line), line
+        assert not codes_of_line(found, line), line
 
 
 ARGO_TEMPLATE = """\
@@ -166,11 +164,11 @@ spec:
 
 
 def test_argo_gpu_pool_toleration_and_pod_spec_patch(tmp_path):
-    found = _audit(tmp_path, "wandb-sweep.yaml", ARGO_TEMPLATE)
-    assert _codes(found, 9) == {"NPU028"}
-    assert _codes(found, 21) == {"NPU017"}
+    found = audit_file(tmp_path, "wandb-sweep.yaml", ARGO_TEMPLATE)
+    assert codes_of_line(found, 9) == {"NPU028"}
+    assert codes_of_line(found, 21) == {"NPU017"}
     for line in (7, 13, 20):                                   # the taint's key, another pool, the CPU limit
-        assert not _codes(found, line), line
+        assert not codes_of_line(found, line), line
 
 
 CONDA_WORKFLOW = """\
@@ -195,22 +193,22 @@ jobs:
 
 
 def test_cuda_release_spliced_from_a_matrix(tmp_path):
-    found = _audit(tmp_path, ".github/workflows/conda-env-create.yml", CONDA_WORKFLOW)
-    assert _codes(found, 9) == {"NPU018"}
-    assert _codes(found, 16) == {"NPU969"}
+    found = audit_file(tmp_path, ".github/workflows/conda-env-create.yml", CONDA_WORKFLOW)
+    assert codes_of_line(found, 9) == {"NPU018"}
+    assert codes_of_line(found, 16) == {"NPU969"}
     for line in (10, 13, 15, 17):                              # the Python matrix, the step's name, comment, docs env
-        assert not _codes(found, line), line
+        assert not codes_of_line(found, line), line
 
 
 def test_conda_environment_file_named_for_cuda(tmp_path):
-    found = _audit(tmp_path, "setup.sh", """\
+    found = audit_file(tmp_path, "setup.sh", """\
         #!/bin/bash
         mamba env create -f environment_cu118.yml
         conda env create --file environment.yml
         echo "conda env create --file environment_cuda11.yml"
         """)
-    assert _codes(found, 2) == {"NPU969"}
-    assert not _codes(found, 3) and not _codes(found, 4)
+    assert codes_of_line(found, 2) == {"NPU969"}
+    assert not codes_of_line(found, 3) and not codes_of_line(found, 4)
 
 
 RECIPE_AND_REQUIREMENTS = {
@@ -234,19 +232,19 @@ RECIPE_AND_REQUIREMENTS = {
 
 def test_dask_cudf_and_spark_rapids_ml(tmp_path):
     root = write_tree(tmp_path, RECIPE_AND_REQUIREMENTS)
-    recipe = _found(root, "conda/recipes/meta.yaml")
-    assert _codes(recipe, 7) == {"NPU440"} and not _codes(recipe, 8)
-    reqs = _found(root, "requirements.txt")
-    assert _codes(reqs, 2) == {"NPU440"}
-    assert not _codes(reqs, 1) and not _codes(reqs, 3)
+    recipe = tree_findings(root, "conda/recipes/meta.yaml")
+    assert codes_of_line(recipe, 7) == {"NPU440"} and not codes_of_line(recipe, 8)
+    reqs = tree_findings(root, "requirements.txt")
+    assert codes_of_line(reqs, 2) == {"NPU440"}
+    assert not codes_of_line(reqs, 1) and not codes_of_line(reqs, 3)
 
 
 def test_images_verl_and_nocuda_tags(tmp_path):
-    assert _codes(_audit(tmp_path / "a", "Dockerfile", "FROM verlai/verl:vllm011.latest\nWORKDIR /workspace\n"),
+    assert codes_of_line(audit_file(tmp_path / "a", "Dockerfile", "FROM verlai/verl:vllm011.latest\nWORKDIR /workspace\n"),
                   1) == {"NPU016"}
-    assert not _audit(tmp_path / "b", "Dockerfile", "FROM anibali/pytorch:1.5.0-nocuda\nWORKDIR /tmp/smp/\n")
+    assert not audit_file(tmp_path / "b", "Dockerfile", "FROM anibali/pytorch:1.5.0-nocuda\nWORKDIR /tmp/smp/\n")
     # the CUDA tags of the same image keep their finding
-    assert _codes(_audit(tmp_path / "c", "Dockerfile", "FROM anibali/pytorch:1.5.0-cuda10.2\n"), 1) == {"NPU016"}
+    assert codes_of_line(audit_file(tmp_path / "c", "Dockerfile", "FROM anibali/pytorch:1.5.0-cuda10.2\n"), 1) == {"NPU016"}
 
 
 DEEPSTREAM_DOCKERFILE = """\
@@ -286,13 +284,13 @@ def test_deepstream_image_and_the_copied_build_context(tmp_path):
     root = write_tree(tmp_path, {"Dockerfile.deepstream": DEEPSTREAM_DOCKERFILE, "setup.py": ODTK_SETUP,
                                  "Dockerfile": "FROM nvcr.io/nvidia/pytorch:21.09-py3\n\nCOPY . odtk/\n"
                                                "RUN pip install --no-cache-dir -e odtk/\n"})
-    found = _found(root, "Dockerfile.deepstream")
-    assert _codes(found, 4) == {"NPU970"}                      # the SDK's binaries unpacked in its release folder
-    assert _codes(found, 7) == {"NPU092"}                      # the driver's video decoder library
-    assert _codes(found, 10) == {"NPU370"}                     # the copied context's CUDAExtension built here
+    found = tree_findings(root, "Dockerfile.deepstream")
+    assert codes_of_line(found, 4) == {"NPU970"}                      # the SDK's binaries unpacked in its release folder
+    assert codes_of_line(found, 7) == {"NPU092"}                      # the driver's video decoder library
+    assert codes_of_line(found, 10) == {"NPU370"}                     # the copied context's CUDAExtension built here
     for line in (8, 12):                                       # another library, another archive
-        assert not _codes(found, line), line
-    assert _codes(_found(root, "Dockerfile"), 4) == {"NPU370"}
+        assert not codes_of_line(found, line), line
+    assert codes_of_line(tree_findings(root, "Dockerfile"), 4) == {"NPU370"}
 
 
 def test_copied_build_context_without_a_cuda_extension(tmp_path):
@@ -304,7 +302,7 @@ def test_copied_build_context_without_a_cuda_extension(tmp_path):
         COPY requirements.txt /deps/
         RUN pip install -e /deps
         """})
-    assert not _found(root, "Dockerfile")
+    assert not tree_findings(root, "Dockerfile")
 
 
 NVTABULAR_CELL = """\
@@ -320,9 +318,9 @@ for dev in devices:
 
 
 def test_helper_named_for_pynvml(tmp_path):
-    found = _audit(tmp_path, "multi_gpu.py", NVTABULAR_CELL)
-    assert _codes(found, 6) == {"NPU406"}
-    assert not _codes(found, 7) and not _codes(found, 8)
+    found = audit_file(tmp_path, "multi_gpu.py", NVTABULAR_CELL)
+    assert codes_of_line(found, 6) == {"NPU406"}
+    assert not codes_of_line(found, 7) and not codes_of_line(found, 8)
 
 
 LIGHTNING_CELL = """\
@@ -338,9 +336,9 @@ print("pass gpus=1 to pl.Trainer to train on a GPU")
 
 
 def test_lightning_trainer_gpus(tmp_path):
-    found = _audit(tmp_path, "binary_segmentation_intro.py", LIGHTNING_CELL)
-    assert _codes(found, 4) == {"NPU050"}
-    assert not _codes(found, 7) and not _codes(found, 8)
+    found = audit_file(tmp_path, "binary_segmentation_intro.py", LIGHTNING_CELL)
+    assert codes_of_line(found, 4) == {"NPU050"}
+    assert not codes_of_line(found, 7) and not codes_of_line(found, 8)
 
 
 RAPIDS_UDF = """\
@@ -359,9 +357,9 @@ __device__ cudf::size_type count_words(cudf::string_view str) { return str.lengt
 
 
 def test_rapids_include_is_the_cuda_file_line(tmp_path):
-    found = _audit(tmp_path, "src/string_word_count.cu", RAPIDS_UDF)
-    assert _codes(found, 7) == {"NPU372"}
-    assert not _codes(found, 2) and not _codes(found, 5)
+    found = audit_file(tmp_path, "src/string_word_count.cu", RAPIDS_UDF)
+    assert codes_of_line(found, 7) == {"NPU372"}
+    assert not codes_of_line(found, 2) and not codes_of_line(found, 5)
 
 
 GPU_LIST_SCRIPT = """\
@@ -375,7 +373,69 @@ CUDA_VISIBLE_DEVICES=$gpu_id nohup python -m easy_rec.python.train_eval &
 
 
 def test_gpu_index_list_the_script_splits(tmp_path):
-    found = _audit(tmp_path, "train_multi_worker.sh", GPU_LIST_SCRIPT)
-    assert _codes(found, 6) == {"NPU004"}
+    found = audit_file(tmp_path, "train_multi_worker.sh", GPU_LIST_SCRIPT)
+    assert codes_of_line(found, 6) == {"NPU004"}
     for line in (2, 3, 4, 5):
-        assert not _codes(found, line), line
+        assert not codes_of_line(found, line), line
+
+
+NON_GPU_TOLERATION = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: preprocess
+spec:
+  template:
+    spec:
+      tolerations:
+        - key: dedicated
+          value: non-gpu
+          effect: NoSchedule
+        - key: dedicated
+          value: gpu-sim-pool
+          effect: NoSchedule
+      containers:
+        - name: main
+          image: python:3.11
+"""
+
+NO_CUDA_ENV_FILES = """\
+#!/bin/bash
+conda env create -f environment-nocuda.yml
+conda env create -f env_no_cuda.yml
+conda env create -f environment-non-gpu.yml
+conda env create -f environment-cuda118.yml
+"""
+
+
+def test_pools_and_environment_files_named_without_gpu(tmp_path):
+    """review46 item 7: `value: non-gpu` and environment files named for the build without CUDA are quiet; the GPU
+    pool's toleration and the CUDA file stay reported."""
+    found = audit_file(tmp_path, "job.yaml", NON_GPU_TOLERATION)
+    assert not codes_of_line(found, 10)
+    assert codes_of_line(found, 13) == {"NPU028"}
+    found = audit_file(tmp_path, "setup.sh", NO_CUDA_ENV_FILES)
+    assert [ln for ln, _code, _sev in found] == [5] and codes_of_line(found, 5) == {"NPU969"}
+
+
+SPARK_DEFAULTS = """\
+[
+  {
+    "Classification": "spark-defaults",
+    "Properties": {
+      "spark.executor.resource.gpu.amount": "1",
+      "spark.executor.resource.gpu.discoveryScript": "/usr/lib/spark/scripts/gpu/getGpusResources.sh",
+      "spark.task.resource.gpu.amount": "0",
+      "spark.executor.cores": "8"
+    }
+  }
+]
+"""
+
+
+def test_spark_gpu_requests_fail_as_written(tmp_path):
+    """review46 item 9: executors asking for Spark's `gpu` resource do not start on an Ascend cluster (the executor
+    raises when discovery finds fewer addresses than requested): NPU966 is an error; amount 0 and cores stay quiet."""
+    found = audit_file(tmp_path, "configurations.json", SPARK_DEFAULTS)
+    assert (5, "NPU966", "error") in found and (6, "NPU966", "error") in found
+    assert not codes_of_line(found, 7) and not codes_of_line(found, 8)

@@ -12,7 +12,7 @@ distributed-workloads, llm-perf-bench, vllm_backend, pytriton, RAPIDS deployment
 controls (comments, messages, CPU values, other sizes, switches off)."""
 from __future__ import annotations
 
-from tests.test_tp44b import _audit, _codes
+from tests.static_snippets import audit_file, codes_of_line
 
 
 ARM_TEMPLATE = """\
@@ -69,15 +69,15 @@ NOT_ARM = """\
 
 
 def test_arm_template_vm_sizes_and_driver_extension(tmp_path):
-    found = _audit(tmp_path, "azure/vm-arm-template.json", ARM_TEMPLATE)
+    found = audit_file(tmp_path, "azure/vm-arm-template.json", ARM_TEMPLATE)
     for line in (10, 12, 13):                     # the parameter's default and its NV allowed values
-        assert _codes(found, line) == {"NPU028"}, line
-    assert _codes(found, 24) == {"NPU028"}        # hardwareProfile.vmSize
-    assert _codes(found, 32) == {"NPU074"}        # the NVIDIA GPU driver extension
+        assert codes_of_line(found, line) == {"NPU028"}, line
+    assert codes_of_line(found, 24) == {"NPU028"}        # hardwareProfile.vmSize
+    assert codes_of_line(found, 32) == {"NPU074"}        # the NVIDIA GPU driver extension
     # the description, a D-series size, the VM's name, another extension: quiet
     for line in (8, 14, 17, 20, 38, 40):
-        assert not _codes(found, line), line
-    assert not _audit(tmp_path / "other", "azuredeploy.json", NOT_ARM)
+        assert not codes_of_line(found, line), line
+    assert not audit_file(tmp_path / "other", "azuredeploy.json", NOT_ARM)
 
 
 PACKER_TEMPLATE = """\
@@ -109,11 +109,11 @@ PACKER_TEMPLATE = """\
 
 
 def test_packer_json_instance_and_accelerator_types(tmp_path):
-    found = _audit(tmp_path, "cloud/agent-packer.json", PACKER_TEMPLATE)
-    assert _codes(found, 7) == {"NPU028"}
-    assert _codes(found, 19) == {"NPU028"}
+    found = audit_file(tmp_path, "cloud/agent-packer.json", PACKER_TEMPLATE)
+    assert codes_of_line(found, 7) == {"NPU028"}
+    assert codes_of_line(found, 19) == {"NPU028"}
     for line in (13, 18, 20):                     # a CPU instance, a CPU machine type, the count beside the type
-        assert not _codes(found, line), line
+        assert not codes_of_line(found, line), line
 
 
 CONDA_EXPORT = """\
@@ -133,12 +133,12 @@ dependencies:
 
 
 def test_conda_cuda_cross_packages_cccl_and_rapids(tmp_path):
-    found = _audit(tmp_path, "environment.yml", CONDA_EXPORT)
+    found = audit_file(tmp_path, "environment.yml", CONDA_EXPORT)
     for line in (7, 8, 9):
-        assert _codes(found, line) == {"NPU018"}, line
-    assert _codes(found, 11) == {"NPU440"}
+        assert codes_of_line(found, line) == {"NPU018"}, line
+    assert codes_of_line(found, 11) == {"NPU440"}
     for line in (6, 10, 12):
-        assert not _codes(found, line), line
+        assert not codes_of_line(found, line), line
 
 
 WORKFLOW = """\
@@ -207,14 +207,14 @@ jobs:
 
 
 def test_workflow_names_env_images_gpu_actions_and_kueue_quotas(tmp_path):
-    found = _audit(tmp_path, ".github/workflows/publish.yml", WORKFLOW)
-    assert _codes(found, 4) == {"NPU016"}        # the env's CUDA image
-    assert _codes(found, 21) == {"NPU016"}       # ... written to GITHUB_ENV
-    assert _codes(found, 15) == {"NPU017"} and _codes(found, 17) == {"NPU017"}
-    assert _codes(found, 38) == {"NPU017"} and _codes(found, 44) == {"NPU017"}
+    found = audit_file(tmp_path, ".github/workflows/publish.yml", WORKFLOW)
+    assert codes_of_line(found, 4) == {"NPU016"}        # the env's CUDA image
+    assert codes_of_line(found, 21) == {"NPU016"}       # ... written to GITHUB_ENV
+    assert codes_of_line(found, 15) == {"NPU017"} and codes_of_line(found, 17) == {"NPU017"}
+    assert codes_of_line(found, 38) == {"NPU017"} and codes_of_line(found, 44) == {"NPU017"}
     # display names (workflow, job, steps), the echo, a CPU image, a suffix, the CPU quota, a manifest file: quiet
     for line in (1, 9, 12, 14, 16, 20, 22, 23, 42, 43, 45, 47, 55, 58, 59):
-        assert not _codes(found, line), line
+        assert not codes_of_line(found, line), line
 
 
 PLAYBOOK = """\
@@ -238,11 +238,11 @@ PLAYBOOK = """\
 
 
 def test_ansible_roles_named_for_the_nvidia_driver_and_toolkit(tmp_path):
-    found = _audit(tmp_path, "cloud/agent-playbook.yml", PLAYBOOK)
-    assert _codes(found, 6) == {"NPU074"} and _codes(found, 9) == {"NPU074"}
-    assert _codes(found, 8) == {"NPU017"} and _codes(found, 13) == {"NPU017"}
+    found = audit_file(tmp_path, "cloud/agent-playbook.yml", PLAYBOOK)
+    assert codes_of_line(found, 6) == {"NPU074"} and codes_of_line(found, 9) == {"NPU074"}
+    assert codes_of_line(found, 8) == {"NPU017"} and codes_of_line(found, 13) == {"NPU017"}
     for line in (2, 5, 7, 11, 14, 16):           # play and task names, other roles
-        assert not _codes(found, line), line
+        assert not codes_of_line(found, line), line
 
 
 TRAINING_IMAGE = """\
@@ -269,14 +269,14 @@ RUN curl -fsSLo /tmp/ucx.tar.bz2 \\
 
 
 def test_cuda_package_arguments_ucx_cuda_release_and_rpms(tmp_path):
-    found = _audit(tmp_path, "images/training/Dockerfile", TRAINING_IMAGE)
-    assert _codes(found, 4) == {"NPU072"} and _codes(found, 5) == {"NPU072"}
-    assert _codes(found, 7) == {"NPU973"}
-    assert _codes(found, 12) == {"NPU018"}       # UCX's CUDA 13 release
-    assert _codes(found, 17) == {"NPU018"}       # its CUDA transports' RPM
+    found = audit_file(tmp_path, "images/training/Dockerfile", TRAINING_IMAGE)
+    assert codes_of_line(found, 4) == {"NPU072"} and codes_of_line(found, 5) == {"NPU072"}
+    assert codes_of_line(found, 7) == {"NPU973"}
+    assert codes_of_line(found, 12) == {"NPU018"}       # UCX's CUDA 13 release
+    assert codes_of_line(found, 17) == {"NPU018"}       # its CUDA transports' RPM
     # UCX's version, Open MPI's, a comment, another SDL setting, the plain and InfiniBand RPMs, their removal
     for line in (3, 6, 8, 10, 14, 16, 18, 19):
-        assert not _codes(found, line), line
+        assert not codes_of_line(found, line), line
 
 
 AIRSIM_RUN = """\
@@ -316,16 +316,16 @@ RUN git clone https://github.com/vllm-project/vllm.git /vllm && \\
 
 
 def test_held_docker_run_env_triton_paths_and_sed_pins(tmp_path):
-    found = _audit(tmp_path, "docker/run_airsim_image_binary.sh", AIRSIM_RUN)
-    assert _codes(found, 10) == {"NPU973"}
-    assert not _codes(found, 7) and not _codes(found, 9)
-    found = _audit(tmp_path / "qa", "ci/test.sh", TRITON_QA)
-    assert _codes(found, 5) == {"NPU480"} and _codes(found, 6) == {"NPU480"}
+    found = audit_file(tmp_path, "docker/run_airsim_image_binary.sh", AIRSIM_RUN)
+    assert codes_of_line(found, 10) == {"NPU973"}
+    assert not codes_of_line(found, 7) and not codes_of_line(found, 9)
+    found = audit_file(tmp_path / "qa", "ci/test.sh", TRITON_QA)
+    assert codes_of_line(found, 5) == {"NPU480"} and codes_of_line(found, 6) == {"NPU480"}
     for line in (4, 7, 8, 9):
-        assert not _codes(found, line), line
-    found = _audit(tmp_path / "vllm", "docker/Dockerfile.cu118.vllm", VLLM_IMAGE)
-    assert _codes(found, 3) == {"NPU011"}
-    assert not _codes(found, 4) and not _codes(found, 5)
+        assert not codes_of_line(found, line), line
+    found = audit_file(tmp_path / "vllm", "docker/Dockerfile.cu118.vllm", VLLM_IMAGE)
+    assert codes_of_line(found, 3) == {"NPU011"}
+    assert not codes_of_line(found, 4) and not codes_of_line(found, 5)
 
 
 PYPROJECT = """\
@@ -342,9 +342,9 @@ dev = ["nvidia-pytriton[test]",  # the tests' own requirements
 
 
 def test_own_extras_are_no_dependency(tmp_path):
-    found = _audit(tmp_path, "pyproject.toml", PYPROJECT)
-    assert _codes(found, 3) == {"NPU440"}
-    assert not _codes(found, 8) and not _codes(found, 9)
+    found = audit_file(tmp_path, "pyproject.toml", PYPROJECT)
+    assert codes_of_line(found, 3) == {"NPU440"}
+    assert not codes_of_line(found, 8) and not codes_of_line(found, 9)
 
 
 NOTEBOOK_CODE = """\
@@ -366,9 +366,132 @@ config = ClusterConfiguration(
 
 
 def test_xgboost_gpu_tree_method_ray_scaling_and_zero_gpu_requests(tmp_path):
-    found = _audit(tmp_path, "demo.py", NOTEBOOK_CODE)
-    assert _codes(found, 5) == {"NPU972"} and _codes(found, 7) == {"NPU972"}
-    assert _codes(found, 9) == {"NPU051"}
-    assert _codes(found, 13) == {"NPU051"}
+    found = audit_file(tmp_path, "demo.py", NOTEBOOK_CODE)
+    assert codes_of_line(found, 5) == {"NPU972"} and codes_of_line(found, 7) == {"NPU972"}
+    assert codes_of_line(found, 9) == {"NPU051"}
+    assert codes_of_line(found, 13) == {"NPU051"}
     for line in (6, 8, 10, 12):
-        assert not _codes(found, line), line
+        assert not codes_of_line(found, line), line
+
+
+CUDA_TOOL_VARIABLES = """\
+#!/bin/bash
+set -e
+export CUDACXX=/usr/local/cuda/bin/nvcc
+NVCC=/usr/local/cuda/bin/nvcc
+SMI=/usr/bin/nvidia-smi
+if hash nvidia-docker 2>/dev/null; then
+  cmd=/usr/bin/nvidia-docker
+else
+  cmd=docker
+fi
+$cmd run --rm -v "$PWD":/ws myimage python train.py
+"""
+
+
+def test_held_tool_paths_only_where_run_or_the_rule_says_so(tmp_path):
+    """review46 item 1: a `.../bin/<tool>` path held in a variable is that tool's run only where the script runs the
+    variable (or the rule reads held paths, NPU480's `tritonserver`); a probed program stays a warning."""
+    found = audit_file(tmp_path, "build.sh", CUDA_TOOL_VARIABLES)
+    assert ("NPU017", "error") not in {(c, s) for _ln, c, s in found}
+    assert codes_of_line(found, 3) == {"NPU367"}              # the CUDA compiler CMake uses: a warning, as before
+    assert codes_of_line(found, 4) == {"NPU027"}              # nvcc's path, not run: info
+    assert codes_of_line(found, 5) == {"NPU075"}              # nvidia-smi's path, not run: info
+    assert (7, "NPU017", "warning") in found                  # chosen only where `hash nvidia-docker` finds it
+
+
+JOB_ENV_WORKFLOW = """\
+name: images
+on: [push]
+env:
+  BASE: nvidia/cuda:12.4.1-runtime-ubuntu22.04
+jobs:
+  gpu:
+    runs-on: ubuntu-latest
+    env:
+      BASE: nvidia/cuda:12.8.1-base-ubuntu24.04
+      GPU_BASE: nvidia/cuda:12.8.1-devel-ubuntu24.04
+    steps:
+      - run: echo "BASE_IMAGE=$BASE" >> $GITHUB_ENV
+  cpu:
+    runs-on: ubuntu-latest
+    env:
+      CPU_BASE: ubuntu:24.04
+    steps:
+      - run: echo "BASE_IMAGE=$GPU_BASE" >> $GITHUB_ENV
+  cpu2:
+    runs-on: ubuntu-latest
+    env:
+      BASE: python:3.12-slim
+    steps:
+      - run: echo "BASE_IMAGE=$BASE" >> $GITHUB_ENV
+"""
+
+
+def test_workflow_env_is_scoped_to_the_job(tmp_path):
+    """review46 item 2: a step sees the workflow's `env:` overridden by its own job's, never another job's."""
+    found = audit_file(tmp_path, ".github/workflows/images.yml", JOB_ENV_WORKFLOW)
+    assert codes_of_line(found, 12) == {"NPU016"}             # the gpu job's own CUDA image
+    assert not codes_of_line(found, 18)                       # the gpu job's GPU_BASE is unset in the cpu job
+    assert not codes_of_line(found, 24)                       # the job's python image beats the workflow's CUDA one
+
+
+OPERATOR_WORKFLOW = """\
+name: e2e
+on: [pull_request]
+jobs:
+  kind-e2e:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - name: Install the AMD GPU operator
+        uses: ROCm/gpu-operator/.github/actions/install@main
+      - name: Install the NVIDIA GPU operator
+        uses: ./common/github-actions/nvidia-gpu-operator
+"""
+
+
+def test_gpu_operator_actions_only_nvidia(tmp_path):
+    """review46 item 3: AMD's GPU operator action is no NVIDIA setup; NVIDIA's stays NPU017."""
+    found = audit_file(tmp_path, ".github/workflows/e2e.yml", OPERATOR_WORKFLOW)
+    assert not codes_of_line(found, 9)
+    assert codes_of_line(found, 11) == {"NPU017"}
+
+
+CPU_DEFAULT_ARM_TEMPLATE = """\
+{
+    "$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#",
+    "contentVersion": "1.0.0.0",
+    "parameters": {
+        "vmSize": {
+            "type": "string",
+            "defaultValue": "Standard_D4s_v3",
+            "allowedValues": [
+                "Standard_D4s_v3",
+                "Standard_NC6s_v3",
+                "Standard_NV12"
+            ]
+        }
+    },
+    "resources": []
+}
+"""
+
+
+def test_arm_allowed_sizes_only_beside_a_gpu_default(tmp_path):
+    """review46 item 6: a template deploying a CPU size by default lists its NC / NV sizes as options (quiet); with
+    an NV default (ARM_TEMPLATE above) the allowed GPU sizes stay NPU028."""
+    assert not audit_file(tmp_path / "cpu", "azuredeploy.json", CPU_DEFAULT_ARM_TEMPLATE)
+    found = audit_file(tmp_path / "gpu", "azuredeploy.json", ARM_TEMPLATE)
+    assert codes_of_line(found, 12) == {"NPU028"} and codes_of_line(found, 13) == {"NPU028"}
+
+
+def test_packer_json_named_by_the_word():
+    """review46 item 8: `packer` as a word of a JSON's name is a Packer template; `webpacker.json` (Rails' webpack
+    config) is not read."""
+    from auditor.project import project_kind
+
+    for name in ("packer.json", "environments-packer.json", "gcp_packer_cuda.json"):
+        assert project_kind(name, f"images/{name}") == "config", name
+    for name in ("webpacker.json", "webpacker-dev-server.json"):
+        assert project_kind(name, f"app/{name}") is None, name

@@ -62,6 +62,10 @@ def issue_form(rel: str) -> bool:
 _ARM_TEMPLATE_RE = re.compile(r"azuredeploy[\w.-]*\.json|maintemplate\.json|[\w.-]*\barm[-_]?template[\w.-]*\.json")
 
 
+# `packer.json`, `environments-packer.json`, `gcp_packer_cuda.json`: `packer` not inside a longer word (`webpacker`)
+_PACKER_NAME_RE = re.compile(r"(?<![a-z])packer(?![a-z])")
+
+
 def project_kind(name: str, rel: str = "") -> str | None:
     """The kind of a project file from its name (and, for JSON, its folder: rel is its path in the tree), or None
     for files this module does not read."""
@@ -77,9 +81,9 @@ def project_kind(name: str, rel: str = "") -> str | None:
     if low.endswith(".json") and ".runpod" in rel.split("/")[:-1]:
         return "config"       # RunPod Hub's `.runpod/hub.json` / `tests.json`: the endpoint's GPU types, count and CUDA (tp44a)
     if low.endswith(".pkr.json") or low.endswith(".json") and (any(
-            part.lower() == "packer" for part in rel.split("/")[:-1]) or "packer" in low):
+            part.lower() == "packer" for part in rel.split("/")[:-1]) or _PACKER_NAME_RE.search(low)):
         # Packer templates (`scripts/packer/gcp-image-cuda.json`, tp38; `environments-packer.json`, tp46b): the
-        # machine image's build
+        # machine image's build; `packer` as a word of the name (not `webpacker.json`, review46 item 8)
         return "config"
     if low.endswith(".json") and _ARM_TEMPLATE_RE.fullmatch(low):
         return "config"       # Azure Resource Manager templates: the VMs a deployment makes (tp46b)

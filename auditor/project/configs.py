@@ -201,17 +201,19 @@ def _display_name(path: str) -> bool:
         and (len(parts) == 3 or parts[2] == "steps")
 
 
-def _workflow_env_values(col: Collector, root) -> None:
-    """A workflow's top-level and jobs' `env:` values, for the steps' scripts that expand them (`echo
-    "BASE_IMAGE=$GPU_BASE_IMAGE" >> $GITHUB_ENV` with `env: GPU_BASE_IMAGE: nvidia/cuda:12.8.1-base-ubuntu24.04`):
-    the runner sets them in every step's environment (GitHub docs, "Workflow syntax": `env`). Literal values only;
-    a script's own assignment of the name wins (tp46b)."""
-    scopes = [_entries(root).get("env")]
-    scopes += [_entries(job).get("env") for job in _entries(_entries(root).get("jobs")).values()]
-    for scope in scopes:
-        for name, value in _entries(scope).items():
-            if isinstance(value, yaml.ScalarNode) and isinstance(value.value, str) and "${{" not in value.value:
-                col.script_vars.setdefault(name, value.value)
+def _workflow_env_values(root) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """A workflow's top-level `env:` values, and each job's: the top level's overridden by the job's own `env:`, for
+    the steps' scripts that expand them (`echo "BASE_IMAGE=$GPU_BASE_IMAGE" >> $GITHUB_ENV` with `env: GPU_BASE_IMAGE:
+    nvidia/cuda:12.8.1-base-ubuntu24.04`): the runner sets them in the steps of that job only, a job's value beating
+    the workflow's (GitHub docs, "Workflow syntax": `env`, `jobs.<job_id>.env`). Literal values only (tp46b; review46
+    item 2)."""
+    def literal(scope) -> dict[str, str]:
+        return {name: value.value for name, value in _entries(scope).items()
+                if isinstance(value, yaml.ScalarNode) and isinstance(value.value, str) and "${{" not in value.value}
+
+    top = literal(_entries(root).get("env"))
+    return top, {name: {**top, **literal(_entries(job).get("env"))}
+                 for name, job in _entries(_entries(root).get("jobs")).items()}
 
 
 # `"$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#"`
@@ -219,7 +221,7 @@ _ARM_SCHEMA_RE = re.compile(r"schema\.management\.azure\.com/schemas/.*/deployme
                             re.I)
 
 
-def _template_parameter_paths(root) -> dict[int, str]:
+def _template_parameter_paths(root, m) -> dict[int, str]:
     """An Azure Resource Manager template's parameter values under the parameter's name: `"parameters": {"VmSize":
     {"type": "string", "defaultValue": "Standard_NV6", "allowedValues": ["Standard_NV6", "Standard_NV12"]}}` is
     read as `parameters.VmSize: Standard_NV6` (each allowed value too, and a parameter file's `"value"`): the
@@ -231,7 +233,12 @@ def _template_parameter_paths(root) -> dict[int, str]:
         return {}
     found: dict[int, str] = {}
     for name, spec in _entries(entries.get("parameters")).items():
-        for key in ("defaultValue", "value", "allowedValues"):
+        default = _entries(spec).get("defaultValue")
+        # the allowed values only beside a default that is itself reported (or none): with `defaultValue:
+        # Standard_D4s_v3` the template deploys a CPU size, its NC / NV choices are options (review46 item 6)
+        chosen = not isinstance(default, yaml.ScalarNode) or \
+            m.match_setting(f"parameters.{name}", str(default.value)) is not None
+        for key in ("defaultValue", "value", "allowedValues") if chosen else ("defaultValue", "value"):
             node = _entries(spec).get(key)
             items = node.value if isinstance(node, yaml.SequenceNode) else [node]
             found.update((id(item), f"parameters.{name}") for item in items if isinstance(item, yaml.ScalarNode))
@@ -768,6 +775,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
     engine = col.engine
     m = matchers(engine)
     blocks: list[list[str]] = []        # each `run:` block is its own script: one broken block spoils no other
+    block_envs: dict[int, dict[str, str]] = {}    # a workflow step's block: the `env:` its job gives it
     for root in roots:
         step_shells = _step_shells(root)
         runner_paths = _matrix_runner_paths(root)
@@ -782,11 +790,10 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         zero_quotas = _zero_quota_names(root)
         switched_indices = _switched_device_indices(root)
         image_repositories = _image_repositories(root)
-        parameter_paths = _template_parameter_paths(root)
+        parameter_paths = _template_parameter_paths(root, m)
         # a GitHub Actions workflow's own document (not a manifest a step feeds to kubectl)
         workflow = is_github_workflow(col.rel) and "jobs" in _entries(root)
-        if workflow:
-            _workflow_env_values(col, root)
+        workflow_env, job_envs = _workflow_env_values(root) if workflow else ({}, {})
         # a SkyPilot task: its top-level `setup:` script runs once before `run:` (SkyPilot's task YAML reference)
         sky_task = isinstance(_entries(root).get("run"), yaml.ScalarNode) and "resources" in _entries(root)
         vectors = _argument_vectors(root)
@@ -817,6 +824,9 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 elif not interpreter.startswith(("pwsh", "powershell", "cmd")):
                     blocks.append([""] * len(col.lines))
                     _copy_lines(col.lines, blocks[-1], key, value)
+                    parts = path.split(".")
+                    block_envs[len(blocks) - 1] = job_envs.get(parts[1], workflow_env) \
+                        if parts[0] == "jobs" and len(parts) > 1 else workflow_env
                 else:
                     _windows_block(col, key, value)       # PowerShell / cmd: only the CUDA toolkit's path
                 continue
@@ -1050,7 +1060,15 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         _version_keys(col, m, root, "")
         _packer_steps(col, m, root)
         _installed_packages(col, m, root)
-    for shell_lines in blocks:
+    held_env: dict[str, str] = {}
+    for index, shell_lines in enumerate(blocks):
+        # the workflow / job `env:` of the step (a script's own assignment of the name wins): the last job's values,
+        # unless its script changed them, do not reach the next job's steps
+        for name, value in held_env.items():
+            if col.script_vars.get(name) == value:
+                del col.script_vars[name]
+        held_env = block_envs.get(index, {})
+        col.script_vars.update(held_env)
         # CI expressions (`${{ matrix.cuda-version }}`) are not shell: same-length placeholders keep the columns
         scan_shell(col, _CI_EXPR_RE.sub(_ci_placeholder, "\n".join(shell_lines).rstrip("\n")))
     spans = [span for root in roots for span in backend_entries(root)]
@@ -1477,9 +1495,8 @@ def _cuda_matrix_paths(root) -> set[str]:
     conda/environments/nvtabular_dev_cuda${{ matrix.target }}.yml` over `matrix: {target: ["11.0", "11.2"]}`): the
     key's values are the CUDA releases the job builds for, whatever the key's name (tp46a)."""
     paths: set[str] = set()
-    jobs = _mapping(root).get("jobs")
-    for job, node in _mapping(jobs).items():
-        steps = _mapping(node).get("steps")
+    for job, node in _entries(_entries(root).get("jobs")).items():
+        steps = _entries(node).get("steps")
         for _, key, value, _ in _scalars(steps, "", False) if steps is not None else ():
             if key is not value and str(key.value) == "name" or not isinstance(value.value, str):
                 continue          # a step's display name builds nothing

@@ -3,7 +3,6 @@ variables, and RUN lines handed to the shell reader with their own line numbers.
 from __future__ import annotations
 
 import json
-import posixpath
 import re
 import shlex
 from collections.abc import Collection
@@ -14,6 +13,7 @@ from auditor.project.hits import (NCCL_VERSION_NAME_RE, Collector, cuda_member_s
                                   lower_cuda_member, matchers, normalize_dist)
 from auditor.project.shell import (COMMAND_VARIABLE_RE, SCHEDULER_REQUESTS, gate_findings, index_env, scan_fragment,
                                    scan_shell)
+from auditor.project.local_builds import absolute_folder
 from auditor.project.requirements import wheel_symbols
 from auditor.backend_words import OTHER_BACKENDS, backends_in_text, member_backend
 
@@ -173,9 +173,7 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
             if copied:
                 col.context_copies.add(copied)
         if kind == "WORKDIR":
-            target = ins["value"].strip().strip("\"'")
-            workdir = None if "$" in target or (workdir is None and not target.startswith("/")) else \
-                posixpath.normpath(posixpath.join(workdir or "/", target))
+            workdir = absolute_folder(workdir, ins["value"].strip().strip("\"'"))
         elif kind == "FROM":
             workdir = "/"
         if kind == "WORKDIR" and first < len(shell_lines):
@@ -216,11 +214,9 @@ def _context_copy(value: str, workdir: str | None) -> str | None:
     if any(w.startswith("--from") for w in words):
         return None
     words = [w for w in words if not w.startswith("--")]
-    if len(words) != 2 or words[0] not in (".", "./") or "$" in words[1]:
+    if len(words) != 2 or words[0] not in (".", "./"):
         return None
-    if not words[1].startswith("/") and workdir is None:
-        return None
-    return posixpath.normpath(posixpath.join(workdir or "/", words[1]))
+    return absolute_folder(workdir, words[1])
 
 
 def _added_wheel(col: Collector, m, text: str, line: int) -> None:

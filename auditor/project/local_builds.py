@@ -18,12 +18,21 @@ opt-in (built under a condition) gives nothing.
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
 from pathlib import Path
 from typing import Any
 
 from auditor.findings import FileResult, Finding
 from auditor.project.makefile import add_call_findings, call_finding, keep_call, positioned, recorded_calls, unsuppressed
+
+
+def absolute_folder(cwd: str | None, target: str | None) -> str | None:
+    """The absolute folder `target` names from the absolute folder `cwd` (None when either is not known): a script's
+    `cd`, a Dockerfile's WORKDIR or the folder a `COPY . DEST` fills."""
+    if not target or "$" in target or target.startswith("~") or (cwd is None and not target.startswith("/")):
+        return None
+    return posixpath.normpath(posixpath.join(cwd or "/", target.strip("\"'")))
 
 SUMMARY_KEY = "local_builds"
 _MAX_BYTES = 512 * 1024

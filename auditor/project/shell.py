@@ -5,8 +5,6 @@ error-tolerant bash grammar: environment variables set (`export`, `NAME=... cmd`
 from __future__ import annotations
 
 import ast
-
-import posixpath
 import re
 from collections import defaultdict
 from functools import lru_cache
@@ -20,7 +18,7 @@ from auditor.project.called_scripts import FUNCTIONS_KEY, SUMMARY_KEY as CALLED_
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.launched import SUMMARY_KEY as LAUNCHED, launched_call_options
 from auditor.project.makefile import SUMMARY_KEY as MAKE_CALLS
-from auditor.project.local_builds import record_local_build
+from auditor.project.local_builds import absolute_folder, record_local_build
 from auditor.project.local_extras import SUMMARY_KEY as LOCAL_EXTRAS, local_extra_call
 from auditor.project.makefile import _join as make_join
 from auditor.project.makefile import cd as make_cd
@@ -1399,18 +1397,21 @@ def _program_variable(col: Collector, m, pos: _Positions, tree, name: str, value
     program = _word(value)
     default = _PATH_DEFAULT_RE.fullmatch(program)
     held_path = default.group(1) if default else _VARIABLE_PREFIX_RE.sub("", program)
+    runs = _runs_variable(tree.root_node, name)
     if "/" in held_path and re.fullmatch(r"[\w./+-]+", held_path) and "/bin/" in f"/{held_path}":
-        # `SERVER=${TRITON_DIR}/bin/tritonserver`, `SERVER=${SERVER:=/opt/tritonserver/bin/tritonserver}` (Triton's
-        # QA scripts, run by the sourced util.sh's run_server): the installed program's path, held for a later
-        # command, also when another script runs it (tp46b)
         rule = m.match_command(held_path)
-        if rule is not None:
+        if rule is not None and not runs and rule.extra.get("held_path"):
+            # `SERVER=${TRITON_DIR}/bin/tritonserver`, `SERVER=${SERVER:=/opt/tritonserver/bin/tritonserver}` (Triton's
+            # QA scripts, run by the sourced util.sh's run_server): the installed program's path, held for a later
+            # command of another script; only for the rules that say so (`extra: held_path`): `CUDACXX=.../nvcc`,
+            # `SMI=/usr/bin/nvidia-smi` name a program no command of the script may run (review46 item 1)
             line, c = pos.at(value.start_point)
             col.add(rule, held_path.rsplit("/", 1)[-1], line, c, c + len(program),
                     note=" (the path of a program held in a variable that a command runs)")
-        return
+            return
+        program = held_path
     rule = m.match_command(program) if re.fullmatch(r"[\w./+-]+", program) else None
-    if rule is None or not _runs_variable(tree.root_node, name):
+    if rule is None or not runs:
         return
     probed = False
     node = value.parent
@@ -2276,7 +2277,7 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         _record_make(col, pos, words, nodes, source_tree.cwd)
     if name in ("cd", "pushd"):
         source_tree.cwd = make_cd(source_tree.cwd, words[1] if len(words) > 1 else None)
-        source_tree.abs_cwd = _absolute(source_tree.abs_cwd, words[1] if len(words) > 1 else None)
+        source_tree.abs_cwd = absolute_folder(source_tree.abs_cwd, words[1] if len(words) > 1 else None)
         source_tree.cd(m, words[1] if len(words) > 1 else None)
         return
     if name == "tar":
@@ -2419,7 +2420,7 @@ def _unpacked_archive(col: Collector, m, pos: _Positions, words: list[str], node
     for i, w in enumerate(words[1:], 1):
         if w.startswith("-") or "$" in w or not _ARCHIVE_RE.search(w):
             continue
-        where = _absolute(cwd, w) if not w.startswith("/") else w
+        where = absolute_folder(cwd, w) if not w.startswith("/") else w
         symbol = "path:" + (where or w)
         rule = m.match_requirement(symbol)
         if rule is not None:
@@ -2996,20 +2997,13 @@ def _builds(col: Collector, source_tree: _SourceTree, pos: _Positions, node, pat
             return
     cloned = path.rstrip("/").rsplit("/", 1)[-1] in source_tree.cloned or (
         path.rstrip("/") in (".", "") and source_tree.here_origin in source_tree.origin.values())
-    if not cloned and col.context_copies and _absolute(source_tree.abs_cwd, path) in col.context_copies:
+    if not cloned and col.context_copies and absolute_folder(source_tree.abs_cwd, path) in col.context_copies:
         # `COPY . odtk/` then `pip install -e odtk/` (or `WORKDIR` there and `pip install -e .`): the build context,
         # the tree's own setup.py, built in the image here (tp46a)
         record_local_build(col.result, ".", "", line, c, end, context=True)
     elif not cloned:
         # a folder of the project's own tree, not a clone: the tree pass reads its setup.py (local_builds, t15u)
         record_local_build(col.result, path, source_tree.cwd, line, c, end, source_tree.tail)
-
-
-def _absolute(cwd: str | None, target: str | None) -> str | None:
-    """The absolute folder `target` names from the absolute folder `cwd` (None when either is not known)."""
-    if not target or "$" in target or target.startswith("~") or (cwd is None and not target.startswith("/")):
-        return None
-    return posixpath.normpath(posixpath.join(cwd or "/", target.strip("\"'")))
 
 
 _FORCE_CUDA_RE = re.compile(r"(?:^|\s)FORCE_CUDA=[\"']?(?:1|true|yes|on)\b", re.I)
