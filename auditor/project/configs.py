@@ -1064,9 +1064,9 @@ def scan_config_roots(col: Collector, roots: list) -> None:
     for index, shell_lines in enumerate(blocks):
         # the workflow / job `env:` of the step (a script's own assignment of the name wins): the last job's values,
         # unless its script changed them, do not reach the next job's steps
-        for name, value in held_env.items():
-            if col.script_vars.get(name) == value:
-                del col.script_vars[name]
+        for held_name, held_value in held_env.items():
+            if col.script_vars.get(held_name) == held_value:
+                del col.script_vars[held_name]
         held_env = block_envs.get(index, {})
         col.script_vars.update(held_env)
         # CI expressions (`${{ matrix.cuda-version }}`) are not shell: same-length placeholders keep the columns
