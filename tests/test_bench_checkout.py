@@ -39,3 +39,13 @@ def test_an_exported_tree_is_marked_a_checkout_with_every_file_tracked(tmp_path)
     # a file added after the export is untracked: the tree's .gitignore applies to it as in a checkout
     (tree / "backup" / "scratch.py").write_text("x = 1\n")
     assert sorted(rel for _, rel in discover([tree]).files) == ["backup/mainv0.py", "meta.py"]
+
+
+def test_the_benches_work_folders_are_ignored_as_folders_and_as_links():
+    # a worktree that links bench/_work to the main checkout must not commit the link: on checkout it would replace
+    # the ignored folder (git removes ignored files in its way) and its exported trees with it
+    for name in ("bench/_work", "bench/_corpus", "bench/_projects"):
+        done = subprocess.run(["git", "-C", str(REPO), "check-ignore", "--no-index", "-q", name])
+        if done.returncode == 128:
+            pytest.skip("not a git checkout")
+        assert done.returncode == 0, f"{name} is not ignored"
