@@ -209,7 +209,10 @@ RULE_SCHEMA: dict[str, Any] = {
             "arm_paired_with": {"type": "array", "items": {"type": "string"}},
             # call rules with `when: arg`: the finding starts at that argument, not at the callee (`find_spec(`
             # on one line, `f"{library}_cuda"` on the next: the line that names the CUDA module) (t17g)
-            "at_arg": {"type": "boolean"}}},
+            "at_arg": {"type": "boolean"},
+            # command rules: a `.../bin/<tool>` path held in a script variable counts as running the tool even where
+            # the script does not run the variable itself (Triton's sourced util.sh runs `$SERVER`) (fix46a)
+            "held_path": {"type": "boolean"}}},
         "symbols": {"type": "object", "additionalProperties": {"anyOf": [{"type": "null"}, {
             "type": "object", "additionalProperties": False, "properties": {
                 "substitution": {"type": ["string", "null"]}, "message": {"type": "string"},

@@ -264,7 +264,7 @@ def run_static(
     # `pip install -e ".[compile]"` of a CUDA-only extra, `deepspeed llava/train/train_mem.py` launching a
     # FlashAttention wrapper (after the cache: they depend on other files), before the passes that make findings in
     # other-backend files, NPU twins and CUDA CI jobs quieter
-    apply_cpu_bindings(run.results, found.files)     # warp-ctc's copy builds a CPU binding without CUDA (policy (n))
+    setup_facts = apply_cpu_bindings(run.results, found.files)   # warp-ctc's copy builds a CPU binding (policy (n))
     apply_tree_calls(run.results, found.root, load_rules(),
                      lambda: StaticEngine(load_rules(), product=product, max_bytes=max_bytes).analyze_bytes, product)
     # the tree's own packages are not dependencies (after the cache: it depends on the whole file list)
@@ -274,6 +274,7 @@ def run_static(
     # one import summary per file (read in the worker, kept in the cache), one project view for the passes that read
     # per-file facts or follow imports (auditor/static/project_imports.py)
     project = ProjectImports(found.files, run.results)
+    project.changed |= setup_facts       # setup.py facts read this run, kept with their summaries
     literal_namespaces(run.results, found.files, _unreported_op_namespaces(), project)   # `getattr(torch.ops, "air")`
     named = op_namespaces_named(run.results) - packages      # `torch.ops.torch_ipex.*`: is it the tree's own library?
     if named:

@@ -125,9 +125,10 @@ def test_apex_mentions_outside_code_are_quiet():
             raise ImportError("please install apex from github.com/NVIDIA/apex")
         HAS_APEX = importlib.util.find_spec("apex") is not None
     ''')
-    # comments, docstrings and messages are quiet; the last line is code that checks for apex (NPU318 names it,
-    # NPU395 reads the `find_spec("apex")` look-up since t14z's shared look-up callnames)
-    assert {line: sorted(f.code for f in fs) for line, fs in found.items()} == {6: ["NPU318", "NPU395"]}
+    # comments, docstrings and messages are quiet; the last line is code that checks for apex: NPU395 reads the
+    # `find_spec("apex")` look-up (t14z's shared look-up callnames), and the package name it looks up is reported with
+    # the call, not again by NPU318 (tq46b: one finding for one look-up)
+    assert {line: sorted(f.code for f in fs) for line, fs in found.items()} == {6: ["NPU395"]}
 
 
 def test_generated_optimizer_rule_records_its_sources():

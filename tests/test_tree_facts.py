@@ -856,3 +856,22 @@ def test_the_tree_passes_reader_counts_each_read_and_keeps_each_pass_limit(tmp_p
         for prefix in (False, True):
             with pytest.raises(SourceError):
                 read_counted(project, fifo, 1_000_000, prefix=prefix)
+
+
+def test_a_warm_run_reads_no_setup_py_for_its_cpu_build(tmp_path, monkeypatch):
+    # policy (n) (cpu_bindings.py): a copied binding's setup.py that builds a CPU extension without CUDA is read once;
+    # its facts are kept in its summary, so a warm run lowers the same findings without reading it again
+    from tests.test_tq46a import LOSS, TRAIN, TRAIN_SH, WARP_INIT, WARP_SETUP
+
+    root = tmp_path / "tree"
+    write_tree(root, {"ocr/__init__.py": "", "ocr/losses.py": LOSS, "tools/train.py": TRAIN, "train.sh": TRAIN_SH,
+                      "third_party/warp-ctc/pytorch_binding/warpctc_pytorch/__init__.py": WARP_INIT,
+                      "third_party/warp-ctc/pytorch_binding/setup.py": WARP_SETUP})
+    cache = tmp_path / "cache"
+    cold = run_static([root], jobs=1, cache_dir=cache)
+    lowered = {(r.path, f.line) for r in cold.results for f in r.findings if f.data.get("context") == "cpu-build"}
+    assert ("ocr/losses.py", 2) in lowered
+    _refuse_python_reads(monkeypatch)
+    warm = run_static([root], jobs=1, cache_dir=cache)
+    assert _findings(warm) == _findings(cold)
+    assert {(r.path, f.line) for r in warm.results for f in r.findings if f.data.get("context") == "cpu-build"} == lowered

@@ -69,46 +69,65 @@ def _arm_tests(tree: ast.Module) -> set[int]:
             for line in range(stmt.test.lineno, (stmt.test.end_lineno or stmt.test.lineno) + 1)}
 
 
-def apply_cpu_bindings(results: list, files: Sequence[tuple[Path, str]]) -> int:
-    """Lower the "needs CUDA" findings of bindings the tree's own setup.py builds for the CPU too; returns how many."""
+# the setup.py's own facts, kept in its summary (saved with the cache): a warm run reads no setup.py again
+SUMMARY_KEY = "cpu_builds"
+
+
+def _setup_facts(path: Path, summary: dict | None, memoised: set[str], rel: str) -> tuple[dict[str, int], list[int]]:
+    """({extension module: line}, arm test lines) of one setup.py, from its summary or read once and kept there."""
+    held = summary.get(SUMMARY_KEY) if isinstance(summary, dict) else None
+    if isinstance(held, dict) and isinstance(held.get("builds"), dict) and isinstance(held.get("tests"), list):
+        return held["builds"], held["tests"]
+    builds: dict[str, int] = {}
+    tests: list[int] = []
+    try:
+        text = read_counted(None, path)
+        if b"CppExtension" in text and b"CUDAExtension" in text:
+            tree = ast.parse(text)
+            builds = cpu_fallback_builds(tree)
+            tests = sorted(_arm_tests(tree)) if builds else []
+    except (OSError, SourceError, SyntaxError, ValueError):
+        pass
+    if isinstance(summary, dict):
+        summary[SUMMARY_KEY] = {"builds": builds, "tests": tests}
+        memoised.add(rel)
+    return builds, tests
+
+
+def apply_cpu_bindings(results: list, files: Sequence[tuple[Path, str]]) -> set[str]:
+    """Lower the "needs CUDA" findings of bindings the tree's own setup.py builds for the CPU too; returns the files
+    whose summary now holds their setup.py facts (for the cache to save them again)."""
     rels = {rel for _, rel in files}
+    summaries = {r.path: r.summary for r in results}
+    memoised: set[str] = set()
     packages: dict[str, str] = {}       # package name -> `setup.py:LINE` that builds it with a CPU fallback
     tests: dict[str, tuple[set[int], str]] = {}
     for path, rel in files:
         if posixpath.basename(rel) != "setup.py":
             continue
-        try:
-            text = read_counted(None, path)
-            if b"CppExtension" not in text or b"CUDAExtension" not in text:
-                continue
-            tree = ast.parse(text)
-        except (OSError, SourceError, SyntaxError, ValueError):
-            continue
+        builds, arm_tests = _setup_facts(path, summaries.get(rel), memoised, rel)
         folder = posixpath.dirname(rel)
-        for built, line in cpu_fallback_builds(tree).items():
+        for built, line in builds.items():
             top = built.split(".", 1)[0]
             if posixpath.join(folder, top, "__init__.py") in rels:
                 packages.setdefault(top, f"{rel}:{line}")
-                tests[rel] = (_arm_tests(tree), f"{rel}:{line}")
+                tests[rel] = (set(arm_tests), f"{rel}:{line}")
     if not packages:
-        return 0
+        return memoised
 
     def ours(symbol: str) -> str | None:
         parts = (symbol or "").split(".")
         return packages.get(parts[0]) if not _CUDA_WORD.search(parts[-1] if len(parts) > 1 else "") else None
 
-    changed = 0
     for result in results:
         kept = []
         for f in result.findings:
             where = ours(f.symbol) if f.code in _IMPORT_CODES else None
             if where is not None and f.severity != "info":      # (behind a CUDA gate too: the CPU call needs no CUDA)
                 f = as_info(f, "cpu-build", _NOTE.format(where=where))
-                changed += 1
             elif result.path in tests and f.category == "device" and f.line in tests[result.path][0] \
                     and f.severity != "info" and "is_available" in (f.symbol or ""):
                 f = as_info(f, "cpu-build", _TEST_NOTE.format(where=tests[result.path][1]))
-                changed += 1
             kept.append(f)
         result.findings = kept
         hard = result.summary.get(FACT) if isinstance(result.summary, dict) else None
@@ -117,4 +136,4 @@ def apply_cpu_bindings(results: list, files: Sequence[tuple[Path, str]]) -> int:
             hits = [h for h in hard["hits"] if not (isinstance(h, (list, tuple)) and len(h) == 4
                                                     and ours(str(h[3])) is not None)]
             result.summary = {**result.summary, FACT: {**hard, "hits": hits}}
-    return changed
+    return memoised
