@@ -875,3 +875,19 @@ def test_a_warm_run_reads_no_setup_py_for_its_cpu_build(tmp_path, monkeypatch):
     warm = run_static([root], jobs=1, cache_dir=cache)
     assert _findings(warm) == _findings(cold)
     assert {(r.path, f.line) for r in warm.results for f in r.findings if f.data.get("context") == "cpu-build"} == lowered
+
+
+def test_a_warm_run_reads_no_python_file_for_the_trees_own_env_switches(tmp_path, monkeypatch):
+    # own_env_switches.py: which CUDA-named variables a Python file compares is read once and kept in its summary
+    from tests.test_tq46a import LAYERS, OTHER_READ, PROFILE_SH
+
+    root = tmp_path / "tree"
+    write_tree(root, {"model/layers.py": LAYERS, "scripts/profile.sh": PROFILE_SH, "model/debug.py": OTHER_READ})
+    cache = tmp_path / "cache"
+    cold = run_static([root], jobs=1, cache_dir=cache)
+    lowered = {(r.path, f.line) for r in cold.results for f in r.findings if f.data.get("context") == "own-switch"}
+    assert ("model/layers.py", 11) in lowered and ("scripts/profile.sh", 2) in lowered
+    _refuse_python_reads(monkeypatch)
+    warm = run_static([root], jobs=1, cache_dir=cache)
+    assert _findings(warm) == _findings(cold)
+    assert warm.project_reads == 0

@@ -21,12 +21,13 @@ import posixpath
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from auditor.project.launch_imports import FACT
 from auditor.project.setup_py import extension_module_name
 from auditor.source import SourceError
 from auditor.static.backends import as_info
-from auditor.static.project_imports import read_counted
+from auditor.static.project_imports import kept_fact, read_counted
 
 _BUILDERS = {"CUDAExtension": "cuda", "CppExtension": "cpu"}
 _CUDA_WORD = re.compile(r"cuda|gpu|nccl", re.I)
@@ -73,11 +74,8 @@ def _arm_tests(tree: ast.Module) -> set[int]:
 SUMMARY_KEY = "cpu_builds"
 
 
-def _setup_facts(path: Path, summary: dict | None, memoised: set[str], rel: str) -> tuple[dict[str, int], list[int]]:
-    """({extension module: line}, arm test lines) of one setup.py, from its summary or read once and kept there."""
-    held = summary.get(SUMMARY_KEY) if isinstance(summary, dict) else None
-    if isinstance(held, dict) and isinstance(held.get("builds"), dict) and isinstance(held.get("tests"), list):
-        return held["builds"], held["tests"]
+def _setup_facts(path: Path) -> dict[str, Any]:
+    """{"builds": {extension module: line}, "tests": arm test lines} of one setup.py."""
     builds: dict[str, int] = {}
     tests: list[int] = []
     try:
@@ -88,10 +86,11 @@ def _setup_facts(path: Path, summary: dict | None, memoised: set[str], rel: str)
             tests = sorted(_arm_tests(tree)) if builds else []
     except (OSError, SourceError, SyntaxError, ValueError):
         pass
-    if isinstance(summary, dict):
-        summary[SUMMARY_KEY] = {"builds": builds, "tests": tests}
-        memoised.add(rel)
-    return builds, tests
+    return {"builds": builds, "tests": tests}
+
+
+def _valid_setup_facts(held: Any) -> bool:
+    return isinstance(held, dict) and isinstance(held.get("builds"), dict) and isinstance(held.get("tests"), list)
 
 
 def apply_cpu_bindings(results: list, files: Sequence[tuple[Path, str]]) -> set[str]:
@@ -105,7 +104,9 @@ def apply_cpu_bindings(results: list, files: Sequence[tuple[Path, str]]) -> set[
     for path, rel in files:
         if posixpath.basename(rel) != "setup.py":
             continue
-        builds, arm_tests = _setup_facts(path, summaries.get(rel), memoised, rel)
+        facts = kept_fact(summaries.get(rel), SUMMARY_KEY, _valid_setup_facts, lambda: _setup_facts(path),
+                          memoised, rel)
+        builds, arm_tests = facts["builds"], facts["tests"]
         folder = posixpath.dirname(rel)
         for built, line in builds.items():
             top = built.split(".", 1)[0]

@@ -22,12 +22,14 @@ from pathlib import Path
 from auditor.discover import MAX_FILE_BYTES
 from auditor.source import SourceError
 from auditor.static.backends import as_info
-from auditor.static.project_imports import read_counted
+from auditor.static.project_imports import kept_fact, read_counted
 
 _READ = r"""(?:os\.)?(?:environ\.get|getenv)\(\s*['"]{0}['"][^()]*\)|(?:os\.)?environ\[\s*['"]{0}['"]\s*\]"""
 _OPS = r"(?:==|!=|\bnot\s+in\b|\bin\b)"
 _READ_NOTE = "the tree's own code compares it here: a switch of the tree's own, which works as written on Ascend; " \
              "nothing to port"
+# the comparisons found in a file, kept in its summary (saved with the cache): a warm run reads no Python file
+SUMMARY_KEY = "env_compares"
 _SET_NOTE = "the tree's own code reads it as a switch ({where}): setting it chooses the tree's own path; CUDA's " \
             "reading of it is ignored on Ascend"
 
@@ -46,6 +48,15 @@ def _with_ascend_twin() -> frozenset[str]:
     return frozenset(name for name, detail in symbols.items() if getattr(detail, "replace", None))
 
 
+def _compared_lines(project, path: Path, hits: list) -> list[list]:
+    """[line, variable] of the NPU004 hits whose line compares the variable's value (read once per file)."""
+    try:
+        lines = read_counted(project, path, MAX_FILE_BYTES).decode("utf-8", "replace").splitlines()
+    except (OSError, SourceError):
+        return []
+    return [[f.line, f.symbol] for f in hits if 0 < f.line <= len(lines) and _compares(lines[f.line - 1], f.symbol)]
+
+
 def apply_own_env_switches(results: list, files: Sequence[tuple[Path, str]], project=None) -> int:
     """Lower NPU004 on variables the tree's own Python compares; returns how many findings changed."""
     if not any(f.code == "NPU004" and f.severity != "info" for r in results if r.path.endswith(".py")
@@ -55,19 +66,18 @@ def apply_own_env_switches(results: list, files: Sequence[tuple[Path, str]], pro
     twinned = _with_ascend_twin()
     switches: dict[str, str] = {}       # variable -> `rel:line` of the first comparison
     reads: dict[str, set[int]] = {}
+    changed_summaries = project.changed if project is not None else set()
     for result in results:
         hits = [f for f in result.findings if f.code == "NPU004" and f.severity != "info" and f.symbol
                 and f.symbol not in twinned]
         if not hits or not result.path.endswith(".py") or result.path not in where:
             continue
-        try:
-            lines = read_counted(project, where[result.path], MAX_FILE_BYTES).decode("utf-8", "replace").splitlines()
-        except (OSError, SourceError):
-            continue
-        for f in hits:
-            if 0 < f.line <= len(lines) and _compares(lines[f.line - 1], f.symbol):
-                switches.setdefault(f.symbol, f"{result.path}:{f.line}")
-                reads.setdefault(result.path, set()).add(f.line)
+        compared = kept_fact(result.summary, SUMMARY_KEY, lambda held: isinstance(held, list),
+                             lambda: _compared_lines(project, where[result.path], hits), changed_summaries,
+                             result.path)
+        for line, symbol in compared:
+            switches.setdefault(symbol, f"{result.path}:{line}")
+            reads.setdefault(result.path, set()).add(line)
     if not switches:
         return 0
     changed = 0

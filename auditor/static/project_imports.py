@@ -46,7 +46,7 @@ import io
 import os
 import re
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -357,6 +357,21 @@ def held_tree(project: ProjectImports | None, rel: str) -> dict[str, Any] | None
     """A file's tree-pass facts (`tree`) from its summary: None without a project or a summary that holds them (the
     pass then reads the file with read_counted)."""
     return project.tree(rel) if project is not None else None
+
+
+def kept_fact(summary: Any, key: str, valid: Callable[[Any], bool], compute: Callable[[], Any],
+              changed: set[str], rel: str) -> Any:
+    """A tree pass's fact about one file, read from the file's summary (saved with the cache) when `valid` accepts
+    it there, else computed once and kept in the summary, `rel` added to `changed` so the cache saves it again: a
+    warm run reads no file for it (cpu_bindings' setup.py facts, own_env_switches' comparisons)."""
+    held = summary.get(key) if isinstance(summary, dict) else None
+    if held is not None and valid(held):
+        return held
+    value = compute()
+    if isinstance(summary, dict):
+        summary[key] = value
+        changed.add(rel)
+    return value
 
 
 def read_counted(project: ProjectImports | None, path: Path | str | None, limit: int | None = MAX_FILE_BYTES,
