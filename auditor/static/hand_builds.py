@@ -31,6 +31,14 @@ def _names_nvcc(node: ast.AST) -> bool:
         for n in ast.walk(node))
 
 
+def _compiler_value(node: ast.AST) -> ast.expr | None:
+    """The value of `X.set_executable('compiler_so', VALUE)` (one of distutils' compiler executables), else None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "set_executable" \
+            and len(node.args) >= 2 and isinstance(node.args[0], ast.Constant) and node.args[0].value in _COMPILER_KEYS:
+        return node.args[1]
+    return None
+
+
 def compiles_cuda_by_hand(tree: ast.Module) -> bool:
     """Whether the file teaches distutils' compiler to build .cu files: `compiler.src_extensions.append('.cu')` (also
     extend / insert / `+=`), or points one of its executables at nvcc (`self.set_executable('compiler_so',
@@ -41,8 +49,8 @@ def compiles_cuda_by_hand(tree: ast.Module) -> bool:
             if node.func.attr in ("append", "extend", "insert") and isinstance(receiver, ast.Attribute) \
                     and receiver.attr == "src_extensions" and ".cu" in _strings(node):
                 return True
-            if node.func.attr == "set_executable" and len(node.args) >= 2 and isinstance(node.args[0], ast.Constant) \
-                    and node.args[0].value in _COMPILER_KEYS and _names_nvcc(node.args[1]):
+            value = _compiler_value(node)
+            if value is not None and _names_nvcc(value):
                 return True
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Attribute) \
                 and node.target.attr == "src_extensions" and ".cu" in _strings(node.value):
@@ -82,11 +90,9 @@ def _locators(tree: ast.Module) -> set[str]:
 def _compiler_tables(tree: ast.Module) -> set[str]:
     """Names whose nvcc entry a build makes the compiler (`self.set_executable('compiler_so', CUDA['nvcc'])`): the
     toolkit's table, wherever it was filled (CuLE's `CUDA = runtime._locate()`, a helper of another module)."""
-    return {n.args[1].value.id for n in walk_list(tree) if isinstance(n, ast.Call)
-            and isinstance(n.func, ast.Attribute) and n.func.attr == "set_executable" and len(n.args) >= 2
-            and isinstance(n.args[0], ast.Constant) and n.args[0].value in _COMPILER_KEYS
-            and isinstance(n.args[1], ast.Subscript) and isinstance(n.args[1].value, ast.Name)
-            and _names_nvcc(n.args[1].slice)}
+    values = [_compiler_value(n) for n in walk_list(tree)]
+    return {v.value.id for v in values if isinstance(v, ast.Subscript) and isinstance(v.value, ast.Name)
+            and _names_nvcc(v.slice)}
 
 
 def toolkit_configs(tree: ast.Module) -> frozenset[str]:
