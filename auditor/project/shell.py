@@ -2893,7 +2893,7 @@ _CUDA_WORD_RE = re.compile(r"cuda|\+cu\d", re.I)
 # ... or a version operator, for a substitution that rewrites a requirement's pin (`s/torch >= 2.0.0/torch == 2.0.1/`)
 _SED_EDIT_WORD_RE = re.compile(r"cuda|\+cu\d|[=<>~]=|[<>]", re.I)
 # a requirement a substitution writes: `torch==1.9.1+cu111` (a name, a version operator, a version)
-_REQUIREMENT_PIN_RE = re.compile(r"[A-Za-z0-9][\w.-]*\s*(?:===?|~=|>=|<=|!=|<|>)\s*[\w.*+!-]+")
+_REQUIREMENT_PIN_RE = re.compile(r"([A-Za-z0-9][\w.-]*)\s*(?:===?|~=|>=|<=|!=|<|>)\s*[\w.*+!-]+")
 # Python CUDA calls a substitution can write into a source file: `.cuda()`, `torch.cuda.<name>`, `.to("cuda")`
 _CUDA_CALL_RE = re.compile(r"\.cuda\(\s*[\w:'\"]*\s*\)|\btorch\.cuda\.\w+(?:\(\))?|\.to\(\s*['\"]cuda(?::\d+)?['\"]\s*\)")
 
@@ -2903,11 +2903,6 @@ _RPM_INSTALL_RE = re.compile(r"-[ivhUF]*[iUF][ivhUF]*|--install|--upgrade|--fres
 # an RPM file's package name: what comes before the version (`ucx-cuda-1.19.1-1.el9.x86_64.rpm`, or `ucx-cuda--1...`
 # once a `${UCX_VERSION}` is taken out)
 _RPM_NAME_RE = re.compile(r"([A-Za-z][\w.+]*(?:-[A-Za-z][\w.+]*)*)-(?=\d|-)")
-
-
-def _pinned_name(pin: str) -> str:
-    """The package a requirement pin names (`torch >= 2.0.0` -> `torch`), lower-cased."""
-    return re.split(r"[\s=<>!~]", pin.strip(), 1)[0].lower()
 
 
 def _sed_cuda_edits(col: Collector, pos: _Positions, node) -> None:
@@ -2932,9 +2927,9 @@ def _sed_cuda_edits(col: Collector, pos: _Positions, node) -> None:
         # `sed -i 's/torch >= 2.0.0/torch == 2.0.1/' /vllm/requirements.txt` (llm-perf-bench's vLLM images): the
         # substitution rewrites a requirement's pin; the new pin is read as that requirement (tp46b). A text that
         # only looks like one (`s/a>b/a<b/`) names no package a rule reads
-        pin_edit = pin is not None and _REQUIREMENT_PIN_RE.fullmatch(pattern.strip()) is not None and \
-            "+cu" not in pattern.lower() and replacement.strip() != pattern.strip() and \
-            _pinned_name(replacement) == _pinned_name(pattern)
+        edited = _REQUIREMENT_PIN_RE.fullmatch(pattern.strip())
+        pin_edit = pin is not None and edited is not None and "+cu" not in pattern.lower() and \
+            replacement.strip() != pattern.strip() and pin.group(1).lower() == edited.group(1).lower()
         if cuda_pin or pin_edit:
             c = start + 1 + sub.start(3) if line == row + 1 else 1
             for symbol, _, rule, note in requirement_hits(matchers(col.engine), replacement.strip()):
