@@ -26,7 +26,7 @@ import yaml
 
 from auditor.findings import FileResult
 from auditor.project.hits import Collector, matchers, normalize_dist
-from auditor.project.requirements import _mapping, conda_spec_name
+from auditor.project.requirements import conda_spec_name, yaml_entries
 
 if TYPE_CHECKING:
     from auditor.static.engine import StaticEngine
@@ -78,13 +78,13 @@ def _spec_package(written: str) -> str:
 
 def _requirement_lists(root: yaml.Node | None) -> list[yaml.SequenceNode]:
     """The requirement lists of the recipe and of each of its outputs."""
-    sections = [_mapping(root).get("requirements")]
-    outputs = _mapping(root).get("outputs")
+    sections = [yaml_entries(root).get("requirements")]
+    outputs = yaml_entries(root).get("outputs")
     if isinstance(outputs, yaml.SequenceNode):
-        sections += [_mapping(item).get("requirements") for item in outputs.value]
+        sections += [yaml_entries(item).get("requirements") for item in outputs.value]
     found = []
     for section in sections:
-        for name, value in _mapping(section).items():
+        for name, value in yaml_entries(section).items():
             if name in _REQUIREMENT_LISTS and isinstance(value, yaml.SequenceNode):
                 found.append(value)
     return found
@@ -137,7 +137,7 @@ def _read_recipe(col: Collector, root: yaml.Node | None) -> None:
 
 def _read_variants(col: Collector, root: yaml.Node | None) -> None:
     m = matchers(col.engine)
-    for name, value in _mapping(root).items():
+    for name, value in yaml_entries(root).items():
         if name == "pin_run_as_build":
             for pin_key, _ in value.value if isinstance(value, yaml.MappingNode) else ():
                 symbol = normalize_dist(str(pin_key.value))
@@ -167,7 +167,7 @@ def analyze_recipe(engine: "StaticEngine", text: str, rel: str) -> FileResult | 
     col = Collector(engine, rel, text)
     if rel.replace("\\", "/").rsplit("/", 1)[-1].lower() in VARIANT_NAMES:
         _read_variants(col, root)
-    elif "package" in _mapping(root) and ("requirements" in _mapping(root) or "outputs" in _mapping(root)):
+    elif "package" in yaml_entries(root) and ("requirements" in yaml_entries(root) or "outputs" in yaml_entries(root)):
         _read_recipe(col, root)
     else:
         return None

@@ -21,7 +21,8 @@ from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.makefile import keep_call
 from auditor.project.hits import (NCCL_VERSION_NAME_RE, Collector, cuda_member_siblings, decode_text,
                                   lower_cuda_member, matchers)
-from auditor.project.requirements import _CUDA_INDEX_RE, _mapping, analyze_requirements_txt, conda_export_text
+from auditor.project.requirements import (_CUDA_INDEX_RE, analyze_requirements_txt, conda_export_text,
+                                          yaml_entries)
 from auditor.project.shell import (COMMAND_VARIABLE_RE, DRIVER_PATH_RE, SCHEDULER_REQUESTS, _SHELLS, _URL_RE, build_variant,
                                    cmake_defines, container_file_reference, scan_fragment, scan_shell)
 from auditor.findings import FileError, FileResult
@@ -208,12 +209,12 @@ def _workflow_env_values(root) -> tuple[dict[str, str], dict[str, dict[str, str]
     the workflow's (GitHub docs, "Workflow syntax": `env`, `jobs.<job_id>.env`). Literal values only (tp46b; review46
     item 2)."""
     def literal(scope) -> dict[str, str]:
-        return {name: value.value for name, value in _entries(scope).items()
+        return {name: value.value for name, value in yaml_entries(scope).items()
                 if isinstance(value, yaml.ScalarNode) and isinstance(value.value, str) and "${{" not in value.value}
 
-    top = literal(_entries(root).get("env"))
-    return top, {name: {**top, **literal(_entries(job).get("env"))}
-                 for name, job in _entries(_entries(root).get("jobs")).items()}
+    top = literal(yaml_entries(root).get("env"))
+    return top, {name: {**top, **literal(yaml_entries(job).get("env"))}
+                 for name, job in yaml_entries(yaml_entries(root).get("jobs")).items()}
 
 
 # `"$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#"`
@@ -227,29 +228,22 @@ def _template_parameter_paths(root, m) -> dict[int, str]:
     read as `parameters.VmSize: Standard_NV6` (each allowed value too, and a parameter file's `"value"`): the
     template's resources take the size from `[parameters('VmSize')]` (Azure docs, "Parameters in ARM templates";
     tp46b)."""
-    entries = _entries(root)
+    entries = yaml_entries(root)
     schema = entries.get("$schema")
     if not isinstance(schema, yaml.ScalarNode) or not _ARM_SCHEMA_RE.search(str(schema.value)):
         return {}
     found: dict[int, str] = {}
-    for name, spec in _entries(entries.get("parameters")).items():
-        default = _entries(spec).get("defaultValue")
+    for name, spec in yaml_entries(entries.get("parameters")).items():
+        default = yaml_entries(spec).get("defaultValue")
         # the allowed values only beside a default that is itself reported (or none): with `defaultValue:
         # Standard_D4s_v3` the template deploys a CPU size, its NC / NV choices are options (review46 item 6)
         chosen = not isinstance(default, yaml.ScalarNode) or \
             m.match_setting(f"parameters.{name}", str(default.value)) is not None
         for key in ("defaultValue", "value", "allowedValues") if chosen else ("defaultValue", "value"):
-            node = _entries(spec).get(key)
+            node = yaml_entries(spec).get(key)
             items = node.value if isinstance(node, yaml.SequenceNode) else [node]
             found.update((id(item), f"parameters.{name}") for item in items if isinstance(item, yaml.ScalarNode))
     return found
-
-
-def _entries(node) -> dict:
-    """A YAML mapping node's entries by key text ({} for anything else)."""
-    if not isinstance(node, yaml.MappingNode):
-        return {}
-    return {str(k.value): v for k, v in node.value if isinstance(k, yaml.ScalarNode)}
 
 
 def _reserves_nvidia_gpu(service: dict) -> bool:
@@ -258,9 +252,9 @@ def _reserves_nvidia_gpu(service: dict) -> bool:
     runtime = service.get("runtime")
     if isinstance(runtime, yaml.ScalarNode) and str(runtime.value).lower() == "nvidia" or "gpus" in service:
         return True
-    devices = _entries(_entries(_entries(service.get("deploy")).get("resources")).get("reservations")).get("devices")
+    devices = yaml_entries(yaml_entries(yaml_entries(service.get("deploy")).get("resources")).get("reservations")).get("devices")
     for item in devices.value if isinstance(devices, yaml.SequenceNode) else []:
-        entry = _entries(item)
+        entry = yaml_entries(item)
         driver, caps = entry.get("driver"), entry.get("capabilities")
         if isinstance(driver, yaml.ScalarNode) and str(driver.value).lower() == "nvidia" or \
                 isinstance(caps, yaml.SequenceNode) and any(str(c.value).lower() == "gpu" for c in caps.value
@@ -275,12 +269,12 @@ def _cuda_services(roots: list) -> list[tuple[int, int, str, list[str]]]:
     starts another profile. A service without profiles is started by default and keeps its findings."""
     out = []
     for root in roots:
-        services = _entries(root).get("services")
+        services = yaml_entries(root).get("services")
         if not isinstance(services, yaml.MappingNode):
             continue
         profiles: dict[str, list[str]] = {}
         for k, v in services.value:
-            listed = _entries(v).get("profiles")
+            listed = yaml_entries(v).get("profiles")
             if isinstance(listed, yaml.SequenceNode):
                 profiles[str(k.value)] = [str(p.value) for p in listed.value if isinstance(p, yaml.ScalarNode)]
         for key, service in services.value:
@@ -298,8 +292,8 @@ def _built_service_images(root) -> set[int]:
     ghcr.io/speaches-ai/speaches:latest-cuda-12.6.3`, tp38) is published: without a `pull_policy` Compose pulls it
     first and builds only where the registry has none (the Compose file reference, "build": "If pull_policy is
     missing from the service definition, Compose attempts to pull the image first"), so it is read as an image."""
-    services = _entries(_entries(root).get("services")).values()
-    return {id(e["image"]) for e in map(_entries, services) if "build" in e and "image" in e
+    services = yaml_entries(yaml_entries(root).get("services")).values()
+    return {id(e["image"]) for e in map(yaml_entries, services) if "build" in e and "image" in e
             and not (isinstance(e["image"].value, str) and _on_registry_host(e["image"].value))}
 
 
@@ -317,9 +311,9 @@ def _zero_quota_names(node) -> set[int]:
 
 
 def _mappings(node) -> Iterator[dict]:
-    """The entries (`_entries`) of every mapping in a YAML tree, outermost first."""
+    """The entries (`yaml_entries`) of every mapping in a YAML tree, outermost first."""
     if isinstance(node, yaml.MappingNode):
-        entries = _entries(node)
+        entries = yaml_entries(node)
         yield entries
         for value in entries.values():
             yield from _mappings(value)
@@ -415,8 +409,8 @@ def _gpu_service_images(col: Collector, roots: list) -> None:
     image (`build:`) is left to its Dockerfile's FROM; a name an image rule matches has that rule's finding."""
     m = matchers(col.engine)
     for root in roots:
-        for service in _entries(_entries(root).get("services")).values():
-            entries = _entries(service)
+        for service in yaml_entries(yaml_entries(root).get("services")).values():
+            entries = yaml_entries(service)
             image = entries.get("image")
             if not isinstance(image, yaml.ScalarNode) or not isinstance(image.value, str) \
                     or "build" in entries or m.match_image(image.value) is not None \
@@ -433,7 +427,7 @@ def _merged_entries(node) -> dict:
         if isinstance(key, yaml.ScalarNode) and key.value == "<<":
             for source in value.value if isinstance(value, yaml.SequenceNode) else [value]:
                 merged = {**_merged_entries(source), **merged}
-    return {**merged, **_entries(node)}
+    return {**merged, **yaml_entries(node)}
 
 
 def _superbench_config(col: Collector, roots: list) -> None:
@@ -445,11 +439,11 @@ def _superbench_config(col: Collector, roots: list) -> None:
     benchmark's command starts with: its assignments are read as a script's."""
     m = matchers(col.engine)
     for root in roots:
-        superbench = _entries(root).get("superbench")
+        superbench = yaml_entries(root).get("superbench")
         if not isinstance(superbench, yaml.MappingNode) or not isinstance(
-                benchmarks := _entries(superbench).get("benchmarks"), yaml.MappingNode):
+                benchmarks := yaml_entries(superbench).get("benchmarks"), yaml.MappingNode):
             continue
-        chosen = _entries(superbench).get("enable")
+        chosen = yaml_entries(superbench).get("enable")
         chosen = {str(i.value) for i in chosen.value} if isinstance(chosen, yaml.SequenceNode) else None
         for key, entry in benchmarks.value:
             enable = _merged_entries(entry).get("enable")
@@ -792,10 +786,10 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         image_repositories = _image_repositories(root)
         parameter_paths = _template_parameter_paths(root, m)
         # a GitHub Actions workflow's own document (not a manifest a step feeds to kubectl)
-        workflow = is_github_workflow(col.rel) and "jobs" in _entries(root)
+        workflow = is_github_workflow(col.rel) and "jobs" in yaml_entries(root)
         workflow_env, job_envs = _workflow_env_values(root) if workflow else ({}, {})
         # a SkyPilot task: its top-level `setup:` script runs once before `run:` (SkyPilot's task YAML reference)
-        sky_task = isinstance(_entries(root).get("run"), yaml.ScalarNode) and "resources" in _entries(root)
+        sky_task = isinstance(yaml_entries(root).get("run"), yaml.ScalarNode) and "resources" in yaml_entries(root)
         vectors = _argument_vectors(root)
         in_vectors = {id(item) for vector in vectors for item in vector}
         blocks += [_vector_blocks(col.lines, vector) for vector in vectors]
@@ -1092,7 +1086,7 @@ _DOCS_BUILD_RE = re.compile(r"\bsphinx-build\b|\bmkdocs\s+(?:build|gh-deploy)\b|
 def _docs_jobs(root) -> list[tuple[int, int]]:
     """(first line, last line) of each GitHub workflow job whose steps build documentation (`_DOCS_BUILD_RE`) and run
     nothing else that tests (no pytest / unittest / tox step)."""
-    jobs = _mapping(root).get("jobs")
+    jobs = yaml_entries(root).get("jobs")
     out = []
     for key, job in (jobs.value if isinstance(jobs, yaml.MappingNode) else []):
         runs = [v.value for _, _, v, _ in _scalars(job, "", False) if isinstance(v.value, str)]
@@ -1331,7 +1325,7 @@ def _package_module_names(value) -> list[yaml.ScalarNode]:
         return [n for item in value.value for n in _package_module_names(item)]
     if isinstance(value, yaml.ScalarNode):
         return [value] if isinstance(value.value, str) and re.search(r"(?:^|\s)(?:name|pkg)=", value.value) else []
-    entries = _entries(value)
+    entries = yaml_entries(value)
     names = entries.get("name", entries.get("pkg", entries.get("pkgs")))
     if isinstance(names, yaml.SequenceNode):
         return [n for n in names.value if isinstance(n, yaml.ScalarNode) and isinstance(n.value, str)]
@@ -1409,11 +1403,11 @@ def _docker_runtimes(col: Collector, m, root) -> None:
     "nvidia-container-runtime"}`; Docker's dockerd reference, "Daemon configuration file"; NVIDIA container toolkit
     install guide, "Configuring Docker"): the runtime each `--runtime=nvidia` container starts with, reported on the
     entry's name (its `default-runtime: nvidia` is a setting of NPU017's list)."""
-    runtimes = _mapping(root).get("runtimes") if isinstance(root, yaml.MappingNode) else None
+    runtimes = yaml_entries(root).get("runtimes") if isinstance(root, yaml.MappingNode) else None
     if not isinstance(runtimes, yaml.MappingNode):
         return
     for key, value in runtimes.value:
-        entry = _mapping(value) if isinstance(value, yaml.MappingNode) else {}
+        entry = yaml_entries(value) if isinstance(value, yaml.MappingNode) else {}
         path = entry.get("path")
         if isinstance(key, yaml.ScalarNode) and (str(key.value).lower() == "nvidia" or isinstance(path, yaml.ScalarNode)
                                                  and "nvidia-container-runtime" in str(path.value)):
@@ -1472,9 +1466,9 @@ def _matrix_runner_paths(root) -> set[str]:
     """The key paths of the matrix values that GitHub Actions jobs run on (`runs-on: ${{ matrix.config.runner }}`
     reads `jobs.<job>.strategy.matrix.config.runner`, and `include:` entries' `runner`); list items add no part."""
     paths: set[str] = set()
-    jobs = _mapping(root).get("jobs")
-    for job, node in _mapping(jobs).items():
-        runs_on = _mapping(node).get("runs-on")
+    jobs = yaml_entries(root).get("jobs")
+    for job, node in yaml_entries(jobs).items():
+        runs_on = yaml_entries(node).get("runs-on")
         refs = runs_on.value if isinstance(runs_on, yaml.SequenceNode) else [runs_on]
         for ref in refs:
             found = _MATRIX_REF_RE.match(str(ref.value).strip()) if isinstance(ref, yaml.ScalarNode) else None
@@ -1495,8 +1489,8 @@ def _cuda_matrix_paths(root) -> set[str]:
     conda/environments/nvtabular_dev_cuda${{ matrix.target }}.yml` over `matrix: {target: ["11.0", "11.2"]}`): the
     key's values are the CUDA releases the job builds for, whatever the key's name (tp46a)."""
     paths: set[str] = set()
-    for job, node in _entries(_entries(root).get("jobs")).items():
-        steps = _entries(node).get("steps")
+    for job, node in yaml_entries(yaml_entries(root).get("jobs")).items():
+        steps = yaml_entries(node).get("steps")
         for _, key, value, _ in _scalars(steps, "", False) if steps is not None else ():
             if key is not value and str(key.value) == "name" or not isinstance(value.value, str):
                 continue          # a step's display name builds nothing
@@ -1511,7 +1505,7 @@ def _step_shells(node, found: dict | None = None, default: str | None = None) ->
     `defaults: run: shell:` of its job or workflow (t15h: a `shell: pwsh` default makes every step PowerShell)."""
     found = {} if found is None else found
     if isinstance(node, yaml.MappingNode):
-        named = _entries(node)
+        named = yaml_entries(node)
         defaults = named.get("defaults")
         if isinstance(defaults, yaml.MappingNode):
             run_defaults = {str(k.value): v for k, v in defaults.value if isinstance(k, yaml.ScalarNode)}.get("run")
@@ -1812,7 +1806,7 @@ _VERSION_WORDS = frozenset({"version", "versions", "ver"})
 def _packer_template(root) -> bool:
     """A Packer JSON template: `builders` (or `variables`) beside a `provisioners` list (Packer's legacy JSON
     template format, https://developer.hashicorp.com/packer/docs/templates/legacy_json_templates)."""
-    entries = _entries(root)
+    entries = yaml_entries(root)
     return isinstance(entries.get("provisioners"), yaml.SequenceNode) and ("builders" in entries
                                                                            or "variables" in entries)
 
@@ -1831,7 +1825,7 @@ def _packer_steps(col: Collector, m, root) -> None:
     is the version those steps install, a build parameter (info)."""
     if not _packer_template(root):
         return
-    variables = _entries(root).get("variables")
+    variables = yaml_entries(root).get("variables")
     if isinstance(variables, yaml.MappingNode):
         for key, _value in variables.value:
             name = str(key.value)
@@ -1840,8 +1834,8 @@ def _packer_steps(col: Collector, m, root) -> None:
                 line, c = key.start_mark.line + 1, key.start_mark.column + 2     # past the opening quote
                 col.add(m.match_setting("cuda_version", "12.4"), f"variables.{name}", line, c, c + len(name),
                         severity="info", note=" (a Packer variable: the CUDA / NVIDIA driver version the image gets)")
-    for step in _entries(root)["provisioners"].value:
-        entries = _entries(step)
+    for step in yaml_entries(root)["provisioners"].value:
+        entries = yaml_entries(step)
         if not isinstance(entries.get("type"), yaml.ScalarNode) or "shell" not in str(entries["type"].value):
             continue
         scripts = [entries.get("script")]

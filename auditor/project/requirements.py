@@ -1227,7 +1227,9 @@ def _lower_uv_cuda_members(col: Collector, uv: dict, indexes: dict[str, str], in
                     f"`{members[member]}`: an Ascend install picks the other; left as is)")
 
 
-def _mapping(node) -> dict:
+def yaml_entries(node) -> dict:
+    """A YAML mapping node's entries by key text ({} for anything else): the one reading of the project readers
+    (requirements' conda files, configs, conda recipes)."""
     return {k.value: v for k, v in node.value if isinstance(k, yaml.ScalarNode)} \
         if isinstance(node, yaml.MappingNode) else {}
 
@@ -1237,13 +1239,13 @@ def _conda_lock(engine: "StaticEngine", text: str, rel: str, keys: dict) -> File
     dependency maps inside each package are the solver's, not lines a port edits."""
     col = Collector(engine, rel, text)
     m = matchers(engine)
-    for channel in getattr(_mapping(keys["metadata"]).get("channels"), "value", []):
-        url = _mapping(channel).get("url")
+    for channel in getattr(yaml_entries(keys["metadata"]).get("channels"), "value", []):
+        url = yaml_entries(channel).get("url")
         if isinstance(url, yaml.ScalarNode) and url.value.lower().split("/", 1)[0] == "nvidia":
             col.add(m.match_requirement("channel:nvidia"), "channel:nvidia", url.start_mark.line + 1,
                     url.start_mark.column + 1, url.start_mark.column + 1 + len(url.value))
     for package in getattr(keys["package"], "value", []):
-        name = _mapping(package).get("name")
+        name = yaml_entries(package).get("name")
         if isinstance(name, yaml.ScalarNode) and name.value:
             symbol = normalize_dist(name.value)
             col.add(m.match_requirement(symbol), symbol, name.start_mark.line + 1, name.start_mark.column + 1,
