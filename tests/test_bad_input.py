@@ -82,6 +82,38 @@ def test_tab_indentation_python_3_rejects_is_audited_as_python_2_read_it(tree, c
     assert code == 0 and doc["findings"]
 
 
+# A test script whose author's editor showed tabs 4 columns wide (CDCN's FAS challenge scripts' shape): a tab-indented
+# line inside a block of 4-space lines. Python 2 (tab = 8 columns) reports an unexpected indent, Python 3 a TabError;
+# read at 4 columns the file is consistent
+EDITOR_TABS = (
+    "import torch\n"
+    "from models.CDCNs import Conv2d_cd, CDCNpp\n"
+    "\n"
+    "def train_test():\n"
+    "    print(\"test:\\n \")\n"
+    "    #model = CDCNpp( basic_conv=Conv2d_cd, theta=0.7)\n"
+    "\tmodel = CDCNpp( basic_conv=Conv2d_cd, theta=args.theta)\n"
+    "    model.load_state_dict(torch.load('CDCNpp_P1_07/CDCNpp_P1_07_30.pkl'))\n"
+    "    model = model.cuda()\n"
+    "    for i, sample_batched in enumerate(dataloader_val):\n"
+    "\t\tinputs = sample_batched['image_x'].cuda()\n"
+    "        map_x = model(inputs)\n"
+)
+
+
+def test_tab_indentation_no_python_compiles_is_read_at_its_editors_width(tree, capsys):
+    (tree / "test_CDCNpp_model1.py").write_text(EDITOR_TABS)
+    (tree / "mixed.py").write_text("def f():\n    if x:\n\tpass\n      pass\n")   # consistent at neither width
+    code, doc = audit_json(capsys, str(tree), "--fail-on", "never")
+    errors = _errors_by_path(doc)
+    assert code == 2                                   # still an error: no interpreter compiles it as written
+    assert "4 columns" in errors["test_CDCNpp_model1.py"] and "8 columns" not in errors["test_CDCNpp_model1.py"]
+    assert "columns" not in errors["mixed.py"]
+    found = {(f["line"], f["symbol"]) for f in doc["findings"] if f["path"] == "test_CDCNpp_model1.py"}
+    assert {(9, "cuda"), (11, "cuda")} <= found
+    assert all(f["fix"] == "none" for f in doc["findings"] if f["path"] == "test_CDCNpp_model1.py")
+
+
 # neural-motifs' proposal_assignments_rel.py (pre-1.0 PyTorch, Python 2): `async=True` is a keyword argument there,
 # a syntax error in Python 3.7+ where `async` is a keyword
 PY2_ASYNC = (

@@ -796,10 +796,19 @@ class StaticEngine:
         the file stays an error (Python 3 does not run it, on any backend) and none of its findings is rewritten by
         `audit fix` (their columns count the expanded indentation)."""
         error = FileError(rel, "syntax", exc.msg or "inconsistent use of tabs and spaces in indentation", exc.lineno)
-        expanded = "".join(line[:len(line) - len(line.lstrip(" \t"))].expandtabs(8) + line.lstrip(" \t")
-                           for line in text.splitlines(keepends=True))
-        return self._as_python2(data, expanded, rel, error, lines,
-                                "; audited with its indentation tabs read as 8 columns (Python 2's reading)")
+        # Python 2's width first; a file neither interpreter compiles (a tab after a 4-space block) is read at the
+        # width its author's editor showed, 4 columns, when that reading is consistent
+        for width, reading in ((8, "8 columns (Python 2's reading)"),
+                               (4, "4 columns (the width its editor showed: Python 2 does not compile it either)")):
+            expanded = "".join(line[:len(line) - len(line.lstrip(" \t"))].expandtabs(width) + line.lstrip(" \t")
+                               for line in text.splitlines(keepends=True))
+            try:
+                ast.parse(expanded, filename=rel)
+            except (SyntaxError, ValueError):
+                continue
+            return self._as_python2(data, expanded, rel, error, lines, f"; audited with its indentation tabs read as "
+                                                                       f"{reading}")
+        return FileResult(rel, error=error, lines=lines)
 
     def _as_python2(self, data: bytes, readable: str, rel: str, error: FileError, lines: int, reading: str) -> FileResult:
         """A Python 2 file Python 3 rejects, audited as `readable` (the text with Python 2's reading made explicit),
