@@ -312,6 +312,8 @@ class Collector:
             return
         if sets and name.endswith("_BUILD_CUDA") and self._set_off(name, line, value):
             return      # `ENV SAM2_BUILD_CUDA=0`: the CUDA extension build is off, as on Ascend (t15t)
+        if sets and name.startswith("TF_NEED_") and self._set_off(name, line, value):
+            return      # `ENV TF_NEED_CUDA=0`: TensorFlow's configure builds without CUDA, as on Ascend (tp47a)
         if rule.name == "npu-debug-env-var" and (not sets or self._quiet_debug_value(name, line)):
             return      # a read sets nothing; `ASCEND_GLOBAL_LOG_LEVEL=${ASCEND_GLOBAL_LOG_LEVEL:-3}` keeps it quiet
         if rule.code == "NPU004" and name not in rule.symbols and name not in self.engine.compiled.env_exact \
@@ -343,7 +345,8 @@ class Collector:
         literal after `NAME=` on the line?"""
         if value is None:
             text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-            found = re.search(re.escape(name) + r"""=(["']?)([\w.+-]*)\1(?![\w$.{(])""", text)
+            found = re.search(re.escape(name) + r"""=(["']?)([\w.+-]*)\1(?![\w$.{(])""", text) or re.match(
+                r"""\s*ENV\s+""" + re.escape(name) + r"""\s+(["']?)([\w.+-]*)\1\s*$""", text)   # legacy `ENV NAME 0`
             value = found.group(2) if found else None
         return value is not None and value.strip("'\"").lower() in _FALSY
 

@@ -341,6 +341,33 @@ _BUILD_TAG_BEFORE_RE = re.compile(r"\b(?:docker|podman|buildah)\s+(?:buildx\s+)?
                                   r"(?:\s+|=)[\"']?$")
 
 
+_APT_LIST_PREFIXES = ("path:/etc/apt/sources.list.d/", "path:/etc/yum.repos.d/")
+# the command a path is an operand of: the text since the last command separator, when it is an `rm` (`sudo rm`)
+_RM_SEGMENT_RE = re.compile(r"(?:^|[;&|(\n]|\bthen\b|\bdo\b|\belse\b)\s*(?:RUN\s+)?(?:sudo\s+)?rm\s+([^;&|()\n]*)$")
+
+
+def _forced_removal(lines: list[str], line: int, column: int) -> bool:
+    """Is the path at (line, column) an operand of `rm -f` (`-rf`, `-fr`, `--force`)? POSIX `rm -f`: "Do not ...
+    modify the exit status in the case of ... operands that do not exist", so on an image without NVIDIA's apt
+    lists (a CANN image) the line succeeds and removes nothing; a plain `rm` of a missing file exits non-zero and
+    stops the build (lead decision 65: `rm` is `device`, `rm -f` is `none`). The lines a `\\` continues are read
+    with it."""
+    before = lines[line - 1][:column - 1] if 0 < line <= len(lines) else ""
+    while line > 1 and lines[line - 2].rstrip().endswith("\\"):
+        line -= 1
+        before = lines[line - 1].rstrip()[:-1] + " " + before
+    found = _RM_SEGMENT_RE.search(before)
+    if found is None:
+        return False
+    options = []
+    for word in found.group(1).split():
+        if word == "--":
+            break
+        if word.startswith("-"):
+            options.append(word)
+    return any(o == "--force" or not o.startswith("--") and "f" in o[1:] for o in options)
+
+
 def system_config_paths(col: Collector, m, text: str, where) -> None:
     """NVIDIA's apt source lists and NCCL's configuration file named in text (a command's word, a Dockerfile COPY)."""
     for found in _SYSTEM_CONFIG_PATH_RE.finditer(text):
@@ -349,6 +376,8 @@ def system_config_paths(col: Collector, m, text: str, where) -> None:
             continue          # a finding on the line says it already (the devtools repository's URL: NPU071)
         symbol = "path:" + re.sub(r"^(?:~|\$\{?home\}?)/", "~/", found.group(1).lower())
         rule = m.match_requirement(symbol)
+        if rule is not None and symbol.startswith(_APT_LIST_PREFIXES) and _forced_removal(col.lines, ln, c):
+            continue      # `rm -f /etc/apt/sources.list.d/cuda.list`: removes nothing where it is absent (decision 65)
         if rule is not None and rule.severity == "error" and _WRITTEN_TO_RE.search(col.lines[ln - 1][:c - 1]):
             # `... | sudo tee /etc/apt/sources.list.d/nvidia-container-toolkit.list`: the list is written, which works
             # anywhere; the install from its repository is the error
@@ -3059,15 +3088,19 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
          conda: bool = False) -> None:
     while words and words[0].startswith("-") and words[0] not in _OPTS_WITH_VALUE:
         words, nodes = words[1:], nodes[1:]          # `pip -v install`, `pip --no-cache-dir install`: global options
-    for i, w in enumerate(words[:-1]):               # `uv sync --group cuda12`, `uv run --extra gpu`
-        if w in ("--group", "--only-group", "--extra") and not conda:
-            line, c = pos.at(nodes[i + 1].start_point)
-            named = extra_hits(m, [words[i + 1]], "this project")
-            for symbol, _, rule, note in named:
-                col.add(rule, symbol, line, c, c + len(words[i + 1]), note=note)
-            if w == "--extra" and not named and words[0] in ("sync", "run") and "[" not in words[i + 1]:
-                # `uv sync --extra all`: an extra of the project in the folder, read in its pyproject.toml (t15k)
-                _record_local_extras(col, f".[{words[i + 1]}]", line, c, source_tree.cwd, len(words[i + 1]))
+    for i, w in enumerate(words):                    # `uv sync --group cuda12`, `uv run --extra gpu`
+        option, eq, given = w.partition("=")         # `uv sync --group=cu128-train` (tp47a)
+        if option not in ("--group", "--only-group", "--extra") or conda or not eq and i + 1 == len(words):
+            continue
+        value = given if eq else words[i + 1]
+        line, c = pos.at(nodes[i if eq else i + 1].start_point)
+        c += len(option) + 1 if eq else 0
+        named = extra_hits(m, [value], "this project")
+        for symbol, _, rule, note in named:
+            col.add(rule, symbol, line, c, c + len(value), note=note)
+        if option == "--extra" and not named and words[0] in ("sync", "run") and "[" not in value:
+            # `uv sync --extra all`: an extra of the project in the folder, read in its pyproject.toml (t15k)
+            _record_local_extras(col, f".[{value}]", line, c, source_tree.cwd, len(value))
     if not words or words[0] not in ("install", "add", "wheel", "create"):
         return
     skip = False
