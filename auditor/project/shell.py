@@ -274,6 +274,11 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
             if not any(f.line == ln and f.category == "third_party" for f in col.result.findings):
                 col.add(m.match_requirement("path:/usr/src/tensorrt"), "path:/usr/src/tensorrt", ln, c,
                         c + len(trt_dir.group(0)))
+    if "ofi-nccl" in text:
+        for plugin in _OFI_NCCL_PATH_RE.finditer(text):
+            ln, c = where(plugin.start())
+            symbol = "path:" + plugin.group(0).lower()
+            col.add(m.match_requirement(symbol), symbol, ln, c, c + len(plugin.group(0)))
     if "site-packages/nvidia/" in text or "libnv" in text or "libcu" in text or "libnccl" in text:
         for lib_path in NVIDIA_LIB_PATH_RE.finditer(text):
             ln, c = where(lib_path.start())
@@ -311,6 +316,8 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                     col.add(rule, symbol, ln, c, c + len(u.group(0)))
 
 
+# aws-ofi-nccl's install folder (`/opt/amazon/ofi-nccl/lib64`, `/opt/aws-ofi-nccl/lib`): NCCL's libfabric plugin (NPU911)
+_OFI_NCCL_PATH_RE = re.compile(r"(?<![\w./$-])(?:/[\w.-]+)*/(?:aws-)?ofi-nccl(?:/[\w.-]+)*")
 # a downloaded archive (not a package index page): `.zip`, `.tar.gz`, `.tgz`, `.tar.xz`, `.tar.bz2`
 _ARCHIVE_URL_RE = re.compile(r"\.(?:zip|tar\.gz|tgz|tar\.xz|tar\.bz2)$", re.I)
 
@@ -2382,6 +2389,14 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
                 symbol = "apt:" + w.rsplit("/", 1)[-1].split("_", 1)[0].lower().rstrip("-")
                 col.add(m.match_requirement(symbol), symbol, line, c, c + len(words[i]))
         return
+    if name == "dpkg-query" or name == "dpkg" and any(w in _DPKG_QUERIES for w in words[1:]):
+        # `dpkg-query --showformat='${Version}' --show nvidia-l4t-core`, `dpkg -s PKG`: a question about an installed
+        # package (NPU913 reads Jetson Linux's core package, tp47a)
+        for i, w in enumerate(words[1:], 1):
+            if not w.startswith("-") and words[i - 1] not in ("-f", "--showformat", "--admindir", "--root"):
+                line, c = pos.at(nodes[i].start_point)
+                col.add(m.match_requirement("dpkg-query:" + w.lower()), "dpkg-query:" + w, line, c, c + len(w))
+        return
     if name == "rpm" and any(_RPM_INSTALL_RE.fullmatch(w) for w in words[1:]):
         # `rpm -ivh --nodeps /tmp/ucx-cuda-${UCX_VERSION}-1.el9.x86_64.rpm` (distributed-workloads' training images,
         # UCX's prebuilt RPMs): the package is the file name before its version (`name-version-release.arch.rpm`),
@@ -2439,6 +2454,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
 
 
 _CONDA_TOOLS = frozenset({"conda", "mamba", "micromamba"})
+# dpkg's query actions (dpkg(1): they are dpkg-query's)
+_DPKG_QUERIES = frozenset({"-s", "--status", "-l", "--list", "-L", "--listfiles", "-p", "--print-avail"})
 _ARCHIVE_RE = re.compile(r"\.(?:tar(?:\.\w+)?|tbz2?|tgz|txz)$")
 
 
