@@ -453,6 +453,8 @@ class _SourceTree:
         # the absolute folder after a `cd /abs` (a Dockerfile's `WORKDIR`), followed through relative `cd`s; None
         # while not known: where a Dockerfile's copied build context is built (tp46a)
         self.abs_cwd: str | None = None
+        # the last `cd` target as written (`$NVDSINFER_PATH`): a folder held in a variable, read where a build runs
+        self.cd_target: str | None = None
 
     def clone(self, col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
         positional, skip = [], False
@@ -2311,7 +2313,11 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         _make_variables(col, m, pos, words, nodes)
         _make_targets(col, m, pos, words, nodes)
         _record_make(col, pos, words, nodes, source_tree.cwd)
+        _make_folder(col, m, pos, words, nodes, source_tree)
     if name in ("cd", "pushd"):
+        # (`cd $NVDSINFER_PATH`: an expansion, which `words` leaves out)
+        source_tree.cd_target = next((_word(c) for c in node.children[1:] if c.type in (
+            "word", "string", "raw_string", "concatenation", "simple_expansion", "expansion")), None)
         source_tree.cwd = make_cd(source_tree.cwd, words[1] if len(words) > 1 else None)
         source_tree.abs_cwd = absolute_folder(source_tree.abs_cwd, words[1] if len(words) > 1 else None)
         source_tree.cd(m, words[1] if len(words) > 1 else None)
@@ -2645,6 +2651,25 @@ def _record_make(col: Collector, pos: _Positions, words: list[str], nodes: list,
     end_line, end_c = pos.at(last.end_point)
     call.update(line=line, col=c, end_col=end_c if end_line == line else c + len(words[0]))
     keep_call(col.result, MAKE_CALLS, call)
+
+
+def _make_folder(col: Collector, m, pos: _Positions, words: list[str], nodes: list, source_tree: _SourceTree) -> None:
+    """The folder a `make` builds (`make -C nvdsinfer_custom_impl_Yolo`, or `cd $NVDSINFER_PATH && make` with `ARG
+    NVDSINFER_PATH=/opt/nvidia/deepstream/deepstream/sources/libs/nvdsinfer`), its variables expanded, asked of the
+    requirement rules as a `path:` (DeepStream's inference library sources, NPU915; tp47a)."""
+    folder = next((words[i + 1] if w == "-C" and i + 1 < len(words) else w.partition("=")[2] if w.startswith("--")
+                   else w[2:] for i, w in enumerate(words[1:], 1) if w.startswith(("-C", "--directory="))), None)
+    if folder is None or not folder.startswith("/"):
+        base = source_tree.cd_target or ""
+        folder = f"{base}/{folder}" if folder and base else folder or base
+    folder = _VARIABLE_REF_RE.sub(lambda v: _assigned_literal(col, v.group(1)), folder.strip("\"'")).rstrip("/")
+    if not folder:
+        return
+    symbol = "path:" + folder
+    rule = m.match_requirement(symbol.lower())
+    if rule is not None:
+        line, c = pos.at(nodes[0].start_point)
+        col.add(rule, symbol, line, c, c + len(words[0]), note=" (built here)")
 
 
 def _module_options(col: Collector, m, pos: _Positions, module: str, words: list[str], nodes: list) -> None:
