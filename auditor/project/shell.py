@@ -2380,6 +2380,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
             at = words.index("easy_install", 2)
             _pip(col, m, pos, ["install", *words[at + 1:]], [nodes[at], *nodes[at + 1:]], source_tree)
         return
+    if name == "sed":
+        _sed_appended_commands(col, pos, words, nodes)
     if name == "sed" and _SED_EDIT_WORD_RE.search(node.text.decode("utf-8", errors="replace")):
         _sed_cuda_edits(col, pos, node)
         return
@@ -2393,7 +2395,13 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
             if w.endswith(".deb"):       # `dpkg -i cuda-keyring_1.1-1_all.deb`: the package is the name before `_`
                 line, c = pos.at(nodes[i].start_point)
                 symbol = "apt:" + w.rsplit("/", 1)[-1].split("_", 1)[0].lower().rstrip("-")
-                col.add(m.match_requirement(symbol), symbol, line, c, c + len(words[i]))
+                rule = m.match_requirement(symbol)
+                if rule is None and "/" in w:
+                    # `dpkg -i ${SCRIPT_DIR}/*-tf_*.deb` with `ARG SCRIPT_DIR=/opt/tensorrt/python`: the folder it is
+                    # installed from (tp47a)
+                    symbol = "path:" + _VARIABLE_REF_RE.sub(lambda v: _assigned_literal(col, v.group(1)), w)
+                    rule = m.match_requirement(symbol.lower())
+                col.add(rule, symbol, line, c, c + len(words[i]))
         return
     if name == "dpkg-query" or name == "dpkg" and any(w in _DPKG_QUERIES for w in words[1:]):
         # `dpkg-query --showformat='${Version}' --show nvidia-l4t-core`, `dpkg -s PKG`: a question about an installed
@@ -2491,7 +2499,8 @@ def _environment_file(col: Collector, m, pos: _Positions, words: list[str], node
 
 
 _MAKES = {"make", "gmake", "mingw32-make"}
-_MAKE_VARIABLE_RE = re.compile(r"([A-Za-z_]\w*)=([^\s$]+)")
+# (a quoted value may hold spaces: `NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90 -gencode=..."`, tp47a)
+_MAKE_VARIABLE_RE = re.compile(r"([A-Za-z_]\w*)=([^\s$][^$]*)")
 
 
 def _make_variables(col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
@@ -2974,6 +2983,35 @@ _RPM_INSTALL_RE = re.compile(r"-[ivhUF]*[iUF][ivhUF]*|--install|--upgrade|--fres
 # an RPM file's package name: what comes before the version (`ucx-cuda-1.19.1-1.el9.x86_64.rpm`, or `ucx-cuda--1...`
 # once a `${UCX_VERSION}` is taken out)
 _RPM_NAME_RE = re.compile(r"([A-Za-z][\w.+]*(?:-[A-Za-z][\w.+]*)*)-(?=\d|-)")
+
+
+# sed's one-line append / insert commands (GNU sed, "Commands": `4a text`, `/re/i text`, `$a\\text`): the text
+# becomes a line of the file
+_SED_APPEND_RE = re.compile(r"\s*(?:\d+|\$|/[^/]*/)\s*[ai]\\?\s*(\S.*)", re.S)
+
+
+def _sed_appended_commands(col: Collector, pos: _Positions, words: list[str], nodes: list) -> None:
+    """`sed -i -e '4a  python3 -m pip install ... pytorch-triton==3.3.1; exit 0' scripts/install_triton_wheel.sh`
+    (Pawsey's ROCm PyTorch build, before `make triton`): a line appended to (or inserted in) a shell script is a
+    command that script runs, read as a script in its place (tp47a). Only into `.sh` files."""
+    operands = [w for i, w in enumerate(words[1:], 1) if not w.startswith("-") and words[i - 1] not in ("-e", "-f")]
+    scripts = [w for w in operands if w.endswith(".sh")]
+    if not scripts:
+        return
+    expressions = [i + 1 for i, w in enumerate(words[:-1]) if w in ("-e", "--expression")] or \
+        [next(i for i, w in enumerate(words) if w == operands[0])]
+    for at in expressions:
+        found = _SED_APPEND_RE.fullmatch(words[at])
+        if found is None or words[at] in scripts:
+            continue
+        node = nodes[at]
+        row, byte_col = node.start_point
+        raw = node.text.decode("utf-8", errors="replace")
+        offset = raw.find(found.group(1)[:20])
+        if offset < 0 or "\n" in raw[:offset]:
+            continue
+        start = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + offset
+        scan_shell(col, "\n" * row + " " * start + found.group(1))
 
 
 def _sed_cuda_edits(col: Collector, pos: _Positions, node) -> None:
