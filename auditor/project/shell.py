@@ -2403,6 +2403,14 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
                     rule = m.match_requirement(symbol.lower())
                 col.add(rule, symbol, line, c, c + len(words[i]))
         return
+    if name == "configure" and any(w.startswith("--mathlib=") for w in words[1:]) and \
+            not any(w.startswith("--use-cuda") for w in words[1:]):
+        # `./configure --shared --mathlib=OPENBLAS` in Kaldi's src/ (`--mathlib` is Kaldi's option): its configure
+        # builds the CUDA code by default (kaldi/src/configure, "--use-cuda  Build with CUDA [default=yes]"), read
+        # as the `--use-cuda=yes` it applies; `--use-cuda=no` is read by the option scan (tp47a)
+        line, c = pos.at(nodes[0].start_point)
+        col.add(m.match_setting("use_cuda", "yes"), "--use-cuda=yes", line, c, c + len(words[0]), severity="info",
+                note=f" (the default of Kaldi's `{words[0]}`: CUDA unless --use-cuda=no)")
     if name == "dpkg-query" or name == "dpkg" and any(w in _DPKG_QUERIES for w in words[1:]):
         # `dpkg-query --showformat='${Version}' --show nvidia-l4t-core`, `dpkg -s PKG`: a question about an installed
         # package (NPU913 reads Jetson Linux's core package, tp47a)
