@@ -3487,7 +3487,34 @@ def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     gate_findings(result, text)
     _debug_switch_modes(result, text)
     _drop_unread_option_vars(result, text)
+    _drop_message_only_images(result, text)
     return result
+
+
+# a statement of its own that assigns a plain value (`BASE_NAME="nvidia/cuda:12.5.0-devel-ubuntu22.04"`)
+_PLAIN_ASSIGNMENT_RE = re.compile(r"""^[ \t]*([A-Za-z_]\w*)=(?:"[^"$`]*"|'[^']*'|[^\s'"$`\\;&|]+)[ \t]*(?:#.*)?$""")
+
+
+def _drop_message_only_images(result: FileResult, text: str) -> None:
+    """An image held in a variable that the script only shows in messages (`BASE_NAME="nvidia/cuda:12.5.0-devel-..."`,
+    then only `echo "Building Docker image on ${BASE_NAME} ..."`): no command pulls or runs it (lead decision 49, a
+    value shown in a message; test128's label). Kept when the script exports the name, marks variables for export
+    (`set -a`), uses `eval` / `${!name}`, or never reads it (a file of settings others `source`) (tp47a)."""
+    lines = text.splitlines()
+    candidates = {f.line: m.group(1) for f in result.findings if f.code == "NPU016" and 0 < f.line <= len(lines)
+                  for m in [_PLAIN_ASSIGNMENT_RE.match(lines[f.line - 1])] if m is not None}
+    if not candidates or re.search(r"(?m)^[ \t]*set[ \t]+-\w*a|(?m:^|[;&|(]\s*)eval\s|\$\{!", text):
+        return
+    reads: dict[str, list[bool]] = defaultdict(list)
+    for node in _walk(_parser().parse(text.encode("utf-8")).root_node):
+        if node.type in ("simple_expansion", "expansion"):
+            name = next((c.text.decode() for c in node.children if c.type == "variable_name"), None)
+            if name in candidates.values():
+                reads[name].append(_in_message(node))
+    drop = {line for line, name in candidates.items() if reads.get(name) and all(reads[name]) and not re.search(
+        r"\b(?:export|declare|typeset|readonly)\b[^\n]*\b" + name + r"\b", text)}
+    if drop:
+        result.findings = [f for f in result.findings if not (f.line in drop and f.code == "NPU016")]
 
 
 _OWN_LAUNCH_RE = re.compile(r"(?m)^[^#\n]*\b(?:python[\d.]*|torchrun|deepspeed|accelerate|srun)\b")
