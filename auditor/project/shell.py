@@ -2670,6 +2670,11 @@ def _record_make(col: Collector, pos: _Positions, words: list[str], nodes: list,
     keep_call(col.result, MAKE_CALLS, call)
 
 
+# the rules whose `path:` patterns name a folder that a `make` there builds (other path rules name a place a file is
+# read from: `cd /usr/local/cuda/samples && make` is the samples' own build, not the toolkit's location)
+_FOLDER_BUILD_RULES = ("NPU915",)
+
+
 def _make_folder(col: Collector, m, pos: _Positions, words: list[str], nodes: list, source_tree: _SourceTree) -> None:
     """The folder a `make` builds (`make -C nvdsinfer_custom_impl_Yolo`, or `cd $NVDSINFER_PATH && make` with `ARG
     NVDSINFER_PATH=/opt/nvidia/deepstream/deepstream/sources/libs/nvdsinfer`), its variables expanded, asked of the
@@ -2684,7 +2689,7 @@ def _make_folder(col: Collector, m, pos: _Positions, words: list[str], nodes: li
         return
     symbol = "path:" + folder
     rule = m.match_requirement(symbol.lower())
-    if rule is not None:
+    if rule is not None and rule.code in _FOLDER_BUILD_RULES:
         line, c = pos.at(nodes[0].start_point)
         col.add(rule, symbol, line, c, c + len(words[0]), note=" (built here)")
 
