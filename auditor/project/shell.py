@@ -3514,7 +3514,7 @@ def _drop_message_only_images(result: FileResult, text: str) -> None:
     for node in _walk(_parser().parse(text.encode("utf-8")).root_node):
         if node.type in ("simple_expansion", "expansion"):
             name = next((c.text.decode() for c in node.children if c.type == "variable_name"), None)
-            if name in candidates.values():
+            if name is not None and name in candidates.values():
                 reads[name].append(_in_message(node))
     drop = {line for line, name in candidates.items() if reads.get(name) and all(reads[name]) and not re.search(
         r"\b(?:export|declare|typeset|readonly)\b[^\n]*\b" + name + r"\b", text)}
