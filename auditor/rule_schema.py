@@ -177,6 +177,9 @@ RULE_SCHEMA: dict[str, Any] = {
             # "cusolver")`, `extra_libraries.extend([...])`; not `backends.append("cudnn")`) (t18a); attribute rules:
             # only a member of a class of these names (`DType.bfloat16`, not `np.float16`; t23a)
             "on_receivers": {"type": "array", "items": {"type": "string"}},
+            # attribute rules: a settings object's field, whose write is the use (`config.gpu_options.allow_growth =
+            # True`; other attribute rules read an assignment target as a binding, not the property) (tp47a)
+            "setting_field": {"type": "boolean"},
             # qualname rules: not the module named on its own (`assert hvd is not None`, `self._HVD = hvd`): what the
             # code calls or reads in it is the finding (t18a: Horovod)
             "not_bare_module": {"type": "boolean"},

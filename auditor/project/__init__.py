@@ -87,6 +87,10 @@ def project_kind(name: str, rel: str = "") -> str | None:
         return "config"
     if low.endswith(".json") and _ARM_TEMPLATE_RE.fullmatch(low):
         return "config"       # Azure Resource Manager templates: the VMs a deployment makes (tp46b)
+    if low.endswith(".json") and "autoprovisioning" in low:
+        # GKE node auto-provisioning configs (`gcloud container clusters update --autoprovisioning-config-file
+        # autoprovisioning.json`: `resourceLimits` of CPU, memory and `nvidia-tesla-*` GPUs the cluster may add; tp47a)
+        return "config"
     if low.endswith(".def") or low in ("singularity", "apptainer") or \
             low.startswith(("singularity.", "apptainer.")) and not low.endswith(_OTHER_SUFFIXES):
         return "apptainer"        # Apptainer / Singularity recipes (auditor/project/apptainer.py; t15k)

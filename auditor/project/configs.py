@@ -310,6 +310,14 @@ def _zero_quota_names(node) -> set[int]:
             and str(e["nominalQuota"].value).strip() in ("0", "0.0")}
 
 
+def _excluded_node_values(node) -> set[int]:
+    """The `values:` items of node-affinity expressions that keep a pod off the nodes named (`operator: NotIn` /
+    `DoesNotExist`, Kubernetes API, "NodeSelectorRequirement"): `values: [gpu]` there asks for no GPU node (tp47a)."""
+    return {id(item) for e in _mappings(node) if isinstance(e.get("operator"), yaml.ScalarNode)
+            and str(e["operator"].value) in ("NotIn", "DoesNotExist") and isinstance(e.get("values"), yaml.SequenceNode)
+            for item in e["values"].value}
+
+
 def _mappings(node) -> Iterator[dict]:
     """The entries (`yaml_entries`) of every mapping in a YAML tree, outermost first."""
     if isinstance(node, yaml.MappingNode):
@@ -781,7 +789,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         other_vendor_counts = _other_vendor_gpu_counts(root)
         llama_cpp_switches = _llama_cpp_switches(root)
         lone_per_gpu_amounts = _lone_per_gpu_amounts(root)
-        zero_quotas = _zero_quota_names(root)
+        zero_quotas = _zero_quota_names(root) | _excluded_node_values(root)
         switched_indices = _switched_device_indices(root)
         image_repositories = _image_repositories(root)
         parameter_paths = _template_parameter_paths(root, m)
@@ -962,7 +970,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                             note=f" (the config builds `{raw}`, a class built on NVML)")
                 continue
             if id(value) in zero_quotas:
-                continue          # a Kueue flavor's `- name: nvidia.com/gpu` with `nominalQuota: 0`: no GPU
+                continue          # a Kueue flavor's `- name: nvidia.com/gpu` with `nominalQuota: 0`, a NotIn node
+                # affinity value: no GPU asked for
             if id(value) in switched_indices:
                 line, c = value.start_mark.line + 1, value.start_mark.column + 1
                 col.add(m.match_setting(path, f"cuda:{raw}"), f"{path}: {raw}", line, c, c + len(raw), value=raw,

@@ -312,6 +312,10 @@ class Collector:
             return
         if sets and name.endswith("_BUILD_CUDA") and self._set_off(name, line, value):
             return      # `ENV SAM2_BUILD_CUDA=0`: the CUDA extension build is off, as on Ascend (t15t)
+        if not sets and self._argument_presence_test(name, line):
+            return      # `ARG CUPY_NVCC_GENERATE_CODE` then `RUN if [[ -z ${CUPY_NVCC_GENERATE_CODE} ]]`: the ARG (tp47a)
+        if sets and name.startswith("TF_NEED_") and self._set_off(name, line, value):
+            return      # `ENV TF_NEED_CUDA=0`: TensorFlow's configure builds without CUDA, as on Ascend (tp47a)
         if rule.name == "npu-debug-env-var" and (not sets or self._quiet_debug_value(name, line)):
             return      # a read sets nothing; `ASCEND_GLOBAL_LOG_LEVEL=${ASCEND_GLOBAL_LOG_LEVEL:-3}` keeps it quiet
         if rule.code == "NPU004" and name not in rule.symbols and name not in self.engine.compiled.env_exact \
@@ -338,12 +342,23 @@ class Collector:
             return
         self.add(rule, name, line, col, col + len(name), edit=twin, note=note)
 
+    def _argument_presence_test(self, name: str, line: int) -> bool:
+        """Is line `line` a shell test of whether the Dockerfile's build argument `name` was given (`[[ -z ${NAME} ]]`,
+        `[ -n "$NAME" ]`, in a file that declares `ARG NAME`)? The test reads no value into the build; the ARG line,
+        where the value is given, carries the finding (test128's labels; a script's test of an environment variable,
+        which the environment sets, stays a read: test26)."""
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        test = re.compile(r"""\[\[?\s*-[zn]\s+"?\$\{?""" + re.escape(name) + r"""\}?"?\s*\]""")
+        return test.search(text) is not None and any(
+            re.match(r"\s*ARG\s+" + re.escape(name) + r"(?:=|\s|$)", other) for other in self.lines)
+
     def _set_off(self, name: str, line: int, value: str | None) -> bool:
         """Is `name` set to an off value (`FORCE_CUDA=0`, `DS_BUILD_OPS: "false"`) here: the value given, or the
         literal after `NAME=` on the line?"""
         if value is None:
             text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-            found = re.search(re.escape(name) + r"""=(["']?)([\w.+-]*)\1(?![\w$.{(])""", text)
+            found = re.search(re.escape(name) + r"""=(["']?)([\w.+-]*)\1(?![\w$.{(])""", text) or re.match(
+                r"""\s*ENV\s+""" + re.escape(name) + r"""\s+(["']?)([\w.+-]*)\1\s*$""", text)   # legacy `ENV NAME 0`
             value = found.group(2) if found else None
         return value is not None and value.strip("'\"").lower() in _FALSY
 

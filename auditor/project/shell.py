@@ -274,6 +274,11 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
             if not any(f.line == ln and f.category == "third_party" for f in col.result.findings):
                 col.add(m.match_requirement("path:/usr/src/tensorrt"), "path:/usr/src/tensorrt", ln, c,
                         c + len(trt_dir.group(0)))
+    if "ofi-nccl" in text:
+        for plugin in _OFI_NCCL_PATH_RE.finditer(text):
+            ln, c = where(plugin.start())
+            symbol = "path:" + plugin.group(0).lower()
+            col.add(m.match_requirement(symbol), symbol, ln, c, c + len(plugin.group(0)))
     if "site-packages/nvidia/" in text or "libnv" in text or "libcu" in text or "libnccl" in text:
         for lib_path in NVIDIA_LIB_PATH_RE.finditer(text):
             ln, c = where(lib_path.start())
@@ -311,6 +316,8 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                     col.add(rule, symbol, ln, c, c + len(u.group(0)))
 
 
+# aws-ofi-nccl's install folder (`/opt/amazon/ofi-nccl/lib64`, `/opt/aws-ofi-nccl/lib`): NCCL's libfabric plugin (NPU911)
+_OFI_NCCL_PATH_RE = re.compile(r"(?<![\w./$-])(?:/[\w.-]+)*/(?:aws-)?ofi-nccl(?:/[\w.-]+)*")
 # a downloaded archive (not a package index page): `.zip`, `.tar.gz`, `.tgz`, `.tar.xz`, `.tar.bz2`
 _ARCHIVE_URL_RE = re.compile(r"\.(?:zip|tar\.gz|tgz|tar\.xz|tar\.bz2)$", re.I)
 
@@ -341,6 +348,33 @@ _BUILD_TAG_BEFORE_RE = re.compile(r"\b(?:docker|podman|buildah)\s+(?:buildx\s+)?
                                   r"(?:\s+|=)[\"']?$")
 
 
+_APT_LIST_PREFIXES = ("path:/etc/apt/sources.list.d/", "path:/etc/yum.repos.d/")
+# the command a path is an operand of: the text since the last command separator, when it is an `rm` (`sudo rm`)
+_RM_SEGMENT_RE = re.compile(r"(?:^|[;&|(\n]|\bthen\b|\bdo\b|\belse\b)\s*(?:RUN\s+)?(?:sudo\s+)?rm\s+([^;&|()\n]*)$")
+
+
+def _forced_removal(lines: list[str], line: int, column: int) -> bool:
+    """Is the path at (line, column) an operand of `rm -f` (`-rf`, `-fr`, `--force`)? POSIX `rm -f`: "Do not ...
+    modify the exit status in the case of ... operands that do not exist", so on an image without NVIDIA's apt
+    lists (a CANN image) the line succeeds and removes nothing; a plain `rm` of a missing file exits non-zero and
+    stops the build (lead decision 65: `rm` is `device`, `rm -f` is `none`). The lines a `\\` continues are read
+    with it."""
+    before = lines[line - 1][:column - 1] if 0 < line <= len(lines) else ""
+    while line > 1 and lines[line - 2].rstrip().endswith("\\"):
+        line -= 1
+        before = lines[line - 1].rstrip()[:-1] + " " + before
+    found = _RM_SEGMENT_RE.search(before)
+    if found is None:
+        return False
+    options = []
+    for word in found.group(1).split():
+        if word == "--":
+            break
+        if word.startswith("-"):
+            options.append(word)
+    return any(o == "--force" or not o.startswith("--") and "f" in o[1:] for o in options)
+
+
 def system_config_paths(col: Collector, m, text: str, where) -> None:
     """NVIDIA's apt source lists and NCCL's configuration file named in text (a command's word, a Dockerfile COPY)."""
     for found in _SYSTEM_CONFIG_PATH_RE.finditer(text):
@@ -349,6 +383,8 @@ def system_config_paths(col: Collector, m, text: str, where) -> None:
             continue          # a finding on the line says it already (the devtools repository's URL: NPU071)
         symbol = "path:" + re.sub(r"^(?:~|\$\{?home\}?)/", "~/", found.group(1).lower())
         rule = m.match_requirement(symbol)
+        if rule is not None and symbol.startswith(_APT_LIST_PREFIXES) and _forced_removal(col.lines, ln, c):
+            continue      # `rm -f /etc/apt/sources.list.d/cuda.list`: removes nothing where it is absent (decision 65)
         if rule is not None and rule.severity == "error" and _WRITTEN_TO_RE.search(col.lines[ln - 1][:c - 1]):
             # `... | sudo tee /etc/apt/sources.list.d/nvidia-container-toolkit.list`: the list is written, which works
             # anywhere; the install from its repository is the error
@@ -417,6 +453,8 @@ class _SourceTree:
         # the absolute folder after a `cd /abs` (a Dockerfile's `WORKDIR`), followed through relative `cd`s; None
         # while not known: where a Dockerfile's copied build context is built (tp46a)
         self.abs_cwd: str | None = None
+        # the last `cd` target as written (`$NVDSINFER_PATH`): a folder held in a variable, read where a build runs
+        self.cd_target: str | None = None
 
     def clone(self, col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
         positional, skip = [], False
@@ -2275,7 +2313,11 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         _make_variables(col, m, pos, words, nodes)
         _make_targets(col, m, pos, words, nodes)
         _record_make(col, pos, words, nodes, source_tree.cwd)
+        _make_folder(col, m, pos, words, nodes, source_tree)
     if name in ("cd", "pushd"):
+        # (`cd $NVDSINFER_PATH`: an expansion, which `words` leaves out)
+        source_tree.cd_target = next((_word(c) for c in node.children[1:] if c.type in (
+            "word", "string", "raw_string", "concatenation", "simple_expansion", "expansion")), None)
         source_tree.cwd = make_cd(source_tree.cwd, words[1] if len(words) > 1 else None)
         source_tree.abs_cwd = absolute_folder(source_tree.abs_cwd, words[1] if len(words) > 1 else None)
         source_tree.cd(m, words[1] if len(words) > 1 else None)
@@ -2338,6 +2380,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
             at = words.index("easy_install", 2)
             _pip(col, m, pos, ["install", *words[at + 1:]], [nodes[at], *nodes[at + 1:]], source_tree)
         return
+    if name == "sed":
+        _sed_appended_commands(col, pos, words, nodes)
     if name == "sed" and _SED_EDIT_WORD_RE.search(node.text.decode("utf-8", errors="replace")):
         _sed_cuda_edits(col, pos, node)
         return
@@ -2351,7 +2395,29 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
             if w.endswith(".deb"):       # `dpkg -i cuda-keyring_1.1-1_all.deb`: the package is the name before `_`
                 line, c = pos.at(nodes[i].start_point)
                 symbol = "apt:" + w.rsplit("/", 1)[-1].split("_", 1)[0].lower().rstrip("-")
-                col.add(m.match_requirement(symbol), symbol, line, c, c + len(words[i]))
+                rule = m.match_requirement(symbol)
+                if rule is None and "/" in w:
+                    # `dpkg -i ${SCRIPT_DIR}/*-tf_*.deb` with `ARG SCRIPT_DIR=/opt/tensorrt/python`: the folder it is
+                    # installed from (tp47a)
+                    symbol = "path:" + _VARIABLE_REF_RE.sub(lambda v: _assigned_literal(col, v.group(1)), w)
+                    rule = m.match_requirement(symbol.lower())
+                col.add(rule, symbol, line, c, c + len(words[i]))
+        return
+    if name == "configure" and any(w.startswith("--mathlib=") for w in words[1:]) and \
+            not any(w.startswith("--use-cuda") for w in words[1:]):
+        # `./configure --shared --mathlib=OPENBLAS` in Kaldi's src/ (`--mathlib` is Kaldi's option): its configure
+        # builds the CUDA code by default (kaldi/src/configure, "--use-cuda  Build with CUDA [default=yes]"), read
+        # as the `--use-cuda=yes` it applies; `--use-cuda=no` is read by the option scan (tp47a)
+        line, c = pos.at(nodes[0].start_point)
+        col.add(m.match_setting("use_cuda", "yes"), "--use-cuda=yes", line, c, c + len(words[0]), severity="info",
+                note=f" (the default of Kaldi's `{words[0]}`: CUDA unless --use-cuda=no)")
+    if name == "dpkg-query" or name == "dpkg" and any(w in _DPKG_QUERIES for w in words[1:]):
+        # `dpkg-query --showformat='${Version}' --show nvidia-l4t-core`, `dpkg -s PKG`: a question about an installed
+        # package (NPU913 reads Jetson Linux's core package, tp47a)
+        for i, w in enumerate(words[1:], 1):
+            if not w.startswith("-") and words[i - 1] not in ("-f", "--showformat", "--admindir", "--root"):
+                line, c = pos.at(nodes[i].start_point)
+                col.add(m.match_requirement("dpkg-query:" + w.lower()), "dpkg-query:" + w, line, c, c + len(w))
         return
     if name == "rpm" and any(_RPM_INSTALL_RE.fullmatch(w) for w in words[1:]):
         # `rpm -ivh --nodeps /tmp/ucx-cuda-${UCX_VERSION}-1.el9.x86_64.rpm` (distributed-workloads' training images,
@@ -2410,6 +2476,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
 
 
 _CONDA_TOOLS = frozenset({"conda", "mamba", "micromamba"})
+# dpkg's query actions (dpkg(1): they are dpkg-query's)
+_DPKG_QUERIES = frozenset({"-s", "--status", "-l", "--list", "-L", "--listfiles", "-p", "--print-avail"})
 _ARCHIVE_RE = re.compile(r"\.(?:tar(?:\.\w+)?|tbz2?|tgz|txz)$")
 
 
@@ -2439,7 +2507,8 @@ def _environment_file(col: Collector, m, pos: _Positions, words: list[str], node
 
 
 _MAKES = {"make", "gmake", "mingw32-make"}
-_MAKE_VARIABLE_RE = re.compile(r"([A-Za-z_]\w*)=([^\s$]+)")
+# (a quoted value may hold spaces: `NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90 -gencode=..."`, tp47a)
+_MAKE_VARIABLE_RE = re.compile(r"([A-Za-z_]\w*)=([^\s$][^$]*)")
 
 
 def _make_variables(col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
@@ -2599,6 +2668,30 @@ def _record_make(col: Collector, pos: _Positions, words: list[str], nodes: list,
     end_line, end_c = pos.at(last.end_point)
     call.update(line=line, col=c, end_col=end_c if end_line == line else c + len(words[0]))
     keep_call(col.result, MAKE_CALLS, call)
+
+
+# the rules whose `path:` patterns name a folder that a `make` there builds (other path rules name a place a file is
+# read from: `cd /usr/local/cuda/samples && make` is the samples' own build, not the toolkit's location)
+_FOLDER_BUILD_RULES = ("NPU915",)
+
+
+def _make_folder(col: Collector, m, pos: _Positions, words: list[str], nodes: list, source_tree: _SourceTree) -> None:
+    """The folder a `make` builds (`make -C nvdsinfer_custom_impl_Yolo`, or `cd $NVDSINFER_PATH && make` with `ARG
+    NVDSINFER_PATH=/opt/nvidia/deepstream/deepstream/sources/libs/nvdsinfer`), its variables expanded, asked of the
+    requirement rules as a `path:` (DeepStream's inference library sources, NPU915; tp47a)."""
+    folder = next((words[i + 1] if w == "-C" and i + 1 < len(words) else w.partition("=")[2] if w.startswith("--")
+                   else w[2:] for i, w in enumerate(words[1:], 1) if w.startswith(("-C", "--directory="))), None)
+    if folder is None or not folder.startswith("/"):
+        base = source_tree.cd_target or ""
+        folder = f"{base}/{folder}" if folder and base else folder or base
+    folder = _VARIABLE_REF_RE.sub(lambda v: _assigned_literal(col, v.group(1)), folder.strip("\"'")).rstrip("/")
+    if not folder:
+        return
+    symbol = "path:" + folder
+    rule = m.match_requirement(symbol.lower())
+    if rule is not None and rule.code in _FOLDER_BUILD_RULES:
+        line, c = pos.at(nodes[0].start_point)
+        col.add(rule, symbol, line, c, c + len(words[0]), note=" (built here)")
 
 
 def _module_options(col: Collector, m, pos: _Positions, module: str, words: list[str], nodes: list) -> None:
@@ -2905,6 +2998,35 @@ _RPM_INSTALL_RE = re.compile(r"-[ivhUF]*[iUF][ivhUF]*|--install|--upgrade|--fres
 _RPM_NAME_RE = re.compile(r"([A-Za-z][\w.+]*(?:-[A-Za-z][\w.+]*)*)-(?=\d|-)")
 
 
+# sed's one-line append / insert commands (GNU sed, "Commands": `4a text`, `/re/i text`, `$a\\text`): the text
+# becomes a line of the file
+_SED_APPEND_RE = re.compile(r"\s*(?:\d+|\$|/[^/]*/)\s*[ai]\\?\s*(\S.*)", re.S)
+
+
+def _sed_appended_commands(col: Collector, pos: _Positions, words: list[str], nodes: list) -> None:
+    """`sed -i -e '4a  python3 -m pip install ... pytorch-triton==3.3.1; exit 0' scripts/install_triton_wheel.sh`
+    (Pawsey's ROCm PyTorch build, before `make triton`): a line appended to (or inserted in) a shell script is a
+    command that script runs, read as a script in its place (tp47a). Only into `.sh` files."""
+    operands = [w for i, w in enumerate(words[1:], 1) if not w.startswith("-") and words[i - 1] not in ("-e", "-f")]
+    scripts = [w for w in operands if w.endswith(".sh")]
+    if not scripts:
+        return
+    expressions = [i + 1 for i, w in enumerate(words[:-1]) if w in ("-e", "--expression")] or \
+        [next(i for i, w in enumerate(words) if w == operands[0])]
+    for at in expressions:
+        found = _SED_APPEND_RE.fullmatch(words[at])
+        if found is None or words[at] in scripts:
+            continue
+        node = nodes[at]
+        row, byte_col = node.start_point
+        raw = node.text.decode("utf-8", errors="replace")
+        offset = raw.find(found.group(1)[:20])
+        if offset < 0 or "\n" in raw[:offset]:
+            continue
+        start = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + offset
+        scan_shell(col, "\n" * row + " " * start + found.group(1))
+
+
 def _sed_cuda_edits(col: Collector, pos: _Positions, node) -> None:
     """`sed -i -e 's/dict()))/dict())).cuda()/g' ldm/util.py` (camenduru's Colab launchers patch the webui's
     sources, also from a line that `sed` itself appends to launch.py): a substitution whose replacement writes a CUDA
@@ -3059,15 +3181,19 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
          conda: bool = False) -> None:
     while words and words[0].startswith("-") and words[0] not in _OPTS_WITH_VALUE:
         words, nodes = words[1:], nodes[1:]          # `pip -v install`, `pip --no-cache-dir install`: global options
-    for i, w in enumerate(words[:-1]):               # `uv sync --group cuda12`, `uv run --extra gpu`
-        if w in ("--group", "--only-group", "--extra") and not conda:
-            line, c = pos.at(nodes[i + 1].start_point)
-            named = extra_hits(m, [words[i + 1]], "this project")
-            for symbol, _, rule, note in named:
-                col.add(rule, symbol, line, c, c + len(words[i + 1]), note=note)
-            if w == "--extra" and not named and words[0] in ("sync", "run") and "[" not in words[i + 1]:
-                # `uv sync --extra all`: an extra of the project in the folder, read in its pyproject.toml (t15k)
-                _record_local_extras(col, f".[{words[i + 1]}]", line, c, source_tree.cwd, len(words[i + 1]))
+    for i, w in enumerate(words):                    # `uv sync --group cuda12`, `uv run --extra gpu`
+        option, eq, given = w.partition("=")         # `uv sync --group=cu128-train` (tp47a)
+        if option not in ("--group", "--only-group", "--extra") or conda or not eq and i + 1 == len(words):
+            continue
+        value = given if eq else words[i + 1]
+        line, c = pos.at(nodes[i if eq else i + 1].start_point)
+        c += len(option) + 1 if eq else 0
+        named = extra_hits(m, [value], "this project")
+        for symbol, _, rule, note in named:
+            col.add(rule, symbol, line, c, c + len(value), note=note)
+        if option == "--extra" and not named and words[0] in ("sync", "run") and "[" not in value:
+            # `uv sync --extra all`: an extra of the project in the folder, read in its pyproject.toml (t15k)
+            _record_local_extras(col, f".[{value}]", line, c, source_tree.cwd, len(value))
     if not words or words[0] not in ("install", "add", "wheel", "create"):
         return
     skip = False
@@ -3366,7 +3492,34 @@ def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     gate_findings(result, text)
     _debug_switch_modes(result, text)
     _drop_unread_option_vars(result, text)
+    _drop_message_only_images(result, text)
     return result
+
+
+# a statement of its own that assigns a plain value (`BASE_NAME="nvidia/cuda:12.5.0-devel-ubuntu22.04"`)
+_PLAIN_ASSIGNMENT_RE = re.compile(r"""^[ \t]*([A-Za-z_]\w*)=(?:"[^"$`]*"|'[^']*'|[^\s'"$`\\;&|]+)[ \t]*(?:#.*)?$""")
+
+
+def _drop_message_only_images(result: FileResult, text: str) -> None:
+    """An image held in a variable that the script only shows in messages (`BASE_NAME="nvidia/cuda:12.5.0-devel-..."`,
+    then only `echo "Building Docker image on ${BASE_NAME} ..."`): no command pulls or runs it (lead decision 49, a
+    value shown in a message; test128's label). Kept when the script exports the name, marks variables for export
+    (`set -a`), uses `eval` / `${!name}`, or never reads it (a file of settings others `source`) (tp47a)."""
+    lines = text.splitlines()
+    candidates = {f.line: m.group(1) for f in result.findings if f.code == "NPU016" and 0 < f.line <= len(lines)
+                  for m in [_PLAIN_ASSIGNMENT_RE.match(lines[f.line - 1])] if m is not None}
+    if not candidates or re.search(r"(?m)^[ \t]*set[ \t]+-\w*a|(?m:^|[;&|(]\s*)eval\s|\$\{!", text):
+        return
+    reads: dict[str, list[bool]] = defaultdict(list)
+    for node in _walk(_parser().parse(text.encode("utf-8")).root_node):
+        if node.type in ("simple_expansion", "expansion"):
+            name = next((c.text.decode() for c in node.children if c.type == "variable_name"), None)
+            if name is not None and name in candidates.values():
+                reads[name].append(_in_message(node))
+    drop = {line for line, name in candidates.items() if reads.get(name) and all(reads[name]) and not re.search(
+        r"\b(?:export|declare|typeset|readonly)\b[^\n]*\b" + name + r"\b", text)}
+    if drop:
+        result.findings = [f for f in result.findings if not (f.line in drop and f.code == "NPU016")]
 
 
 _OWN_LAUNCH_RE = re.compile(r"(?m)^[^#\n]*\b(?:python[\d.]*|torchrun|deepspeed|accelerate|srun)\b")

@@ -1668,8 +1668,10 @@ class MatchVisitor(cst.CSTVisitor):
             if isinstance(name, cst.Attribute) and name.attr.value.startswith("__") \
                     and name.attr.value.endswith("__") and name.attr.value in self.c.attributes:
                 continue    # `self.__cuda_array_interface__ = {...}` publishes a protocol (t14g): the binding is the use
-            if isinstance(name, cst.Attribute):
+            if isinstance(name, cst.Attribute) and not any(
+                    r.extra.get("setting_field") for r in self.c.attributes.get(name.attr.value, ())):
                 self._not_property.add(id(name.attr))   # `obj.is_cuda = ...` binds, it does not read the property
+                # (a rule of a settings object's field, `gpu_options.allow_growth = True`, means the write: tp47a)
             if isinstance(name, cst.Name) or self_attr(name) is not None:
                 self._handled.add(id(name))   # `self.fn = fn` binds an attribute; the value is the use
         return True
