@@ -362,3 +362,51 @@ def test_a_module_skip_mark_gates_every_test():
 def test_a_module_mark_without_a_skip_gates_nothing():
     found = _findings(MARKED_MODULE, "tests/unit/test_afmoe.py")
     assert found[_at(MARKED_MODULE, b'with torch.device("cuda")')]["NPU003"] == "error"
+
+
+# -- a test suite under another name, laid out like the package it tests (oslo's tests_deprecated/torch) -------------
+
+OSLO_TEST = """\
+import unittest
+
+import torch
+import torch.nn.functional as F
+from oslo.torch.nn import FusedLayerNorm
+
+
+class TestFusedLayerNorm(unittest.TestCase):
+    def setUp(self):
+        self.module = FusedLayerNorm(1024).to(device="cuda", dtype=torch.float16)
+
+    def test_same_output(self):
+        x = torch.randn(16, 1024, device="cuda", dtype=torch.float16)
+        self.assertTrue(torch.allclose(self.module(x), F.layer_norm(x, (1024,))))
+"""
+
+OSLO_OPTIM_TEST = """\
+import torch
+import torch.optim
+from torch.optim import AdamW
+from oslo.torch.optim import FusedAdam
+
+
+def test_fused_adam():
+    p = torch.nn.Parameter(torch.rand(4, device="cuda"))
+    return FusedAdam([p]), AdamW([p])
+"""
+
+
+def test_a_test_suite_laid_out_like_torch_is_no_copy_of_torch(tmp_path: Path):
+    files = {"oslo/__init__.py": "", "oslo/torch/__init__.py": "", "oslo/torch/nn/__init__.py":
+             "class FusedLayerNorm:\n    pass\n", "oslo/torch/optim/__init__.py": "class FusedAdam:\n    pass\n",
+             "setup.py": "from setuptools import setup\nsetup()\n",
+             "tests_deprecated/__init__.py": "", "tests_deprecated/torch/__init__.py": "",
+             "tests_deprecated/torch/nn/__init__.py": "", "tests_deprecated/torch/nn/functional.py": "",
+             "tests_deprecated/torch/nn/test_layer_norm.py": OSLO_TEST,
+             "tests_deprecated/torch/optim/__init__.py": "",
+             "tests_deprecated/torch/optim/test_fused_adam.py": OSLO_OPTIM_TEST}
+    found = _tree(tmp_path, files)
+    layer_norm = _in(found, "tests_deprecated/torch/nn/test_layer_norm.py")
+    assert layer_norm[_line(OSLO_TEST, 'to(device="cuda"')]["NPU003"] == "error"
+    adam = _in(found, "tests_deprecated/torch/optim/test_fused_adam.py")
+    assert adam[_line(OSLO_OPTIM_TEST, 'device="cuda"')]["NPU003"] == "error"

@@ -1958,6 +1958,9 @@ def _app_entries(project: Any) -> set[str]:
 _VENDORED_NOTE = ("nothing this tree runs reaches it: `{}` holds a copy of another project's package `{}` (it imports "
                   "itself by that name from below this tree's root), of which this tree imports or runs only part; "
                   "port it if you run that program")
+# a test suite kept under another name (oslo's `tests_deprecated/torch/`, its own tests of `oslo.torch` laid out like
+# the package and importing the real `torch.nn`): the tree's checks, never a copied package
+_TEST_SUITE = re.compile(r"^(?:tests?|testing)[_-]\w+$|^\w+[_-]tests?$", re.IGNORECASE)
 # a root folder whose packages a project installs from (`src/pkg`, `python/pkg`, `lib/pkg`): the tree's own layout
 _SOURCE_FOLDERS = frozenset({"src", "python", "lib"})
 # the folders of a copied checkout whose scripts a user runs by hand (besides its top-level scripts)
@@ -1996,7 +1999,7 @@ def _vendored_copies(project: Any) -> dict[str, str]:
     counts: dict[str, list[int]] = {}       # candidate package folder -> [imports held there, imports in all]
     for rel in python:
         folders = rel.split("/")[:-1]
-        if len(folders) < 2 or any(part in _BENCH_FOLDERS for part in folders):
+        if len(folders) < 2 or any(part in _BENCH_FOLDERS or _TEST_SUITE.match(part) for part in folders):
             continue
         # the submodules it imports by absolute name (`from dinov2.layers import Mlp` -> dinov2/layers; a bare
         # `import torch` names the folder only, which says nothing)
