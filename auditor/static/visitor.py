@@ -590,9 +590,11 @@ def _build_variant_rule(compiled: CompiledRules, ctx: FileContext) -> Rule | Non
     build script: it imports setuptools (or distutils) and torch's C++/CUDA extension builders (`from
     torch.utils.cpp_extension import CUDAExtension`, `from torch.utils import cpp_extension`); None elsewhere."""
     quals = set(ctx.aliases.values())
-    if ctx.hand_cuda_build or ctx.toolkit_configs and any(q.split(".")[0] in ("setuptools", "distutils") for q in quals):
-        pass            # distutils' compiler taught to hand .cu files to nvcc, or a CUDA toolkit locator's answer
-                        # beside setuptools (a pybind11 / Cython build, hand_builds.py): a build script
+    if ctx.hand_cuda_build or ctx.cuda_program_build or ctx.toolkit_configs and any(
+            q.split(".")[0] in ("setuptools", "distutils") for q in quals):
+        pass            # distutils' compiler taught to hand .cu files to nvcc, a program compiled against the CUDA
+                        # runtime, or a CUDA toolkit locator's answer beside setuptools (a pybind11 / Cython build,
+                        # hand_builds.py): a build script
     elif not any(q == "torch.utils.cpp_extension" or q.startswith("torch.utils.cpp_extension.CUDA") or q in _EXTENSION_CLASSES
                  for q in quals) or not any(q.split(".")[0] in ("setuptools", "distutils") for q in quals):
         return None     # a build script (setup.py); a module that JIT-builds kernels also runs them on a device
@@ -721,14 +723,29 @@ class MatchVisitor(cst.CSTVisitor):
             kw["no_rewrite"] = True
         if id(node) in self._saved_locations:
             kw["saved_location"] = True
+        matched = rule
         if self._variant_rule is not None and (
                 rule.name in self._variant_rule.extra["build_variant_of"] and id(node) in self._listed
                 and isinstance(node, cst.SimpleString) or rule.name in self._variant_rule.extra.get("build_script_of", ())
                 or self.ctx.hand_cuda_build and rule.name in self._variant_rule.extra.get("hand_build_of", ())):
             rule = self._variant_rule
         if isinstance(node, cst.ConcatenatedString):
-            node = _part_naming(node, symbol) or node
+            node = _part_naming(node, symbol) or self._part_matching(node, matched) or node
         self.hits.append(RawHit(rule, node, symbol, **kw))
+
+    def _part_matching(self, node: cst.ConcatenatedString, rule: Rule) -> cst.BaseExpression | None:
+        """The first part of an implicit concatenation that the same string rule matches by itself: `f"g++ {src} -o
+        {out}"` then `f" -I{home}/include -lcudart"` on the next line (a command's link flag is that line's; tk47)."""
+        sides: list[cst.BaseExpression] = [node.left, node.right]
+        while sides:
+            side = sides.pop(0)
+            if isinstance(side, cst.ConcatenatedString):
+                sides[:0] = [side.left, side.right]
+                continue
+            m = next((m for v in self.fold(side) or () if (m := self.c.match_string(v)) is not None), None)
+            if m is not None and m[0] is rule:
+                return side
+        return None
 
     def _names_rule(self, value: cst.BaseExpression, rule: Rule) -> bool:
         """Whether a literal string inside `value` on the keyword's own line is itself a finding of `rule`
@@ -2144,6 +2161,7 @@ class MatchVisitor(cst.CSTVisitor):
         env_kw = qual == "dict" or dotted(func) == "dict" or (
             isinstance(func, cst.Attribute) and func.attr.value in ("update", "setdefault"))
         call_categories = {h.rule.category for h in self.hits[first_hit:]}   # what the callee itself matched
+        callee_passes = {k for h in self.hits[first_hit:] for k in h.rule.extra.get("passed_on_keywords") or ()}
         weightless = _weightless_loader(func)
         for index, arg in enumerate(node.args):
             if weightless and arg.keyword is not None and arg.keyword.value == "torch_dtype":
@@ -2162,7 +2180,10 @@ class MatchVisitor(cst.CSTVisitor):
                             (qual or "").startswith("torch.") or not _literal_on(arg.value)):
                         continue    # `torch.batch_norm(..., cudnn_enabled=True)`: aten's own parameter; a value
                                     # passed on (`cudnn_enabled=state.cudnn_enabled`) records a setting made elsewhere
-                    passed_on = arg.keyword.value in (kw[0].extra.get("passed_on_keywords") or ())
+                    # `build(cuda_home=cuda_home)`, `create_extension(..., with_cuda=with_cuda)`: a setting handed to
+                    # the build that uses it (the keyword's rule or the callee's names it), reported there too
+                    passed_on = arg.keyword.value in (kw[0].extra.get("passed_on_keywords") or ()) or \
+                        arg.keyword.value in callee_passes
                     if not _switched_off(arg.value, "" if passed_on else arg.keyword.value) \
                             and (kw[0].category not in call_categories or kw[0].extra.get("stack")
                                  or kw[0].category == "kernel" and _starts_line(node, index)
