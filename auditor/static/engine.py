@@ -982,9 +982,10 @@ class StaticEngine:
                     # `quantize = "fp8"` in a function, then `load(quantize=quantize)`: a dtype name held by a
                     # local is reported where it is written (a module constant is followed to its uses)
                     continue
-                if hit.rule.name in TOOL_RULES and ctx.bound_in_function(hit.via, line):
+                if hit.run_arg and hit.rule.name in TOOL_RULES and ctx.bound_in_function(hit.via, line):
                     # `cmd = "./prog"` ... `cmd = f"{query} | grep 'CUDA Capability'"`: a function's own command
-                    # names run where flags.py's command copies follow the latest binding to the run (tk47)
+                    # name run by subprocess / os is left to flags.py's command copies, which follow its latest
+                    # binding to the run (tk47)
                     continue
                 value = self._visible_value(ctx, hit, line)
                 if value is None:

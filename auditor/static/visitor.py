@@ -175,6 +175,9 @@ class RawHit:
     # a function's local CuPy / PyCUDA kernel object (`f(...)` after `f = load_kernel(...)`): the engine keeps the hit
     # only inside a function that binds the name so (FileContext.kernel_local_at; t32a)
     kernel_local: str = ""
+    # a name given to a call that runs a command (`subprocess.check_output(cmd, shell=True)`): for an NVIDIA tool the
+    # engine leaves a function's own name to flags.py's command copies, which follow its latest binding (tk47)
+    run_arg: bool = False
 
 
 # The name of a dtype as a config or an option spells it ("bf16", "torch.float16", "half", "fp8_e4m3")
@@ -839,7 +842,7 @@ class MatchVisitor(cst.CSTVisitor):
             return self.ctx.constants[node.value]
         return None
 
-    def _match_values(self, node: cst.CSTNode, values: set[str], via: str | None = None) -> None:
+    def _match_values(self, node: cst.CSTNode, values: set[str], via: str | None = None, run_arg: bool = False) -> None:
         """String rules and env rules against every possible value of a string expression. A name that
         may hold several matching values (`device = f"cuda:{r}"` ... `device = "cuda"`) is reported once."""
         if via is not None:
@@ -853,7 +856,7 @@ class MatchVisitor(cst.CSTVisitor):
                     continue
                 if m is not None and m[0].code not in fired:
                     fired.add(m[0].code)
-                    self._hit(m[0], node, value.replace(HOLE, "{…}"), value=m[1], via=via)
+                    self._hit(m[0], node, value.replace(HOLE, "{…}"), value=m[1], via=via, run_arg=run_arg)
             return
         compared = id(node) in self._operands and self._compared and not self._asserting and self._variant_rule is None
         for value in sorted(values):
@@ -2209,7 +2212,8 @@ class MatchVisitor(cst.CSTVisitor):
             if not message and isinstance(value, cst.Name) and value.value in self.ctx.constants \
                     and value.value not in self.ctx.aliases and not _names_a_ref(arg):
                 # (`variant=variant` after `variant = "fp16"`: a weights file's name, not a dtype, t17e)
-                self._match_values(value, self.ctx.constants[value.value], via=value.value)
+                self._match_values(value, self.ctx.constants[value.value], via=value.value,
+                                   run_arg=bool(RUNS_COMMAND.match(qual or "")))
             # `skipUnless(device == "cuda", "needs CUDA")`: the condition of a skip/assert helper is code
             text = message and not isinstance(value, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation))
             # `add_argument(..., help="... 'cuda' ... CUDA_VISIBLE_DEVICES=X cmd")`: help / usage text is for humans
