@@ -126,6 +126,8 @@ def test_folders_outside_a_build_stay_quiet():
 def test_compile_command_shapes():
     assert compiles_cuda_program(ast.parse('os.system(f"/usr/bin/g++-9 {src} -o probe -lcuda")'))
     assert compiles_cuda_program(ast.parse('cmd = (f"nvcc {src} -o {exe}" f" -L{home}/lib64 -lcudart")'))
+    assert compiles_cuda_program(ast.parse('subprocess.check_call("g++ {} -o probe -lcudart".format(src), shell=True)'))
+    assert compiles_cuda_program(ast.parse('cmd = "g++ %s -o probe -L%s -lcudart" % (src, lib)'))
     assert not compiles_cuda_program(ast.parse('cmd = f"g++ {src} -o {exe} -lm -lpthread"'))
     assert not compiles_cuda_program(ast.parse('logger.info("g++ probe.cc -lcudart")'))
     assert not compiles_cuda_program(ast.parse('"""Build: g++ probe.cc -lcudart"""'))

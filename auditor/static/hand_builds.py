@@ -73,7 +73,12 @@ _HOLE = "\x00"
 
 def _command_words(node: ast.AST) -> list[str] | None:
     """The words of a command line written as a string, an f-string (a field is a hole) or a list of arguments
-    (`["g++", src, "-lcudart"]`: an item that is no literal is a hole); None for anything else."""
+    (`["g++", src, "-lcudart"]`: an item that is no literal is a hole), also through `.format(...)` / `% (...)`; None
+    for anything else."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+        node = node.func.value
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        node = node.left
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value.split()
     if isinstance(node, ast.JoinedStr):
