@@ -77,6 +77,9 @@ RULE_SCHEMA: dict[str, Any] = {
             "in_loop": {"type": "boolean"}}},
         "extra": {"type": "object", "additionalProperties": False, "properties": {
             "stack": {"type": "boolean"},
+            # string rules: a finding on a multi-line literal is reported on the literal's first line that this
+            # regular expression finds (`#include <cuda_runtime`: the first CUDA element of a source; tk47)
+            "at_line_of": {"type": "string"},
             # qualname rules: a generated table in op_tables/ whose rows are packages (`cuda_packages.json`, g1): each
             # row whose verdict has a severity in `table_severity` is matched by its import name (rules.py)
             "table": {"type": "string"},
@@ -100,7 +103,8 @@ RULE_SCHEMA: dict[str, Any] = {
             # precision trees)
             "keyword_true_only": {"type": "boolean"},
             # keyword rules: these keywords report also when the same name is passed on (`build(cuda_home=cuda_home)`:
-            # a path handed to the build that uses it, not a switch decided where the value is made; tk40)
+            # a path handed to the build that uses it, not a switch decided where the value is made; tk40); on a rule
+            # that matches a call, these keywords of that call (`create_extension(..., with_cuda=with_cuda)`; tk47)
             "passed_on_keywords": {"type": "array", "items": {"type": "string"}},
             # qualname rules: also the `import M` line of the package a matched name lies in, when no rule reports that
             # import by its own name (`import encoding` before `encoding.parallel.DataParallelModel(net)`, tk41)

@@ -54,7 +54,8 @@ from auditor.static.guarded_modules import apply_guarded_modules
 from auditor.static.npu_native import apply_ascend_named_project, apply_ascend_subpackages, apply_hydra_configs
 from auditor.static.shim_graph import (apply_ascend_scripts, apply_shim_graph, apply_shim_twins,
                                       drop_quiet_debug_values)
-from auditor.static.firstparty import drop_first_party, drop_python_named, first_party_packages, python_module_names
+from auditor.static.firstparty import (drop_first_party, drop_python_named, ffi_wrapper_names, first_party_packages,
+                                      python_module_names)
 from auditor.static.ported import drop_notes_in_ascend_tree
 from auditor.static.opnamespaces import (drop_own_ops, literal_namespaces, op_namespaces_named, python_defined_ops,
                                          registered_namespaces)
@@ -270,7 +271,8 @@ def run_static(
     # the tree's own packages are not dependencies (after the cache: it depends on the whole file list)
     packages = first_party_packages(rel for _, rel in found.files)
     drop_first_party(run.results, packages)
-    drop_python_named(run.results, python_module_names(rel for _, rel in found.files))   # `cuda_utils.py` is Python
+    drop_python_named(run.results, python_module_names(rel for _, rel in found.files)   # `cuda_utils.py` is Python
+                      - ffi_wrapper_names(found.files))     # an FFI build's generated `_ext/nms/__init__.py` is not
     # one import summary per file (read in the worker, kept in the cache), one project view for the passes that read
     # per-file facts or follow imports (auditor/static/project_imports.py)
     project = ProjectImports(found.files, run.results)

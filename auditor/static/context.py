@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from auditor.astnodes import line_span, module_nodes_of, walk_list
 from auditor.static.device_values import DeviceReader
-from auditor.static.hand_builds import compiles_cuda_by_hand, toolkit_configs
+from auditor.static.hand_builds import compiles_cuda_by_hand, compiles_cuda_program, toolkit_configs
 from auditor.static.host_values import host_arrays, host_only_file
 from auditor.static.astutil import ast_dotted, bound_names, module_nodes, self_attr
 from auditor.static.unresolved_extensions import unresolved_extension_modules
@@ -63,6 +63,8 @@ class FileContext:
     # to its toolkit locator's answer (`CUDA = locate_cuda()`)
     hand_cuda_build: bool = False
     toolkit_configs: frozenset[str] = frozenset()
+    # a file that compiles a program against the CUDA runtime itself (`g++ x.cc ... -lcudart`; hand_builds.py, tk47)
+    cuda_program_build: bool = False
 
     def parameter_at(self, name: str, line: int) -> bool:
         """Whether `name` at `line` is a parameter of the enclosing function rather than the module an import
@@ -84,6 +86,10 @@ class FileContext:
             if first <= line <= last and not any(first <= at <= line for at in self.import_lines.get(name, ())):
                 return True
         return False
+
+    def bound_in_function(self, name: str, line: int) -> bool:
+        """Whether the function around `line` binds `name` to a string value of its own (not only the module)."""
+        return any(first <= line <= last and (first, last) != _WHOLE_FILE for first, last, _ in self.scopes.get(name, ()))
 
     def visible_values(self, name: str, line: int) -> set[str]:
         """Values `name` may hold at `line`: module-level bindings plus those of the enclosing function."""
@@ -451,6 +457,7 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
     ctx.probe_names = _probe_names(tree)
     ctx.hand_cuda_build = compiles_cuda_by_hand(tree)
     ctx.toolkit_configs = toolkit_configs(tree)
+    ctx.cuda_program_build = compiles_cuda_program(tree)
     _bind_dynamic_extension_imports(ctx, tree, [stmt for stmt, _ in assigns],
                                     {id(stmt) for stmt, scope in assigns if scope == _WHOLE_FILE})
     _bind_jit_extensions(ctx, tree, [stmt for stmt, _ in assigns])

@@ -64,7 +64,7 @@ from auditor.project import called_scripts, cmake_calls, launched, local_builds,
 from auditor.static.context import _WHOLE_FILE, HOLE, FileContext, adopt_local_refs, build_context
 from auditor.static.star_names import bind_conventional_names, bind_star_names, may_use_conventional_names
 from auditor.static import largefile
-from auditor.static.flags import derived_flag_findings
+from auditor.static.flags import TOOL_RULES, derived_flag_findings
 from auditor.static.gates import apply_gates
 from auditor.static.flash_settings import drop_flash_setting_keys, drop_plain_sdpa_switches
 from auditor.static.inert_constructs import drop_inert_constructs
@@ -445,6 +445,19 @@ def _kernel_lines(finding: Finding, lines: list[str], suppressions: Suppressions
         out.append(replace(finding, line=number, col=m.start() + 1, end_line=number, end_col=m.end() + 1,
                            symbol=m.group(1), message=f"{finding.message} (CUDA {what} `{m.group(1)}`)"))
     return out
+
+
+def _at_line_of(finding: Finding, lines: list[str], pattern: str) -> Finding:
+    """A string rule's finding on a multi-line literal, moved to the first line of the literal that holds `pattern`
+    (a regular expression; the rule's `at_line_of`): the element a port rewrites, where it is written (tk47)."""
+    regex = re.compile(pattern)
+    for number in range(finding.line, min(finding.end_line, len(lines)) + 1):
+        m = regex.search(lines[number - 1])
+        if m is not None and number > finding.line:
+            return replace(finding, line=number, col=m.start() + 1, end_line=number, end_col=m.end() + 1)
+        if m is not None:
+            break
+    return finding
 
 
 _CUDA_MACRO_RE = re.compile(r"^\s*#\s*define\s+(\w+)")
@@ -978,6 +991,11 @@ class StaticEngine:
                     # `quantize = "fp8"` in a function, then `load(quantize=quantize)`: a dtype name held by a
                     # local is reported where it is written (a module constant is followed to its uses)
                     continue
+                if hit.run_arg and hit.rule.name in TOOL_RULES and ctx.bound_in_function(hit.via, line):
+                    # `cmd = "./prog"` ... `cmd = f"{query} | grep 'CUDA Capability'"`: a function's own command
+                    # name run by subprocess / os is left to flags.py's command copies, which follow its latest
+                    # binding to the run (tk47)
+                    continue
                 value = self._visible_value(ctx, hit, line)
                 if value is None:
                     continue
@@ -999,6 +1017,8 @@ class StaticEngine:
                 # `from megatron.core.extensions.transformer_engine import (` ... `TELinear,`: report the
                 # statement's line; a finding `audit fix` rewrites keeps the name's own position
                 finding = replace(finding, line=hit.statement_pos[0], col=hit.statement_pos[1])
+            if hit.rule.extra.get("at_line_of") and end_line > line:
+                finding = _at_line_of(finding, lines, hit.rule.extra["at_line_of"])
             if npu_too:
                 finding = variable_with_npu(finding)
             if hit.probe:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from pathlib import Path
 
 from auditor.static.unresolved_extensions import CHECK_RULES, shaped_segment
 
@@ -89,6 +90,29 @@ def python_module_names(rels: Iterable[str]) -> frozenset[str]:
             out.add(parts[-2])
         elif parts[-1].endswith(".py"):
             out.add(parts[-1][:-3])
+    return frozenset(out)
+
+
+# the wrapper torch.utils.ffi's `create_extension('_ext.nms', ...).build()` writes into `_ext/nms/__init__.py`
+_FFI_WRAPPER = "from torch.utils.ffi import _wrap_function"
+
+
+def ffi_wrapper_names(files: Iterable[tuple[Path, str]]) -> frozenset[str]:
+    """Folders the pre-1.0 FFI builder generated (tk47, AnyNet's committed `models/spn/_ext/gaterecurrent2dnoind/
+    __init__.py`): a package whose `__init__.py` wraps the compiled library's symbols (`_wrap_function(fn, _ffi)`), and
+    the `*_ext` package above it. Their attributes are the compiled extension's functions, not Python code, so they are
+    no Python module for `drop_python_named`. Only `__init__.py` files under a `*_ext` folder are read."""
+    out = set()
+    for path, rel in files:
+        parts = rel.replace("\\", "/").split("/")
+        if len(parts) < 3 or parts[-1] != "__init__.py" or not parts[-3].endswith("_ext"):
+            continue
+        try:
+            text = Path(path).read_text(errors="replace")
+        except OSError:
+            continue
+        if _FFI_WRAPPER in text:
+            out.update((parts[-2], parts[-3]))
     return frozenset(out)
 
 

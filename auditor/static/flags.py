@@ -78,13 +78,15 @@ def derived_flag_findings(tree: ast.Module, findings: list[Finding]) -> list[Fin
     out = _flag_copies(flags, findings)
     if commands:
         out += _command_copies(commands, findings + out)
+    if any(f.name in TOOL_RULES for f in findings):
+        out += _argument_runs(tree, findings + out)
     return out
 
 
 # Calls that run a command line: a path or name held in a variable runs where it is passed to one of these
 RUNS_COMMAND = re.compile(r"^(?:subprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|"
                            r"os\.(?:system|popen|exec\w*|spawn\w*)|asyncio\.create_subprocess_(?:exec|shell))$")
-_TOOL_RULES = frozenset({"nvidia-cli-tool"})
+TOOL_RULES = frozenset({"nvidia-cli-tool"})
 
 
 # a class that is the flash-attn path itself (`LlamaFlashAttention2`, `FlashAttnBackend`)
@@ -113,7 +115,7 @@ def _definitions(tree: ast.Module, by_line: dict[int, list[Finding]]):
             key = name_or_self_attr(targets[0]) if len(targets) == 1 else None
             last = node.value.end_lineno or node.value.lineno
             tools = [f for line in range(node.value.lineno, last + 1) for f in by_line.get(line, ())
-                     if f.name in _TOOL_RULES] if key is not None and not key.startswith("self.") else []
+                     if f.name in TOOL_RULES] if key is not None and not key.startswith("self.") else []
             if tools and key is not None:
                 commands[(id(scope), key)] = (scope, node.lineno, tools)
             elif key is not None and any(line in by_line for line in range(node.value.lineno, last + 1)) \
@@ -193,6 +195,22 @@ def _scope_nodes(scope: ast.AST):
             continue
         yield node
         stack.extend(ast.iter_child_nodes(node))
+
+
+def _argument_runs(tree: ast.Module, findings: list[Finding]) -> list[Finding]:
+    """`nvcc = subprocess.check_output(` then `[which, 'nvcc']).decode()` on the next line: an NVIDIA tool named in a
+    run's arguments below the call's first line runs at the call, which gets its finding on that line too (tk47)."""
+    tools = [f for f in findings if f.name in TOOL_RULES]
+    out: list[Finding] = []
+    seen = {(f.line, f.category) for f in findings}
+    for node in walk_list(tree):
+        if not isinstance(node, ast.Call) or not RUNS_COMMAND.match(ast_dotted(node.func) or ""):
+            continue
+        spans = [(a.lineno, a.end_lineno or a.lineno) for a in [*node.args, *(k.value for k in node.keywords)]]
+        defs = [f for f in tools if f.line > node.lineno and any(lo <= f.line <= hi for lo, hi in spans)]
+        if defs:
+            out += _copies_at(node, defs, seen, f"the command on line {defs[0].line}")
+    return out
 
 
 def _command_copies(commands, findings: list[Finding]) -> list[Finding]:

@@ -45,6 +45,7 @@ from auditor.astnodes import Span, decorated_span, is_main_guard, lines_span, no
 from auditor.static.context import relative_cuda_extension
 from auditor.static.backends import _guards_imports, as_info, backends_in_text, default_arm, rank_test
 from auditor.static.patch_targets import hides_cuda
+from auditor.static.report_rows import REPORT_DICT_MIN_ROWS, report_dict_rows
 from auditor.static.astutil import name_or_self_attr as _flag_name   # `use_cuda` / `self.use_cuda`: one reader
 from auditor.static.astutil import module_nodes as _walk   # (the name the passes below and engine use)
 from auditor.static.astutil import MESSAGE_CALLS, pytest_fixture_name, scope_nodes, walk_list
@@ -1507,29 +1508,6 @@ def _report_row(node: ast.AST) -> bool:
     return isinstance(label, ast.Constant) and isinstance(label.value, str)
 
 
-def _report_dict_rows(nodes: list) -> int:
-    """The rows of a report dict the function builds and returns (pd55, dev32's sleap-nn `get_system_info_dict`:
-    `info = {"python_version": ..., "cuda_available": torch.cuda.is_available(), ...}`, then `info["cuda_version"] =
-    torch.version.cuda` ... `return info`): a local bound to a dict literal, its string keys and the string-keyed
-    assignments into it, in a function that also reads versions (`torch.__version__`, `sys.version`, `platform.*()`).
-    Only a returned local: `os.environ["X"] = ...` sets something and is no row; a settings dict reads no versions."""
-    returned = {n.value.id for n in nodes if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
-    keys: dict[str, int] = {}
-    for n in nodes:
-        if not isinstance(n, ast.Assign) or len(n.targets) != 1:
-            continue
-        target = n.targets[0]
-        if isinstance(target, ast.Name) and target.id in returned and isinstance(n.value, ast.Dict):
-            keys[target.id] = keys.get(target.id, 0) + sum(
-                isinstance(k, ast.Constant) and isinstance(k.value, str) for k in n.value.keys)
-        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id in returned \
-                and isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str):
-            keys[target.value.id] = keys.get(target.value.id, 0) + 1
-    versions = any(isinstance(n, ast.Attribute) and (n.attr == "__version__" or _dotted(n) == "sys.version")
-                   or isinstance(n, ast.Call) and _dotted(n.func).startswith("platform.") for n in nodes)
-    return max(keys.values(), default=0) if versions else 0
-
-
 def _environment_reports(tree: ast.Module) -> list[tuple[Region, str]]:
     """Functions that build an environment report (detectron2's `collect_env_info` and its copies, deepdoctection's
     `pt_info`): named for what it reports (`_REPORT_NAME`), at least 5 (label, value) rows appended to one list, and no
@@ -1544,7 +1522,7 @@ def _environment_reports(tree: ast.Module) -> list[tuple[Region, str]]:
         lists = {_dotted(n.func.value) for n in rows if isinstance(n.func, ast.Attribute)}
         acts = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
                    n.func.attr in ("to", "cuda", "set_device", "init_process_group", "load_state_dict") for n in nodes)
-        if len(rows) >= 5 and len(lists) == 1 and not acts or not acts and _report_dict_rows(nodes) >= 5:
+        if len(rows) >= 5 and len(lists) == 1 and not acts or not acts and report_dict_rows(nodes) >= REPORT_DICT_MIN_ROWS:
             out.append((node_span(fn, open_end=True), fn.name))
     return out
 

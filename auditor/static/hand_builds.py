@@ -5,13 +5,20 @@ toolkit (`CUDAHOME`, or nvcc on PATH) and returns `{'home': ..., 'nvcc': ..., 'i
 `customize_compiler_for_nvcc` teaches the compiler the `.cu` suffix (`self.src_extensions.append('.cu')`) and swaps in
 nvcc for those files (`self.set_executable('compiler_so', CUDA['nvcc'])`). In such a file nvcc is the build's compiler,
 not a tool the code runs for an answer, and the locator's entries (`CUDA['lib64']`, `CUDA['include']`) are the
-toolkit's folders the extension compiles and links against."""
+toolkit's folders the extension compiles and links against.
+
+tk47 (test127: second.pytorch's second/utils/find.py): a script may also compile a program against the CUDA runtime
+itself, with no extension builder: it writes C++ from a string, runs `g++ x.cc -o x -I{cuda_home / 'include'}
+-L{cuda_home / 'lib64'} -lcudart` and runs the program, after finding the toolkit (`CUDA_HOME`, a `/usr/local/cuda`
+default, the Windows toolkit folder). Such a file builds against the CUDA toolkit as a build script does: its toolkit
+folders and link flags belong to that build (`compiles_cuda_program`)."""
 from __future__ import annotations
 
 import ast
 import re
 
 from auditor.astnodes import walk_list
+from auditor.static.astutil import MESSAGE_CALLS, ast_dotted
 
 # distutils' CCompiler executables a build may point at nvcc (`set_executable(key, value)`)
 _COMPILER_KEYS = frozenset({"compiler", "compiler_so", "compiler_cxx", "linker_so", "linker_exe"})
@@ -54,6 +61,50 @@ def compiles_cuda_by_hand(tree: ast.Module) -> bool:
                 return True
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Attribute) \
                 and node.target.attr == "src_extensions" and ".cu" in _strings(node.value):
+            return True
+    return False
+
+
+# a compiler run on a source (`g++ ...`, `/usr/bin/gcc-9 ...`, `clang++ ...`, `nvcc ...`) and a CUDA library it links
+_COMPILER_WORD = re.compile(r"(?:\S*/)?(?:g\+\+|gcc|c\+\+|cc|clang\+\+|clang|nvcc)(?:-\d+(?:\.\d+)*)?")
+_CUDA_LINK = re.compile(r"-l(?:cudart|cudart_static|cuda|nvrtc|cublas|cublasLt|cufft|curand|cusparse|cusolver)")
+_HOLE = "\x00"
+
+
+def _command_words(node: ast.AST) -> list[str] | None:
+    """The words of a command line written as a string, an f-string (a field is a hole) or a list of arguments
+    (`["g++", src, "-lcudart"]`: an item that is no literal is a hole), also through `.format(...)` / `% (...)`; None
+    for anything else."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+        node = node.func.value
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        node = node.left
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.split()
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else _HOLE for v in node.values).split()
+    if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
+        return [e.value if isinstance(e, ast.Constant) and isinstance(e.value, str) else _HOLE for e in node.elts]
+    return None
+
+
+def _links_cuda(words: list[str]) -> bool:
+    """`g++ x.cc -o x -L... -lcudart`: a compiler's command line that links a CUDA library."""
+    return bool(words) and _COMPILER_WORD.fullmatch(words[0]) is not None and any(
+        _CUDA_LINK.fullmatch(w) for w in words[1:])
+
+
+def compiles_cuda_program(tree: ast.Module) -> bool:
+    """Whether the file runs a compiler that links the CUDA runtime (or another CUDA library) into what it builds: a
+    command bound to a name or handed to a call, not a docstring nor a message's text."""
+    for node in walk_list(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            values = [node.value]
+        elif isinstance(node, ast.Call) and (ast_dotted(node.func) or "").rsplit(".", 1)[-1] not in MESSAGE_CALLS:
+            values = [*node.args, *(k.value for k in node.keywords)]
+        else:
+            continue
+        if any((words := _command_words(value)) is not None and _links_cuda(words) for value in values):
             return True
     return False
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ast
 
-from auditor.static.astutil import ast_dotted
+from auditor.static.astutil import ast_dotted, walk_list
 
 # calls that only read a value to show: environment reads, path predicates, conversions
 _READ_ONLY_CALLS = frozenset({"os.environ.get", "os.getenv", "os.path.isdir", "os.path.exists", "os.path.isfile",
@@ -53,6 +53,53 @@ def _report_dict_values(node: ast.AST) -> list[ast.expr]:
             sum("version" in label.lower() for label in labels) >= 2:
         return list(node.values)
     return []
+
+
+# a function with this many rows of one dict builds an environment report (gates.py's note, the rows below)
+REPORT_DICT_MIN_ROWS = 5
+
+
+def _report_dicts(nodes: list) -> dict[str, int]:
+    """The rows of each report dict the function builds and returns (pd55, dev32's sleap-nn `get_system_info_dict`:
+    `info = {"python_version": ..., "cuda_available": torch.cuda.is_available(), ...}`, then `info["cuda_version"] =
+    torch.version.cuda` ... `return info`): a local bound to a dict literal, its string keys and the string-keyed
+    assignments into it, in a function that also reads versions (`torch.__version__`, `sys.version`, `platform.*()`).
+    Only a returned local: `os.environ["X"] = ...` sets something and is no row; a settings dict reads no versions."""
+    returned = {n.value.id for n in nodes if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
+    keys: dict[str, int] = {}
+    for n in nodes:
+        if not isinstance(n, ast.Assign) or len(n.targets) != 1:
+            continue
+        target = n.targets[0]
+        if isinstance(target, ast.Name) and target.id in returned and isinstance(n.value, ast.Dict):
+            keys[target.id] = keys.get(target.id, 0) + sum(
+                isinstance(k, ast.Constant) and isinstance(k.value, str) for k in n.value.keys)
+        elif _dict_row(n) is not None and n.targets[0].value.id in returned:
+            keys[n.targets[0].value.id] = keys.get(n.targets[0].value.id, 0) + 1
+    versions = any(isinstance(n, ast.Attribute) and (n.attr == "__version__" or ast_dotted(n) == "sys.version")
+                   or isinstance(n, ast.Call) and (ast_dotted(n.func) or "").startswith("platform.") for n in nodes)
+    return keys if versions else {}
+
+
+def report_dict_rows(nodes: list) -> int:
+    """The most rows of one report dict among `nodes` (a function's nodes); 0 when it builds none."""
+    return max(_report_dicts(nodes).values(), default=0)
+
+
+def _dict_row(node: ast.AST) -> ast.expr | None:
+    """The value of `info["label"] = value` (a string-keyed row of a local dict), else None."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(target := node.targets[0], ast.Subscript) \
+            and isinstance(target.value, ast.Name) and isinstance(target.slice, ast.Constant) \
+            and isinstance(target.slice.value, str):
+        return node.value
+    return None
+
+
+def _shown_read(value: ast.expr) -> bool:
+    """`CUDA_HOME`, `torch.version.cuda`, `str(CUDA_HOME)`: a value read to be shown, no call of its own."""
+    if isinstance(value, ast.Call) and ast_dotted(value.func) == "str" and len(value.args) == 1 and not value.keywords:
+        value = value.args[0]
+    return isinstance(value, (ast.Name, ast.Attribute)) and ast_dotted(value) is not None
 
 
 def _reads_only(value: ast.expr) -> bool:
@@ -88,6 +135,13 @@ def report_only_lines(tree: ast.AST) -> set[int]:
             for shown_value in _report_dict_values(node):
                 rows += 1
                 shown.update(id(n) for n in ast.walk(shown_value) if isinstance(n, ast.Name))
+        reports = {name for name, count in _report_dicts(walk_list(func)).items() if count >= REPORT_DICT_MIN_ROWS}
+        for node in ast.walk(func):
+            # `env_info['CUDA_HOME'] = CUDA_HOME` in mmcv's / mmdet's collect_env (qdtrack's copy; tk47): a row of the
+            # returned report dict that shows a value read elsewhere; the label is a name, the value only shown
+            value = _dict_row(node)
+            if value is not None and node.targets[0].value.id in reports and _shown_read(value):
+                out.add(node.lineno)
         if not rows:
             continue
         loads: dict[str, list[int]] = {}

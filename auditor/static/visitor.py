@@ -175,6 +175,9 @@ class RawHit:
     # a function's local CuPy / PyCUDA kernel object (`f(...)` after `f = load_kernel(...)`): the engine keeps the hit
     # only inside a function that binds the name so (FileContext.kernel_local_at; t32a)
     kernel_local: str = ""
+    # a name given to a call that runs a command (`subprocess.check_output(cmd, shell=True)`): for an NVIDIA tool the
+    # engine leaves a function's own name to flags.py's command copies, which follow its latest binding (tk47)
+    run_arg: bool = False
 
 
 # The name of a dtype as a config or an option spells it ("bf16", "torch.float16", "half", "fp8_e4m3")
@@ -590,9 +593,11 @@ def _build_variant_rule(compiled: CompiledRules, ctx: FileContext) -> Rule | Non
     build script: it imports setuptools (or distutils) and torch's C++/CUDA extension builders (`from
     torch.utils.cpp_extension import CUDAExtension`, `from torch.utils import cpp_extension`); None elsewhere."""
     quals = set(ctx.aliases.values())
-    if ctx.hand_cuda_build or ctx.toolkit_configs and any(q.split(".")[0] in ("setuptools", "distutils") for q in quals):
-        pass            # distutils' compiler taught to hand .cu files to nvcc, or a CUDA toolkit locator's answer
-                        # beside setuptools (a pybind11 / Cython build, hand_builds.py): a build script
+    if ctx.hand_cuda_build or ctx.cuda_program_build or ctx.toolkit_configs and any(
+            q.split(".")[0] in ("setuptools", "distutils") for q in quals):
+        pass            # distutils' compiler taught to hand .cu files to nvcc, a program compiled against the CUDA
+                        # runtime, or a CUDA toolkit locator's answer beside setuptools (a pybind11 / Cython build,
+                        # hand_builds.py): a build script
     elif not any(q == "torch.utils.cpp_extension" or q.startswith("torch.utils.cpp_extension.CUDA") or q in _EXTENSION_CLASSES
                  for q in quals) or not any(q.split(".")[0] in ("setuptools", "distutils") for q in quals):
         return None     # a build script (setup.py); a module that JIT-builds kernels also runs them on a device
@@ -721,14 +726,29 @@ class MatchVisitor(cst.CSTVisitor):
             kw["no_rewrite"] = True
         if id(node) in self._saved_locations:
             kw["saved_location"] = True
+        matched = rule
         if self._variant_rule is not None and (
                 rule.name in self._variant_rule.extra["build_variant_of"] and id(node) in self._listed
                 and isinstance(node, cst.SimpleString) or rule.name in self._variant_rule.extra.get("build_script_of", ())
                 or self.ctx.hand_cuda_build and rule.name in self._variant_rule.extra.get("hand_build_of", ())):
             rule = self._variant_rule
         if isinstance(node, cst.ConcatenatedString):
-            node = _part_naming(node, symbol) or node
+            node = _part_naming(node, symbol) or self._part_matching(node, matched) or node
         self.hits.append(RawHit(rule, node, symbol, **kw))
+
+    def _part_matching(self, node: cst.ConcatenatedString, rule: Rule) -> cst.BaseExpression | None:
+        """The first part of an implicit concatenation that the same string rule matches by itself: `f"g++ {src} -o
+        {out}"` then `f" -I{home}/include -lcudart"` on the next line (a command's link flag is that line's; tk47)."""
+        sides: list[cst.BaseExpression] = [node.left, node.right]
+        while sides:
+            side = sides.pop(0)
+            if isinstance(side, cst.ConcatenatedString):
+                sides[:0] = [side.left, side.right]
+                continue
+            m = next((m for v in self.fold(side) or () if (m := self.c.match_string(v)) is not None), None)
+            if m is not None and m[0] is rule:
+                return side
+        return None
 
     def _names_rule(self, value: cst.BaseExpression, rule: Rule) -> bool:
         """Whether a literal string inside `value` on the keyword's own line is itself a finding of `rule`
@@ -822,7 +842,7 @@ class MatchVisitor(cst.CSTVisitor):
             return self.ctx.constants[node.value]
         return None
 
-    def _match_values(self, node: cst.CSTNode, values: set[str], via: str | None = None) -> None:
+    def _match_values(self, node: cst.CSTNode, values: set[str], via: str | None = None, run_arg: bool = False) -> None:
         """String rules and env rules against every possible value of a string expression. A name that
         may hold several matching values (`device = f"cuda:{r}"` ... `device = "cuda"`) is reported once."""
         if via is not None:
@@ -836,7 +856,7 @@ class MatchVisitor(cst.CSTVisitor):
                     continue
                 if m is not None and m[0].code not in fired:
                     fired.add(m[0].code)
-                    self._hit(m[0], node, value.replace(HOLE, "{…}"), value=m[1], via=via)
+                    self._hit(m[0], node, value.replace(HOLE, "{…}"), value=m[1], via=via, run_arg=run_arg)
             return
         compared = id(node) in self._operands and self._compared and not self._asserting and self._variant_rule is None
         for value in sorted(values):
@@ -2146,6 +2166,7 @@ class MatchVisitor(cst.CSTVisitor):
         env_kw = qual == "dict" or dotted(func) == "dict" or (
             isinstance(func, cst.Attribute) and func.attr.value in ("update", "setdefault"))
         call_categories = {h.rule.category for h in self.hits[first_hit:]}   # what the callee itself matched
+        callee_passes = {k for h in self.hits[first_hit:] for k in h.rule.extra.get("passed_on_keywords") or ()}
         weightless = _weightless_loader(func)
         for index, arg in enumerate(node.args):
             if weightless and arg.keyword is not None and arg.keyword.value == "torch_dtype":
@@ -2164,7 +2185,10 @@ class MatchVisitor(cst.CSTVisitor):
                             (qual or "").startswith("torch.") or not _literal_on(arg.value)):
                         continue    # `torch.batch_norm(..., cudnn_enabled=True)`: aten's own parameter; a value
                                     # passed on (`cudnn_enabled=state.cudnn_enabled`) records a setting made elsewhere
-                    passed_on = arg.keyword.value in (kw[0].extra.get("passed_on_keywords") or ())
+                    # `build(cuda_home=cuda_home)`, `create_extension(..., with_cuda=with_cuda)`: a setting handed to
+                    # the build that uses it (the keyword's rule or the callee's names it), reported there too
+                    passed_on = arg.keyword.value in (kw[0].extra.get("passed_on_keywords") or ()) or \
+                        arg.keyword.value in callee_passes
                     if not _switched_off(arg.value, "" if passed_on else arg.keyword.value) \
                             and (kw[0].category not in call_categories or kw[0].extra.get("stack")
                                  or kw[0].category == "kernel" and _starts_line(node, index)
@@ -2190,7 +2214,8 @@ class MatchVisitor(cst.CSTVisitor):
             if not message and isinstance(value, cst.Name) and value.value in self.ctx.constants \
                     and value.value not in self.ctx.aliases and not _names_a_ref(arg):
                 # (`variant=variant` after `variant = "fp16"`: a weights file's name, not a dtype, t17e)
-                self._match_values(value, self.ctx.constants[value.value], via=value.value)
+                self._match_values(value, self.ctx.constants[value.value], via=value.value,
+                                   run_arg=bool(RUNS_COMMAND.match(qual or "")))
             # `skipUnless(device == "cuda", "needs CUDA")`: the condition of a skip/assert helper is code
             text = message and not isinstance(value, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation))
             # `add_argument(..., help="... 'cuda' ... CUDA_VISIBLE_DEVICES=X cmd")`: help / usage text is for humans
