@@ -724,7 +724,7 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
             _assignment_setting(col, m, name, value, line, c)
             if value is not None and name.upper() in index_vars and name.upper() not in INDEX_ENV_NAMES:
                 index_env(col, m, name, _word(value), line, c, index_vars)
-            elif value is not None and _held_index_url(text, name, _word(value)):
+            elif value is not None and _held_index_url(tree.root_node, name, _word(value)):
                 # `PYTORCH_DEPS="https://download.pytorch.org/whl/cu126"`, then `docker build --build-arg
                 # PYTORCH_DEPS=${PYTORCH_DEPS}` (stable-baselines3's build_docker.sh): a CUDA wheel index the script
                 # hands on to the install that reads it, as decision 62 reads a held NVIDIA download URL (tp47b)
@@ -1368,12 +1368,22 @@ _INDEX_VAR_READ_RE = re.compile(r"(?<![\w-])(?:--(?:extra-)?index-url|--find-lin
                                 r"\$\{?([A-Za-z_]\w*)\}?")
 
 
-def _held_index_url(text: str, name: str, value: str) -> bool:
-    """A variable holding one package-index URL (`https://download.pytorch.org/whl/cu126`) that the script expands
-    later (`${NAME}` / `$NAME`), so the URL reaches a command."""
+def _held_index_url(root, name: str, value: str) -> bool:
+    """A variable holding one package-index URL (`https://download.pytorch.org/whl/cu126`) that a later command expands
+    as an argument (`--build-arg PYTORCH_DEPS=${PYTORCH_DEPS}`), not only a message (`echo "see ${DOCS_URL}"`)."""
     url = value.strip("\"'")
-    return url.startswith(("https://", "http://")) and not any(ch.isspace() for ch in url) \
-        and re.search(r"\$\{?" + re.escape(name) + r"(?![\w])", text) is not None
+    if not url.startswith(("https://", "http://")) or any(ch.isspace() for ch in url):
+        return False
+    for node in _walk(root):
+        if node.type in ("simple_expansion", "expansion") and any(
+                c.type == "variable_name" and c.text.decode("utf-8", "replace") == name for c in node.children):
+            command = node.parent
+            while command is not None and command.type != "command":
+                command = command.parent
+            program = command.child_by_field_name("name") if command is not None else None
+            if program is not None and program.text not in (b"echo", b"printf"):
+                return True
+    return False
 
 
 def index_env(col: Collector, m, name: str, value: str, line: int, c: int,
