@@ -135,9 +135,14 @@ def _first_include_line(text: str, code: str, header: bool = False) -> int:
         # a project header named for CUDA (svox2's `#include "cuda_util.cuh"`: its device helpers and CUDA checks)
         # is where the port starts, as a library include is (pd7, tuned on project test23)
         cuda_named = next((m for m in includes if _CUDA_NAMED_INCLUDE_RE.match(text, m.start())), None)
-        if library is None and cuda_named is not None:
-            return text.count("\n", 0, cuda_named.start()) + 1
         own = _CUDA_CODE_RE.search(code)
+        # a C++ header named for CUDA (tensorRT_Pro's `#include "cuda_tools.hpp"`, host-side checks and helpers) before
+        # CUDA code the header writes itself (`cudaStream_t stream);` in its launchers' declarations): that code is
+        # where the port starts; a `.cuh` include brings device code, and still comes first (tp47b, test129)
+        named_first = cuda_named is not None and (own is None or _CUDA_NAMED_INCLUDE_RE.match(
+            text, cuda_named.start()).group(0).lower().endswith('.cuh"'))
+        if library is None and named_first:
+            return text.count("\n", 0, cuda_named.start()) + 1
         if library is None and own:
             return code.count("\n", 0, own.start()) + 1
     launch = None

@@ -762,6 +762,11 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
             _assignment_setting(col, m, name, value, line, c)
             if value is not None and name.upper() in index_vars and name.upper() not in INDEX_ENV_NAMES:
                 index_env(col, m, name, _word(value), line, c, index_vars)
+            elif value is not None and _held_index_url(tree.root_node, name, _word(value)):
+                # `PYTORCH_DEPS="https://download.pytorch.org/whl/cu126"`, then `docker build --build-arg
+                # PYTORCH_DEPS=${PYTORCH_DEPS}` (stable-baselines3's build_docker.sh): a CUDA wheel index the script
+                # hands on to the install that reads it, as decision 62 reads a held NVIDIA download URL (tp47b)
+                index_env(col, m, name, _word(value), line, c, frozenset({name.upper()}))
             if value is not None and name in container_vars:
                 _container_options_variable(col, m, pos, name, value, container_vars[name])
             if value is not None and value.type in ("word", "concatenation", "expansion"):
@@ -827,7 +832,7 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
             continue
         if (node.type in _TEXT_NODES or (node.type == "heredoc_body" and not any(
                 c.type == "heredoc_content" for c in node.children))) and not _in_message(node) \
-                and not _in_label(node) and not _build_output_tag(node):
+                and not _in_label(node) and not _build_output_tag(node) and not _link_guard(node):
             row, byte_col = node.start_point
             # a command's own words are read with their values by _command; options only in longer text
             own_word = node.type == "word" and node.parent is not None and node.parent.type == "command"
@@ -893,7 +898,8 @@ def _release_asset_url(col: Collector, m, pos: _Positions, node) -> None:
     url = "".join(_literal_var(col, ref) if (ref := _VARIABLE_REF_RE.fullmatch(c.text.decode("utf-8", "replace")))
                   and c.type in ("simple_expansion", "expansion") else c.text.decode("utf-8", "replace")
                   for c in node.children)
-    url = re.sub(r"\$\{?\w+\}?", "*", url)
+    # the shell's quotes are not the URL's (`.../download/v"$VERSION"/onnxruntime-linux-x64-gpu-"$VERSION".tgz`, tp47b)
+    url = re.sub(r"\$\{?\w+\}?", "*", url.replace('"', "").replace("'", ""))
     if _URL_RE.fullmatch(url) is None or _RELEASE_ASSET_RE.search(url) is None:
         return
     symbol, rule = match_url(m, url)
@@ -1400,6 +1406,24 @@ _INDEX_VAR_READ_RE = re.compile(r"(?<![\w-])(?:--(?:extra-)?index-url|--find-lin
                                 r"\$\{?([A-Za-z_]\w*)\}?")
 
 
+def _held_index_url(root, name: str, value: str) -> bool:
+    """A variable holding one package-index URL (`https://download.pytorch.org/whl/cu126`) that a later command expands
+    as an argument (`--build-arg PYTORCH_DEPS=${PYTORCH_DEPS}`), not only a message (`echo "see ${DOCS_URL}"`)."""
+    url = value.strip("\"'")
+    if not url.startswith(("https://", "http://")) or any(ch.isspace() for ch in url):
+        return False
+    for node in _walk(root):
+        if node.type in ("simple_expansion", "expansion") and any(
+                c.type == "variable_name" and c.text.decode("utf-8", "replace") == name for c in node.children):
+            command = node.parent
+            while command is not None and command.type != "command":
+                command = command.parent
+            program = command.child_by_field_name("name") if command is not None else None
+            if program is not None and program.text not in (b"echo", b"printf"):
+                return True
+    return False
+
+
 def index_env(col: Collector, m, name: str, value: str, line: int, c: int,
               names: frozenset[str] = INDEX_ENV_NAMES) -> bool:
     """An index variable (INDEX_ENV_NAMES, or names: a script's own variables an index option reads) set to a CUDA
@@ -1798,6 +1822,50 @@ def _env_rules(col: Collector, name: str) -> list:
 # options whose value is text for people or metadata: `docker build --label KEY=VALUE`, `gh release create --notes
 # "..."`, `--title`, `git commit --message`: read by nothing at run time
 _TEXT_OPTIONS = (b"--label", b"--notes", b"--title", b"--body", b"--message", b"--description", b"--summary")
+
+
+# `[ ! -L PATH ]`, `[[ -h PATH ]]`: a test of whether PATH is a symbolic link
+_LINK_TEST_RE = re.compile(r"\[\[?\s*(?:!\s*)?-[Lh]\s+(\S+)\s*\]\]?")
+
+
+def _unbraced(word: str) -> str:
+    """A path as the shell expands it, spelled one way: `${sopath}/x` and `"$sopath"/x` are `$sopath/x`."""
+    return re.sub(r"\$\{(\w+)\}", r"$\1", word.replace('"', "").replace("'", ""))
+
+
+def _link_guard(node) -> bool:
+    """Is this node in the guard of a link the block then makes: `if [ ! -L ${sopath}/libcuda.so ]; then
+    files=(`find $sopath/libcuda.so*`); ... sudo ln -s ${raw_so} ${sopath}/libcuda.so; fi` (tensorRT_Pro's
+    link-cuvid.sh)? The test and the `find` of the link's source only decide whether and from what the link is made;
+    the `ln -s` line, read on its own, names the library (tp47b, test129's `none` labels)."""
+    inner = node
+    while inner is not None and inner.type not in ("test_command", "command_substitution", "if_statement"):
+        inner = inner.parent
+    if inner is None or inner.type == "if_statement":
+        return False
+    holder = inner.parent
+    while holder is not None and holder.type != "if_statement":
+        holder = holder.parent
+    condition = holder.child_by_field_name("condition") if holder is not None else None
+    test = _LINK_TEST_RE.fullmatch(condition.text.decode("utf-8", "replace")) if condition is not None else None
+    if test is None:
+        return False
+    target = _unbraced(test.group(1))
+    if inner.type == "command_substitution":
+        found = next((c for c in inner.children if c.type == "command"), None)
+        name = found.child_by_field_name("name") if found is not None else None
+        args = [a.text.decode("utf-8", "replace") for a in found.children_by_field_name("argument")] if name else []
+        if name is None or name.text != b"find" or not args or not _unbraced(args[0]).startswith(target):
+            return False
+    elif inner.id != condition.id:
+        return False
+    for command in _walk(holder):
+        words = [w.text.decode("utf-8", "replace") for w in command.children if w.type != "file_redirect"] \
+            if command.type == "command" else []
+        if "ln" in words[:2] and any(w.startswith("-") and "s" in w for w in words[2:-1]) \
+                and _unbraced(words[-1]) == target:
+            return True
+    return False
 
 
 def _in_label(node) -> bool:

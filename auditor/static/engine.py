@@ -774,6 +774,12 @@ class StaticEngine:
             result.summary = with_facts(result.summary, data, rel, result.findings,
                                         full[0] if full is not None else None, utf8_tree)
             self._add_vendor_facts(result, data, rel)
+            if rel.endswith(".py") and result.error is None:
+                # a module the code writes from a string (`f.write('import os\n' 'if "CUDA_PATH" in os.environ:\n'
+                # ...)` into `_win_dll_path.py`), read after this file's own tree has been used (it audits the string)
+                from auditor.project.embedded_module import add_written_modules
+
+                add_written_modules(self, data, rel, result, utf8_tree)
             facts = result.summary.get(TREE) if rel.endswith(".py") and isinstance(result.summary, dict) else None
             if isinstance(facts, dict):
                 # the TensorRT members of format sets (format_members.py), kept with the file so warm runs read none

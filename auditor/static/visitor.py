@@ -1993,6 +1993,11 @@ class MatchVisitor(cst.CSTVisitor):
                 if isinstance(entry, cst.SimpleString) and isinstance(entry.evaluated_value, str) \
                         and entry.evaluated_value.lower() in BACKEND_NAMES:
                     self._handled.add(id(entry))
+                elif isinstance(entry, cst.SimpleString) and isinstance(entry.evaluated_value, str) \
+                        and (found := self.c.match_string(entry.evaluated_value)) and found[0].extra.get("not_as_key"):
+                    # `env["torch_cuda"] = torch.version.cuda`: a record's key spelled like a library a string rule
+                    # names for link lists (`libraries += ['torch_cuda']`), not that library (tp47b)
+                    self._handled.add(id(entry))
         return True
 
     def visit_Call(self, node: cst.Call) -> bool:
