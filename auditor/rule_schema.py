@@ -184,6 +184,9 @@ RULE_SCHEMA: dict[str, Any] = {
             # attribute rules: a settings object's field, whose write is the use (`config.gpu_options.allow_growth =
             # True`; other attribute rules read an assignment target as a binding, not the property) (tp47a)
             "setting_field": {"type": "boolean"},
+            # string rules: not a subscript key spelled as one of the names (`env["torch_cuda"] = torch.version.cuda`
+            # is a record's entry, not the library) (tp47b)
+            "not_as_key": {"type": "boolean"},
             # qualname rules: not the module named on its own (`assert hvd is not None`, `self._HVD = hvd`): what the
             # code calls or reads in it is the finding (t18a: Horovod)
             "not_bare_module": {"type": "boolean"},
