@@ -1,0 +1,154 @@
+"""Precision fixes of tq47a (session 47, tuned on heldout55's labels). Each family has a positive case (the row the
+labellers called false, in code written afresh in the shape of its tree) and a control that keeps its finding."""
+from __future__ import annotations
+
+import textwrap
+
+from tests.static_snippets import code_severity_in_tree
+
+
+def _tree(tmp_path, files: dict[str, str]) -> dict[tuple[str, int], dict[str, str]]:
+    return code_severity_in_tree(tmp_path, {rel: textwrap.dedent(src) for rel, src in files.items()})
+
+
+def _line(src: str, needle: str) -> int:
+    return next(i for i, text in enumerate(textwrap.dedent(src).splitlines(), 1) if needle in text)
+
+
+def _at(found: dict, rel: str, src: str, needle: str) -> dict[str, str]:
+    return found.get((rel, _line(src, needle)), {})
+
+
+# -- a CUDA switch nothing turns on, handed on through parameters and `self.X` ---------------------------------------
+
+SYNTHESIZER = """\
+    import torch
+
+    from engine.synthesis import synthesis
+
+
+    class Synthesizer:
+        def __init__(self, checkpoint: str, vocoder: str = "", use_cuda: bool = False):
+            self.use_cuda = use_cuda
+            self.model = torch.load(checkpoint, map_location="cpu")
+            if vocoder:
+                self._load_vocoder(vocoder, use_cuda)
+
+        def _load_vocoder(self, path: str, use_cuda: bool) -> None:
+            self.vocoder = torch.load(path, map_location="cpu")
+            if use_cuda:
+                self.vocoder.cuda()
+
+        def tts(self, text):
+            out = synthesis(self.model, text, use_cuda=self.use_cuda)
+            device_type = "cuda" if self.use_cuda else "cpu"
+            return self.vocoder(out.to(device_type))
+"""
+SYNTHESIS = """\
+    import torch
+
+
+    def numpy_to_torch(array, dtype, cuda=False):
+        tensor = torch.as_tensor(array, dtype=dtype)
+        if cuda:
+            return tensor.cuda()
+        return tensor
+
+
+    def synthesis(model, text, use_cuda, speaker=None):
+        inputs = numpy_to_torch(text, torch.long, cuda=use_cuda)
+        return model.inference(inputs)
+"""
+SERVER = """\
+    from engine.synthesizer import Synthesizer
+
+
+    def say(voice_dir, text):
+        synthesizer = Synthesizer(checkpoint=voice_dir + "/model.pth", vocoder=voice_dir + "/vocoder.pth")
+        return synthesizer.tts(text)
+"""
+# control: a command-line tool that turns the switch on
+CLI = """\
+    import argparse
+
+    from engine.synthesizer import Synthesizer
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--use_cuda", action="store_true")
+    args = parser.parse_args()
+    Synthesizer("model.pth", "vocoder.pth", use_cuda=args.use_cuda).tts("hello")
+"""
+
+
+def _engine(tmp_path, extra: dict[str, str]) -> dict:
+    return _tree(tmp_path, {"engine/__init__.py": "", "engine/synthesizer.py": SYNTHESIZER,
+                            "engine/synthesis.py": SYNTHESIS, "server.py": SERVER, **extra})
+
+
+def test_switch_handed_on_that_nothing_turns_on_is_info(tmp_path):
+    found = _engine(tmp_path, {})
+    assert _at(found, "engine/synthesis.py", SYNTHESIS, "tensor.cuda()") == {"NPU001": "info"}
+    assert _at(found, "engine/synthesizer.py", SYNTHESIZER, "self.vocoder.cuda()") == {"NPU001": "info"}
+    assert set(_at(found, "engine/synthesizer.py", SYNTHESIZER, '"cuda" if self.use_cuda').values()) == {"info"}
+
+
+def test_switch_some_caller_turns_on_keeps_its_severity(tmp_path):
+    found = _engine(tmp_path, {"cli.py": CLI})
+    assert _at(found, "engine/synthesis.py", SYNTHESIS, "tensor.cuda()") == {"NPU001": "error"}
+    assert _at(found, "engine/synthesizer.py", SYNTHESIZER, "self.vocoder.cuda()") == {"NPU001": "error"}
+
+
+def test_switch_of_a_function_nothing_calls_keeps_its_severity(tmp_path):
+    # a library's public helper: callers outside the tree may pass cuda=True
+    found = _tree(tmp_path, {"engine/__init__.py": "", "engine/synthesis.py": SYNTHESIS})
+    assert _at(found, "engine/synthesis.py", SYNTHESIS, "tensor.cuda()") == {"NPU001": "error"}
+
+
+def test_switch_attribute_set_from_outside_keeps_its_severity(tmp_path):
+    server = SERVER.replace("        return synthesizer.tts(text)", "        synthesizer.use_cuda = True\n"
+                            "        return synthesizer.tts(text)")
+    found = _tree(tmp_path, {"engine/__init__.py": "", "engine/synthesizer.py": SYNTHESIZER,
+                             "engine/synthesis.py": SYNTHESIS, "server.py": server})
+    assert "error" in _at(found, "engine/synthesizer.py", SYNTHESIZER, '"cuda" if self.use_cuda').values()
+    assert _at(found, "engine/synthesis.py", SYNTHESIS, "tensor.cuda()") == {"NPU001": "error"}
+    # (the vocoder's switch comes from the constructor's parameter, which nothing turns on)
+    assert _at(found, "engine/synthesizer.py", SYNTHESIZER, "self.vocoder.cuda()") == {"NPU001": "info"}
+
+
+# -- PaddleOCR's pipelines are Paddle code (policy (d)) ---------------------------------------------------------------
+
+PADDLE_CLIENT = """\
+    from paddleocr import PaddleOCRVL
+
+    pipeline = PaddleOCRVL(pipeline_version="v1", vl_rec_backend="vllm-server",
+                           vl_rec_server_url="http://localhost:8118/v1")
+    for res in pipeline.predict("demo.pdf"):
+        res.print()
+"""
+
+
+def test_paddleocr_client_is_paddle_code(tmp_path):
+    found = _tree(tmp_path, {"tests/vl_client.py": PADDLE_CLIENT})
+    assert set(_at(found, "tests/vl_client.py", PADDLE_CLIENT, "vl_rec_backend=").values()) <= {"info"}
+    # control: the same call in a file that imports torch is PyTorch code
+    torch_client = "import torch\n" + textwrap.dedent(PADDLE_CLIENT)
+    found = _tree(tmp_path / "t", {"tests/vl_client.py": torch_client})
+    assert "warning" in found.get(("tests/vl_client.py", 4), {}).values()
+
+
+# -- a container build's quoted `-t` value names its output, not a base image -----------------------------------------
+
+PUSH = """\
+    docker build -f docker/Dockerfile -t="hzkitty/rapid-doc:0.9.8" .
+    docker build -f docker/DockerfileGPU -t="hzkitty/rapid-doc:0.9.8-gpu" .
+    docker build -t "hzkitty/rapid-doc:0.9.8-gpu" .
+    docker run -t "nvidia/cuda:12.1.0-devel-ubuntu22.04" nvidia-smi
+"""
+
+
+def test_quoted_build_tag_is_no_base_image(tmp_path):
+    found = _tree(tmp_path, {"docker/push.sh": PUSH})
+    assert "NPU016" not in _at(found, "docker/push.sh", PUSH, '-t="hzkitty/rapid-doc:0.9.8-gpu"')
+    assert "NPU016" not in _at(found, "docker/push.sh", PUSH, '-t "hzkitty')
+    # control: `docker run -t` is a terminal, and the image it runs is a CUDA image
+    assert "NPU016" in _at(found, "docker/push.sh", PUSH, "docker run")
