@@ -152,3 +152,53 @@ def test_quoted_build_tag_is_no_base_image(tmp_path):
     assert "NPU016" not in _at(found, "docker/push.sh", PUSH, '-t "hzkitty')
     # control: `docker run -t` is a terminal, and the image it runs is a CUDA image
     assert "NPU016" in _at(found, "docker/push.sh", PUSH, "docker run")
+
+
+# -- PyTorch3D's plain-PyTorch subpackages and Kaolin's shape checks port nothing --------------------------------------
+
+P3D_PIN = "git+https://github.com/facebookresearch/pytorch3d.git@75ebeeaea0908c5527e7b1e305fbc7681382db47\n"
+VISUALIZER = """\
+    import torch
+    from pytorch3d.structures import Pointclouds
+    from pytorch3d.transforms import quaternion_to_matrix
+    from pytorch3d.renderer import MeshRasterizer, RasterizationSettings
+
+
+    def camera(quaternion):
+        return quaternion_to_matrix(quaternion)
+
+
+    def cloud(points, image):
+        return Pointclouds(points=[points], features=[image])
+
+
+    def rasterizer(cameras):
+        return MeshRasterizer(cameras=cameras, raster_settings=RasterizationSettings(image_size=512))
+"""
+FLEXICUBES = """\
+    import torch
+    from kaolin.utils.testing import check_tensor
+    from kaolin.metrics.pointcloud import chamfer_distance
+
+
+    def check(alpha, num_cubes):
+        assert check_tensor(alpha, (num_cubes, 8), throw=False), "alpha should be (num_cubes, 8)"
+
+
+    def loss(pred, gt):
+        return chamfer_distance(pred, gt).mean()
+"""
+
+
+def test_pure_pytorch3d_subpackages_get_no_pointer(tmp_path):
+    found = _tree(tmp_path, {"requirements.p3d.txt": P3D_PIN, "pkg/__init__.py": "", "pkg/visualizer.py": VISUALIZER})
+    for needle in ("from pytorch3d.transforms", "return quaternion_to_matrix", "return Pointclouds"):
+        assert "NPU320" not in _at(found, "pkg/visualizer.py", VISUALIZER, needle), needle
+    # control: the renderer's rasterizer runs the compiled ops the pin builds
+    assert "NPU320" in _at(found, "pkg/visualizer.py", VISUALIZER, "return MeshRasterizer")
+
+
+def test_kaolin_shape_check_is_no_kaolin_op(tmp_path):
+    found = _tree(tmp_path, {"pkg/__init__.py": "", "pkg/flexicubes.py": FLEXICUBES})
+    assert "NPU463" not in _at(found, "pkg/flexicubes.py", FLEXICUBES, "assert check_tensor")
+    assert _at(found, "pkg/flexicubes.py", FLEXICUBES, "chamfer_distance(pred").get("NPU463") == "error"
