@@ -202,3 +202,38 @@ def test_kaolin_shape_check_is_no_kaolin_op(tmp_path):
     found = _tree(tmp_path, {"pkg/__init__.py": "", "pkg/flexicubes.py": FLEXICUBES})
     assert "NPU463" not in _at(found, "pkg/flexicubes.py", FLEXICUBES, "assert check_tensor")
     assert _at(found, "pkg/flexicubes.py", FLEXICUBES, "chamfer_distance(pred").get("NPU463") == "error"
+
+
+# -- an NVIDIA model chain that already has its Ascend arm ------------------------------------------------------------
+
+FLOPS = """\
+    import torch
+
+
+    def get_device_flops():
+        device_name = torch.cuda.get_device_name()
+        flops = float("inf")
+        if "MI300X" in device_name:
+            flops = 1336e12
+        elif "H100" in device_name or "H800" in device_name:
+            flops = 989e12
+        elif "910B" in device_name:
+            flops = 354e12
+        return flops
+
+
+    def sms():
+        gpu = torch.cuda.get_device_name(0)
+        if "A100" in gpu:
+            return 108
+        elif "A10" in gpu:
+            return 72
+        return 0
+"""
+
+
+def test_model_chain_with_an_ascend_arm_is_not_reported(tmp_path):
+    found = _tree(tmp_path, {"flops.py": FLOPS})
+    assert "NPU948" not in _at(found, "flops.py", FLOPS, '"H100" in device_name')
+    # control: a chain of NVIDIA models only
+    assert _at(found, "flops.py", FLOPS, '"A100" in gpu').get("NPU948") == "warning"
