@@ -237,3 +237,36 @@ def test_model_chain_with_an_ascend_arm_is_not_reported(tmp_path):
     assert "NPU948" not in _at(found, "flops.py", FLOPS, '"H100" in device_name')
     # control: a chain of NVIDIA models only
     assert _at(found, "flops.py", FLOPS, '"A100" in gpu').get("NPU948") == "warning"
+
+
+# -- a guarded flash-attn import whose names an NPU module binds in the other arm -------------------------------------
+
+ACTOR = """\
+    import torch
+
+    from pkg.device import is_cuda_available, is_npu_available
+
+    if is_cuda_available:
+        from flash_attn.bert_padding import index_first_axis, pad_input, rearrange, unpad_input
+    elif is_npu_available:
+        from transformers.integrations.npu_flash_attention import index_first_axis, pad_input, rearrange, unpad_input
+
+
+    def rmpad(input_ids, attention_mask, position_ids):
+        input_ids_rmpad, indices, *_ = unpad_input(input_ids.unsqueeze(-1), attention_mask)
+        return index_first_axis(rearrange(position_ids.unsqueeze(-1), "b s ... -> (b s) ..."), indices)
+"""
+ONLY_CUDA = ACTOR.replace("""    elif is_npu_available:
+        from transformers.integrations.npu_flash_attention import index_first_axis, pad_input, rearrange, unpad_input
+""", "")
+
+
+def test_guarded_name_with_an_npu_twin_is_info(tmp_path):
+    train = "from pkg.actor import rmpad\n\nrmpad(ids, mask, positions)\n"
+    found = _tree(tmp_path, {"pkg/__init__.py": "", "pkg/device.py": "is_cuda_available = True\n"
+                             "is_npu_available = False\n", "pkg/actor.py": ACTOR, "train.py": train})
+    assert set(_at(found, "pkg/actor.py", ACTOR, "return index_first_axis").values()) == {"info"}
+    # control: no NPU arm binds the names
+    found = _tree(tmp_path / "t", {"pkg/__init__.py": "", "pkg/device.py": "is_cuda_available = True\n",
+                                   "pkg/actor.py": ONLY_CUDA, "train.py": train})
+    assert "warning" in _at(found, "pkg/actor.py", ONLY_CUDA, "return index_first_axis").values()
