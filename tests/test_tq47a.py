@@ -270,3 +270,14 @@ def test_guarded_name_with_an_npu_twin_is_info(tmp_path):
     found = _tree(tmp_path / "t", {"pkg/__init__.py": "", "pkg/device.py": "is_cuda_available = True\n",
                                    "pkg/actor.py": ONLY_CUDA, "train.py": train})
     assert "warning" in _at(found, "pkg/actor.py", ONLY_CUDA, "return index_first_axis").values()
+
+
+def test_switch_attribute_of_a_class_setting_any_attribute_keeps_its_severity(tmp_path):
+    synthesizer = SYNTHESIZER.replace('''        def tts(self, text):''', '''        def update(self, options):
+            for key, value in options.items():
+                setattr(self, key, value)
+
+        def tts(self, text):''')
+    found = _tree(tmp_path, {"engine/__init__.py": "", "engine/synthesizer.py": synthesizer,
+                             "engine/synthesis.py": SYNTHESIS, "server.py": SERVER})
+    assert "error" in _at(found, "engine/synthesizer.py", synthesizer, '"cuda" if self.use_cuda').values()

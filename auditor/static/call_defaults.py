@@ -1130,6 +1130,11 @@ def _forward_facts(tree: ast.Module) -> dict[str, Any]:
 def _forward_attrs(cls: ast.ClassDef) -> list[list[Any]]:
     """The `attrs` of `_forward_facts` for one class: each `self.X` its methods store only from a false constant or
     from a parameter of the storing method it never rebinds (none in the class body but a false constant)."""
+    nodes = walk_list(cls)
+    if any(self_attr(n) == "__dict__" or isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+           and n.func.id == "setattr" and n.args and isinstance(n.args[0], ast.Name) and n.args[0].id == "self"
+           and not isinstance(n.args[1] if len(n.args) > 1 else None, ast.Constant) for n in nodes):
+        return []       # `setattr(self, key, value)` over a mapping, `self.__dict__.update(...)`: any attribute
     sources: dict[str, set[str] | None] = {}
     for n in cls.body:
         if isinstance(n, (ast.Assign, ast.AnnAssign)):
