@@ -4,19 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from tests.static_snippets import code_severity_in_tree
-
-
-def _tree(tmp_path, files: dict[str, str]) -> dict[tuple[str, int], dict[str, str]]:
-    return code_severity_in_tree(tmp_path, {rel: textwrap.dedent(src) for rel, src in files.items()})
-
-
-def _line(src: str, needle: str) -> int:
-    return next(i for i, text in enumerate(textwrap.dedent(src).splitlines(), 1) if needle in text)
-
-
-def _at(found: dict, rel: str, src: str, needle: str) -> dict[str, str]:
-    return found.get((rel, _line(src, needle)), {})
+from tests.test_tq46b import _at, _tree
 
 
 # -- a CUDA switch nothing turns on, handed on through parameters and `self.X` ---------------------------------------
