@@ -197,9 +197,11 @@ def test_kaolin_shape_check_is_no_kaolin_op(tmp_path):
 FLOPS = """\
     import torch
 
+    from pkg.device import get_torch_device
+
 
     def get_device_flops():
-        device_name = torch.cuda.get_device_name()
+        device_name = get_torch_device().get_device_name()
         flops = float("inf")
         if "MI300X" in device_name:
             flops = 1336e12
@@ -217,14 +219,25 @@ FLOPS = """\
         elif "A10" in gpu:
             return 72
         return 0
+
+
+    def cuda_flops():
+        name = torch.cuda.get_device_name()
+        if "H100" in name or "H800" in name:
+            return 989e12
+        elif "910B" in name:
+            return 354e12
+        return float("inf")
 """
 
 
 def test_model_chain_with_an_ascend_arm_is_not_reported(tmp_path):
     found = _tree(tmp_path, {"flops.py": FLOPS})
     assert "NPU948" not in _at(found, "flops.py", FLOPS, '"H100" in device_name')
-    # control: a chain of NVIDIA models only
+    # controls: a chain of NVIDIA models only; a chain over torch.cuda's own query, which no Ascend name answers
+    # (heldout52's Tool-Star row, labelled true at warning)
     assert _at(found, "flops.py", FLOPS, '"A100" in gpu').get("NPU948") == "warning"
+    assert _at(found, "flops.py", FLOPS, '"H100" in name').get("NPU948") == "warning"
 
 
 # -- a guarded flash-attn import whose names an NPU module binds in the other arm -------------------------------------

@@ -2650,13 +2650,17 @@ class MatchVisitor(cst.CSTVisitor):
             tests.append(arm.test)
             arm = arm.orelse
         literals: list[cst.SimpleString] = []
+        cuda_query = False      # `torch.cuda.get_device_name()` itself: no Ascend name to match (heldout52's Tool-Star)
         stack: list[cst.CSTNode] = list(tests)
         while stack:
             n = stack.pop()
             if isinstance(n, cst.SimpleString):
                 literals.append(n)
+            elif isinstance(n, (cst.Name, cst.Attribute)):
+                name = dotted(n) or ""
+                cuda_query = cuda_query or name in self.ctx.cuda_probe_names or name.startswith("torch.cuda.")
             stack.extend(children(n))
-        if len(tests) > 1 and any(_ASCEND_MODEL.search(str(n.evaluated_value)) for n in literals):
+        if len(tests) > 1 and not cuda_query and any(_ASCEND_MODEL.search(str(n.evaluated_value)) for n in literals):
             self._ascend_chain.update(id(n) for n in literals)
 
     def visit_Comparison(self, node: cst.Comparison) -> bool:
