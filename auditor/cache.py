@@ -41,9 +41,10 @@ FACTS: dict[str, int] = {
                           # 3: a shell script's modules, trains, scripts (unreached_defs reads no script again; h44)
     "triton": 1,          # backends.triton_facts (FORMAT 5)
     "make": 1,            # makefile.note_suppressions: each `make` call's suppression comments (FORMAT 5)
-    "tree": 7,            # project_imports.tree_facts: ops, getattr, hydra, shim; framework (FORMAT 6); 2: choices (t18b); 3: members (pd31)
+    "tree": 8,            # project_imports.tree_facts: ops, getattr, hydra, shim; framework (FORMAT 6); 2: choices (t18b); 3: members (pd31)
                           # 4: members' option-chosen imports, `chosen` (tq43); 5: OneFlow is a framework (tq44b)
                           # 6: members' option-chosen classes, `built` (tq45b); 7: Paddle's toolkits are Paddle (tq46b)
+                          # 8: PaddleOCR / PaddleX are Paddle's toolkits too (tq47a)
     "getattr_own": 1,     # opnamespaces.getattr_own_lines_fact; wrapper (launched.wrapper_fact) (FORMAT 7)
     "quiet": 1,           # shim_graph.quiet_fact (FORMAT 8)
     "ci": 3,              # ci_jobs.ci_fact (FORMAT 9); 2: NVIDIA instance runner labels (t11w); 3: Lightning,
@@ -51,7 +52,7 @@ FACTS: dict[str, int] = {
     "colab": 2,           # ci_jobs.colab_fact: a notebook's Colab tie (lead decision 8, pd24); 2: the notebook's
                           # own Colab GPU-runtime metadata (tq37)
     "launch": 2,          # launched.launch_facts: patches, option defaults (FORMAT 10); 2: setting guards (t18b)
-    "calls": 14,          # call_defaults.default_facts (FORMAT 11); 2: main_calls, flags, switches, optional_attrs (pd17);
+    "calls": 15,          # call_defaults.default_facts (FORMAT 11); 2: main_calls, flags, switches, optional_attrs (pd17);
                           # 3: None fallbacks (pd20); 4: static / class methods (pd22); 5: value branches, the
                           # keywords' values (pd25); 6: autocasts always off (pd27); 7: autocast parameters, the
                           # names set, imports by name, unparsed (pd29); 8: attributes set from outside a class (pd31);
@@ -60,6 +61,7 @@ FACTS: dict[str, int] = {
                           # 12: `Class.method` keys of class-level methods, `~method` receivers, helper-call values (r2d)
                           # 13: `else` arms of a default's own value, `str(param)` tests (tq44b)
                           # 14: definitions' top-level class and function names, `tops` (stale_keywords; session 45 review)
+                          # 15: switches handed on, each call's argument codes, `forwards` (tq47a)
     "platform": 1,        # platform_predicates.platform_facts (FORMAT 12)
     "subpackages": 1,     # npu_native.subpackage_facts: top_npu, relative (FORMAT 13)
     "ascend_image": 1,    # backend_files.ascend_image_fact (FORMAT 13)

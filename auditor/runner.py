@@ -30,7 +30,7 @@ from auditor.static.ci_jobs import apply_colab_notebooks, apply_cuda_ci_jobs
 from auditor.static.switch_fed_settings import drop_switch_fed_settings
 from auditor.static.unread_fields import drop_unread_attention_fields
 from auditor.static.call_defaults import drop_overridden_defaults, lower_off_autocasts, \
-    lower_self_flag_branches, lower_unset_attribute_branches, lower_unswitched_flags
+    lower_forwarded_flags, lower_self_flag_branches, lower_unset_attribute_branches, lower_unswitched_flags
 from auditor.static.unreached_defs import apply_unreached_defs
 from auditor.static.stale_keywords import lower_stale_keywords
 from auditor.static.caller_gates import lower_gated_callees
@@ -327,6 +327,7 @@ def run_static(
     drop_unread_attention_fields(run.results, project)   # `attn_implementation: str = field(default="flash_attention_2")` read by nothing
     drop_switch_fed_settings(run.results, project)   # `tf32: bool = True` that only feeds the tree's own allow_tf32 switch
     lower_self_flag_branches(run.results, project)   # `if self.use_evo:` where the class sets it only False
+    lower_forwarded_flags(run.results, project)   # `if cuda:` reached only from `Synthesizer(use_cuda=False)`
     apply_unreached_defs(run.results, project)     # a ComfyUI node pack's vendored helpers nothing calls (t17e)
     lower_stale_keywords(run.results, project)     # `GradCAM(..., use_cuda=True)` where the tree's class takes no use_cuda
     drop_tree_cuda_helpers(run.results)      # `_cuda_device(device)`: the tree's own helper, its body is audited (t11r)

@@ -325,7 +325,10 @@ _ARCHIVE_URL_RE = re.compile(r"\.(?:zip|tar\.gz|tgz|tar\.xz|tar\.bz2)$", re.I)
 def _build_output_tag(node) -> bool:
     """The value of a container build's `-t` / `--tag` (`docker build --tag alphacep/kaldi-vosk-server-gpu:latest .`,
     `podman build -t`, `docker buildx build --tag=...`): the name the build gives its output image, as
-    build-push-action's `tags:` (t36b); the Dockerfile's FROM is the image pulled (tp42, project test100)."""
+    build-push-action's `tags:` (t36b); the Dockerfile's FROM is the image pulled (tp42, project test100). A quoted
+    value is read from the word holding it (`-t "name:tag"`, `-t="name:tag"`: tq47a, RapidDoc's `docker/push.sh`)."""
+    while node.parent is not None and node.parent.type in ("string", "concatenation"):
+        node = node.parent
     command = node.parent
     if command is None or command.type != "command":
         return False

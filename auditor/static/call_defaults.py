@@ -38,7 +38,9 @@ false constant that no call in the tree turns on (context `flag-off`, info). Opt
 `lower_unset_attribute_branches`): the body of `if hasattr(self, "X") and self.X is not None:` where no file of the
 tree may set X (context `unset-attribute`, info). Class flags (pd40, `lower_self_flag_branches`): a block that runs
 only when `self.X` holds, in a class that sets `self.X` only to a false constant and that nothing else in the tree turns
-on (context `flag-never-set`, info).
+on (context `flag-never-set`, info). Switches handed on (tq47a, `lower_forwarded_flags`): both readings followed through
+the parameters and `self.X` attributes that pass a switch along (`Synthesizer(use_cuda=False)` -> `self.use_cuda` ->
+`synthesis(use_cuda=self.use_cuda)` -> `numpy_to_torch(x, cuda=use_cuda)`), to a fixed point (context `flag-off`).
 Module functions (t11q's shapes, t11s): a top-level function, undecorated or only under wrappers that neither register
 nor replace it (`_plain`; tq40: Streamlit's `@st.cache_resource`), whose call overrides when it passes the
 parameter with any value (a keyword, or enough positional arguments before any `*`); a CUDA value written at the
@@ -82,6 +84,8 @@ FACT_UNPARSED = "unparsed"             # the file did not parse: the passes abov
 _FACT_OBJECT_SETS = "object_sets"
 # pd40: branches that run only when `self.X` holds, in a class that sets `self.X` only to a false constant
 _FACT_SELF_OFF = "self_off"
+# tq47a: switch parameters and attributes, and the codes of each call's arguments (`_forward_facts`)
+_FACT_FORWARDS = "forwards"
 # g3: each call's definition and CUDA gate (`_gated_sites`), read by caller_gates
 FACT_CALLERS = "callers"
 FACT_DEFINITIONS = "definitions"       # g3: caller_gates.definition_facts
@@ -655,6 +659,7 @@ def default_facts(data: bytes, tree: ast.AST | None = None) -> dict[str, Any]:
         imports = _imported_names(tree)
         object_sets = _object_sets(tree)
         self_off = _self_flag_branches(tree)
+        forwards = _forward_facts(tree)
     except RecursionError:
         return {FACT_UNPARSED: True}
     out: dict[str, Any] = {}
@@ -663,6 +668,7 @@ def default_facts(data: bytes, tree: ast.AST | None = None) -> dict[str, Any]:
                         (_FACT_OPTIONAL, optional), (_FACT_AUTOCASTS, autocasts), (_FACT_SETS, settings[0]),
                         (_FACT_SETS_OFF, settings[1]), (FACT_IMPORTS, imports),
                         (_FACT_OBJECT_SETS, object_sets), (_FACT_SELF_OFF, self_off), (FACT_CALLERS, callers),
+                        (_FACT_FORWARDS, forwards),
                         (FACT_DEFINITIONS, definitions)):
         if value:
             out[fact] = value
@@ -986,6 +992,253 @@ def lower_self_flag_branches(results: list, project: Any) -> int:
         if how not in on:
             lowered += _lower(r, lambda f, a=first, b=last: a <= f.line <= b, _SELF_OFF_CONTEXT,
                               _SELF_OFF_NOTE.format(*how.split(":")[1:]))
+    return lowered
+
+
+# tq47a: switches handed on. A `use_cuda` parameter defaulting to False that the class stores (`self.use_cuda =
+# use_cuda`) and hands to helpers (`synthesis(..., use_cuda=self.use_cuda)` -> `numpy_to_torch(x, cuda=use_cuda)`):
+# codes of a call's arguments, a parameter's or an attribute's sources
+_OFF, _ON = "0", "1"
+_REQUIRED = "-"         # a parameter without a default: every call passes it
+_FWD_CONTEXT = "flag-off"
+_FWD_NOTE = ("nothing in this tree turns `{}` of `{}` on: every call passes it off or leaves its default off, directly "
+             "or through the parameters and attributes that hand it on, so this branch does not run here; it matters "
+             "to callers outside this tree (policy (f))")
+
+
+def _name_flag(test: ast.expr, name: str, negated: bool) -> bool:
+    """`name` alone or as one operand of an `and` (`not name`, or an operand of an `or`, when `negated`)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or if negated else ast.And):
+        return any(_name_flag(v, name, negated) for v in test.values)
+    if negated:
+        return isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and _name_flag(test.operand, name, False)
+    return isinstance(test, ast.Name) and test.id == name
+
+
+def _switch_blocks(scope: ast.AST, holds: Any) -> tuple[list[list[int]], list[list[int]]]:
+    """([first, last line] of each `if` block, [line, col, end line, end col] of each conditional-expression arm) that
+    runs only when `holds(test, negated)` says the switch is on."""
+    lines: list[list[int]] = []
+    exprs: list[list[int]] = []
+    for n in walk_list(scope):
+        if isinstance(n, ast.If):
+            for block, negated in ((n.body, False), (n.orelse, True)):
+                if block and holds(n.test, negated):
+                    lines.append([block[0].lineno, max(b.end_lineno or b.lineno for b in block)])
+        elif isinstance(n, ast.IfExp):
+            for arm, negated in ((n.body, False), (n.orelse, True)):
+                if holds(n.test, negated):
+                    exprs.append(list(node_span(arm)))
+    return lines, exprs
+
+
+def _def_key(item: ast.AST, cls: ast.ClassDef | None) -> str | None:
+    """How calls of a top-level function or a method of a top-level class are keyed (`_flags`); None for one whose
+    calls are not read (decorated, a classmethod, another dunder, a torch method name)."""
+    if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _plain(item):
+        return None
+    if cls is None:
+        return item.name
+    if item.name in _TORCH_METHODS or _is_classmethod(item):
+        return None
+    return cls.name if item.name == "__init__" else "()" if item.name == "__call__" \
+        else None if item.name.startswith("__") else "." + item.name
+
+
+def _forward_facts(tree: ast.Module) -> dict[str, Any]:
+    """`_FACT_FORWARDS`: `params`, [code "p:<key>:<name>", index, default ("0" or "-"), if blocks, arms] of each
+    parameter that defaults to a false constant or to nothing and that the function never rebinds; `attrs`, ["s:<class>:
+    <X>", the codes of what the class stores in `self.X` (each a false constant or a parameter of the storing method),
+    if blocks, arms]; `calls`, key -> the distinct argument codes of its calls ([positional codes], {keyword: code},
+    `*` / `**` or a subclass's construction): "0" a false constant, "p:..." a parameter handed on, "s:..." `self.X`
+    handed on, "1" anything else."""
+    params: list[list[Any]] = []
+    attrs: list[list[Any]] = []
+    calls: dict[str, dict[str, list[Any]]] = {}
+
+    def code(node: ast.expr, key: str | None, own: frozenset[str], owner: ast.ClassDef | None) -> str:
+        if _false_constant(node):
+            return _OFF
+        if key and isinstance(node, ast.Name) and node.id in own:
+            return f"p:{key}:{node.id}"
+        attr = self_attr(node)
+        if key and owner is not None and attr is not None:
+            return f"s:{owner.name}:{attr}"
+        return _ON
+
+    def add_calls(scope: ast.AST, key: str | None, own: frozenset[str], owner: ast.ClassDef | None) -> None:
+        for n in walk_list(scope):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and n is not scope:
+                shadow = {a.arg for a in [*n.args.posonlyargs, *n.args.args, *n.args.kwonlyargs]}
+                own = own - shadow      # (a nested definition's parameter of the same name is its own)
+            if not isinstance(n, ast.Call):
+                continue
+            func = n.func
+            name = func.id if isinstance(func, ast.Name) else "." + func.attr if isinstance(func, ast.Attribute) \
+                else None
+            if name is None or name in _BUILTINS:
+                continue
+            if name == "cls" and owner is not None:
+                name = owner.name
+            star = any(isinstance(a, ast.Starred) for a in n.args) or any(k.arg is None for k in n.keywords)
+            positional = [code(a, key, own, owner) for a in n.args if not isinstance(a, ast.Starred)] \
+                if not star else []
+            keywords = sorted([k.arg, code(k.value, key, own, owner)] for k in n.keywords if k.arg is not None)
+            shape = [positional, keywords, star]
+            calls.setdefault(name, {})[repr(shape)] = shape
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+                # `module.f(...)` reaches the module's function `f` too
+                calls.setdefault(func.attr, {})[repr(shape)] = shape
+
+    for node in tree.body:
+        cls = node if isinstance(node, ast.ClassDef) else None
+        items = cls.body if cls is not None else [node]
+        if cls is not None:
+            for base in cls.bases:      # a subclass is built elsewhere, with any arguments
+                if isinstance(base, ast.Name):
+                    calls.setdefault(base.id, {})["*"] = [[], [], True]
+        for item in items:
+            key = _def_key(item, cls)
+            if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if cls is None:
+                    add_calls(item, None, frozenset(), None)
+                continue
+            stored = {n.id for n in walk_list(item) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+            own = frozenset() if key is None else frozenset(
+                arg.arg for arg, default, _ in _params(item, cls is not None)
+                if arg.arg not in stored and (default is None or _false_constant(default)))
+            add_calls(item, key, own, cls)
+            for arg, default, index in () if key is None else _params(item, cls is not None):
+                if arg.arg in own:
+                    lines, exprs = _switch_blocks(item, lambda t, neg, a=arg.arg: _name_flag(t, a, neg))
+                    params.append([f"p:{key}:{arg.arg}", index, _REQUIRED if default is None else _OFF,
+                                   lines, exprs])
+        if cls is not None:
+            attrs.extend(_forward_attrs(cls))
+    used = {c for shapes in calls.values() for p, k, _ in shapes.values() for c in [*p, *(v for _, v in k)]}
+    used.update(c for a in attrs for c in a[1])
+    params = [p for p in params if p[3] or p[4] or p[0] in used]
+    attrs = [a for a in attrs if a[2] or a[3] or a[0] in used]
+    out: dict[str, Any] = {}
+    if params or attrs:
+        out = {"params": params, "attrs": attrs}
+    if calls:
+        out["calls"] = {k: list(v.values()) for k, v in calls.items()}
+    return out
+
+
+def _forward_attrs(cls: ast.ClassDef) -> list[list[Any]]:
+    """The `attrs` of `_forward_facts` for one class: each `self.X` its methods store only from a false constant or
+    from a parameter of the storing method it never rebinds (none in the class body but a false constant)."""
+    nodes = walk_list(cls)
+    if any(self_attr(n) == "__dict__" or isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+           and n.func.id == "setattr" and n.args and isinstance(n.args[0], ast.Name) and n.args[0].id == "self"
+           and not isinstance(n.args[1] if len(n.args) > 1 else None, ast.Constant) for n in nodes):
+        return []       # `setattr(self, key, value)` over a mapping, `self.__dict__.update(...)`: any attribute
+    sources: dict[str, set[str] | None] = {}
+    for n in cls.body:
+        if isinstance(n, (ast.Assign, ast.AnnAssign)):
+            for t in n.targets if isinstance(n, ast.Assign) else [n.target]:
+                if isinstance(t, ast.Name):
+                    sources[t.id] = {_OFF} if _false_constant(n.value) else None
+    for item in cls.body:
+        if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        key = _def_key(item, cls)
+        nodes = walk_list(item)
+        stored = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        names = {a.arg for a in [*item.args.posonlyargs, *item.args.args, *item.args.kwonlyargs]} - stored
+        plain = {id(n.targets[0]): n.value for n in nodes if isinstance(n, ast.Assign) and len(n.targets) == 1}
+        for n in nodes:
+            attr = self_attr(n) if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) else None
+            if attr is None or sources.get(attr, set()) is None:
+                continue
+            value = plain.get(id(n))
+            source = _OFF if _false_constant(value) else f"p:{key}:{value.id}" \
+                if key and isinstance(value, ast.Name) and value.id in names else None
+            found = sources.setdefault(attr, set())
+            if source is None or found is None:
+                sources[attr] = None
+            else:
+                found.add(source)
+    out = []
+    for attr, found in sorted(sources.items()):
+        if found:
+            lines, exprs = _switch_blocks(cls, lambda t, neg, a=attr: _self_flag(t, neg) == a)
+            out.append([f"s:{cls.name}:{attr}", sorted(found), lines, exprs])
+    return out
+
+
+def lower_forwarded_flags(results: list, project: Any) -> int:
+    """Findings in a block that runs only when a switch holds that nothing in the tree turns on, followed through the
+    callers and attributes that hand it on (tq47a, heldout55's opentts: `Synthesizer(use_cuda=False)` built without
+    `use_cuda`, `self.use_cuda = use_cuda`, `synthesis(..., use_cuda=self.use_cuda)`, `numpy_to_torch(x,
+    cuda=use_cuda)` and `if cuda: return tensor.cuda()`), lowered to info: pd17's `flag-off` and pd40's
+    `flag-never-set` readings where the value passes through parameters and `self.X`. A parameter is off when its
+    function has call sites outside tests, is never handed on as a value, and every call passes it a false constant,
+    leaves its false default, or hands on a switch that is off; an attribute when its class stores only false
+    constants or parameters that are off, and no other class or file may set it (`_class_attributes_set`). Read to a
+    fixed point from every candidate off. The count lowered."""
+    facts = {r.path: project.calls(r.path) for r in results if r.path.endswith(".py")}
+    if any(f is None for f in facts.values()):
+        return 0
+    spans: dict[str, list[tuple[Any, list[Any], list[Any]]]] = {}
+    params: dict[str, tuple[int, str]] = {}
+    attrs: dict[str, list[str]] = {}
+    for r in results:
+        fwd = (facts.get(r.path) or {}).get(_FACT_FORWARDS) or {}
+        for name, index, default, lines, exprs in fwd.get("params", ()):
+            # (methods of one name in several classes are one key: the same parameter at another place is unknown)
+            params[name] = (index, default) if params.get(name, (index, default)) == (index, default) \
+                else (-2, _REQUIRED)
+            spans.setdefault(name, []).append((r, lines, exprs))
+        for name, sources, lines, exprs in fwd.get("attrs", ()):
+            attrs[name] = sources if name not in attrs else [_ON]
+            spans.setdefault(name, []).append((r, lines, exprs))
+
+    def inside(f: Any, lines: list[Any], exprs: list[Any]) -> bool:
+        return any(a <= f.line <= b for a, b in lines) or \
+            any((l1, c1) <= (f.line, (f.col or 1) - 1) < (l2, c2) for l1, c1, l2, c2 in exprs)
+
+    if not any(inside(f, lines, exprs) for found in spans.values() for r, lines, exprs in found for f in r.findings):
+        return 0
+    sites: dict[str, list[tuple[str, list[Any]]]] = {}
+    refs: set[str] = set()
+    for rel, f in facts.items():
+        for key, shapes in ((f or {}).get(_FACT_FORWARDS) or {}).get("calls", {}).items():
+            sites.setdefault(key, []).extend((rel, s) for s in shapes)
+        refs.update((f or {}).get(FACT_REFS) or ())
+    set_elsewhere = _class_attributes_set(project, ["self:" + a[2:] for a in attrs])
+
+    def param_off(name: str, off: set[str]) -> bool:
+        index, default = params[name]
+        key, param = name[2:].rsplit(":", 1)
+        found = sites.get(key, [])
+        if index == -2 or key == "()" or key in refs or not any(not _SIDE.search(rel) for rel, _ in found):
+            return False
+        for _, (positional, keywords, star) in found:
+            given = dict(keywords).get(param) or (positional[index] if 0 <= index < len(positional) else None)
+            if star or (given is None and default == _REQUIRED) or given not in (None, _OFF) and given not in off:
+                return False
+        return True
+
+    off = set(params) | {a for a in attrs if "self:" + a[2:] not in set_elsewhere}
+    changed = True
+    while changed:
+        changed = False
+        for name in sorted(off):
+            ok = param_off(name, off) if name.startswith("p:") else \
+                all(s == _OFF or s in off for s in attrs[name])
+            if not ok:
+                off.discard(name)
+                changed = True
+    lowered = 0
+    for name in off:
+        what = name.rsplit(":", 1)[1] if name.startswith("p:") else "self." + name.rsplit(":", 1)[1]
+        where = name[2:].rsplit(":", 1)[0].lstrip(".")
+        for r, lines, exprs in spans.get(name, ()):
+            lowered += _lower(r, lambda f, a=lines, b=exprs: inside(f, a, b), _FWD_CONTEXT,
+                              _FWD_NOTE.format(what, where))
     return lowered
 
 

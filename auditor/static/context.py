@@ -59,6 +59,9 @@ class FileContext:
     # names (and `self.` attributes) bound to a device probe's answer: `gpu = torch.cuda.get_device_name(0)`,
     # `gpu_state = subprocess.check_output(["nvidia-smi", ...])` (NPU948, tk43)
     probe_names: frozenset[str] = frozenset()
+    # those bound to torch.cuda's own query (`device_name = torch.cuda.get_device_name()`): it names no Ascend model
+    # (tq47a)
+    cuda_probe_names: frozenset[str] = frozenset()
     # a build script that hands .cu sources to nvcc itself (hand_builds.py, tk46): whether it does, and the names bound
     # to its toolkit locator's answer (`CUDA = locate_cuda()`)
     hand_cuda_build: bool = False
@@ -455,6 +458,10 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
     ctx.unresolved_extensions = unresolved_extension_modules(tree, ctx.resolve)
     ctx.reached_through_imports = _reached_through_imports(tree, ctx)
     ctx.probe_names = _probe_names(tree)
+    ctx.cuda_probe_names = frozenset(
+        d for n in ast.walk(tree) if isinstance(n, ast.Assign) and any(
+            isinstance(c, ast.Call) and (ast_dotted(c.func) or "").startswith("torch.cuda.") for c in ast.walk(n.value))
+        and reads_probe(n.value, frozenset()) for d in (ast_dotted(t) for t in n.targets) if d is not None)
     ctx.hand_cuda_build = compiles_cuda_by_hand(tree)
     ctx.toolkit_configs = toolkit_configs(tree)
     ctx.cuda_program_build = compiles_cuda_program(tree)

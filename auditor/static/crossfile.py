@@ -888,6 +888,12 @@ def _folder(rel: str) -> str:
     return rel.rsplit("/", 1)[0] if "/" in rel else ""
 
 
+# subpackages of a CUDA-built library that are plain PyTorch and load none of its compiled ops (tq47a, heldout55's
+# sam-3d-objects): PyTorch3D's rotation conversions and Transform3d (pytorch3d/transforms/*.py), its Meshes / Pointclouds
+# containers (pytorch3d/structures/*.py) and its plotly helpers (pytorch3d/vis/): importing them ports nothing
+_PURE_SUBMODULES = {"pytorch3d": frozenset({"transforms", "structures", "vis"})}
+
+
 def _lookup(name: str, targets: dict[str, _Target], package: str | None, module: bool = False) -> _Target | None:
     """The target a dotted name imports; `module`: the name is a module's (`import a.b`, `from a.b import x`), which
     may be a submodule of a compiled extension (`from _k2.version import with_cuda`, r2a), not a name imported from
@@ -898,7 +904,7 @@ def _lookup(name: str, targets: dict[str, _Target], package: str | None, module:
     for i in range(len(parts) - 1, 0, -1) if module else ():
         hit = targets.get(".".join(parts[:i]))
         if hit is not None and hit.compiled:
-            return hit
+            return None if parts[i] in _PURE_SUBMODULES.get(".".join(parts[:i]), ()) else hit
     if package is None:
         return None
     if package and f"{package}.{name}" in targets:   # a script's sibling import (`from cuda_kernel import X` beside it)

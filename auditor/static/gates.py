@@ -78,6 +78,10 @@ _TEST_MARK = "a test marked for CUDA"     # its dtype choices are the test's, ke
 _SKIP_MARK = "a test marked skip, which runs on no backend"
 _SKIPS_TEST = ", which skips the test without CUDA"     # a helper that does what a test mark does (t11i)
 _GUARDED_NOTE = "a use of an optional import under a guard: the code has a path without it"
+_NPU_TWIN_NOTE = ("on Ascend this name is bound by the import from an NPU module beside the guarded one, so the NPU's "
+                  "twin runs here: left as is")
+# a module written for Ascend: `transformers.integrations.npu_flash_attention`, `torch_npu.contrib`, `mindspeed.ops`
+_NPU_MODULE = re.compile(r"(?:^|[._])(?:npu|torch_npu|ascend|mindspeed)(?:$|[._])")
 
 
 def _lazy_import_test(test: ast.expr) -> bool:
@@ -95,6 +99,9 @@ class Gates:
     hows: list[str] = field(default_factory=list)
     # qualified names bound only by guarded imports (`flash_attn.flash_attn_func`, `apex`)
     guarded: set[str] = field(default_factory=set)
+    # those of them whose name an import from an NPU module binds too (`elif is_npu_available: from
+    # transformers.integrations.npu_flash_attention import index_first_axis`): the name is the NPU twin there (tq47a)
+    npu_twins: set[str] = field(default_factory=set)
     # uses of names that hold a "cuda" value only when a CUDA gate held: (line, col) -> how
     gated_names: dict[tuple[int, int], str] = field(default_factory=dict)
 
@@ -1014,8 +1021,14 @@ def _built_gates(tree: ast.Module, extra: frozenset[str]) -> Gates:
 
     unguarded: set[str] = set()
     guarded_quals: set[str] = set()
+    local_names: dict[str, str] = {}        # qualified name -> the name a `from` import binds it to
+    npu_bound: set[str] = set()             # names bound by an import from an NPU module
 
     def imported(stmt: ast.Import | ast.ImportFrom, guarded: bool) -> None:
+        if isinstance(stmt, ast.ImportFrom) and stmt.module and _NPU_MODULE.search(stmt.module):
+            npu_bound.update(a.asname or a.name for a in stmt.names)
+        if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+            local_names.update((f"{stmt.module}.{a.name}", a.asname or a.name) for a in stmt.names)
         if isinstance(stmt, ast.ImportFrom):
             if stmt.level or not stmt.module:
                 # `try: from .extensions.block_mc_cpp_cuda import f` / `except: pass` (DCVC): the own extension (t31b)
@@ -1032,6 +1045,7 @@ def _built_gates(tree: ast.Module, extra: frozenset[str]) -> Gates:
     gates.regions, gates.hows = _sorted(gates.regions, gates.hows)
     gates.guarded = {q for q in guarded_quals if not any(u == q or q.startswith(u + ".") or u.startswith(q + ".")
                                                         for u in unguarded)}
+    gates.npu_twins = {q for q in gates.guarded if local_names.get(q) in npu_bound}
     # `args.cuda = not args.no_cuda and torch.cuda.is_available()`: the expression that makes the option a flag reads
     # the user's option, not the flag; the probe in it stays the gate (tq44a)
     defining = {id(n.value) for n in _walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1 and
@@ -1821,6 +1835,9 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
         elif f.severity == "error" and context is None and f.category in _PACKAGE_CATEGORIES and \
                 gates.guarded_symbol(f.symbol or "") and (f.symbol or "").split(".", 1)[0] not in (
                     top if top is not None else (top := _top_imports(tree, findings))):
+            if (f.symbol or "") in gates.npu_twins:
+                out.append(as_info(f, "npu-path", _NPU_TWIN_NOTE))
+                continue
             f = replace(f, severity="warning", data={**f.data, "context": "guarded-import"},
                         message=f"{f.message} ({_GUARDED_NOTE})")
         out.append(f)

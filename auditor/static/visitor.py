@@ -47,6 +47,8 @@ _PROBED_EVERYWHERE = frozenset({"torch.cuda", "torch.backends.cuda", "torch.back
                                 "torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_initialized"})
 _PERCENT_SPEC = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]")
 _FORMAT_FIELD = re.compile(r"\{[^{}]*\}")
+# an Ascend device's model in its name (`torch.npu.get_device_name()`: "Ascend910B2", "Ascend310P3")
+_ASCEND_MODEL = re.compile(r"(?i)ascend|910|310p")
 _SENTENCE_END = re.compile(r"[A-Za-z][!?]\s*$")     # `nvcc unavailable!`, `nvidia-smi found?`: a text for a person
 
 
@@ -644,6 +646,7 @@ class MatchVisitor(cst.CSTVisitor):
         self._call_args: dict[int, cst.Call] = {}   # a call argument's value -> the call (`trt.ActivationType.SIGMOID`)
         self._operands: set[int] = set()    # a comparison's operands (and the items of a tuple / list / set operand)
         self._probe_compared: set[int] = set()   # literals compared with such an answer (`"A100" in gpu`)
+        self._ascend_chain: set[int] = set()     # literals of an `if` / `elif` chain with an Ascend model's arm
         self._asserting = 0     # inside an assert statement's test or an assertion call's arguments
         # string arguments of str methods (`s.replace("fp8", "float8")`): text, not a setting (precision rules)
         self._name_text: set[int] = set()
@@ -698,8 +701,10 @@ class MatchVisitor(cst.CSTVisitor):
             # `VENDORS = {"NVIDIA": ...}`: a vendor name outside a comparison chooses nothing; `assert
             # gpu.manufacturer == "nvidia"` (a test checking data) chooses no branch either (t14l)
             return
-        if rule.extra.get("probe_compared") and id(node) not in self._probe_compared:
-            return      # `gpu.name == "A100"` in a cloud catalogue compares an offer, not the device probed (tk43)
+        if rule.extra.get("probe_compared") and (id(node) not in self._probe_compared or id(node) in self._ascend_chain):
+            # `gpu.name == "A100"` in a cloud catalogue compares an offer, not the device probed (tk43); an `if` /
+            # `elif` chain that also tests an Ascend model (`elif "910B" in device_name:`) has its Ascend case (tq47a)
+            return
         if rule.extra.get("not_sentences") and _SENTENCE_END.search(symbol):
             return      # `return False, 'nvcc unavailable!'`: a status text for a person, not a command (t33a)
         if rule.extra.get("file_imports") and not self._file_imports(rule.extra["file_imports"]):
@@ -2566,6 +2571,7 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_If(self, node: cst.If) -> bool:
         self._flag_reads(node.test)
+        self._ascend_model_chain(node)
         self._method_probe(node.test, node.body)
         guard = self.ctx.cast_fallbacks.admit(guard_kind(node))
         required = required_dtype_nodes(node.test, guard=guard)
@@ -2662,6 +2668,32 @@ class MatchVisitor(cst.CSTVisitor):
                 continue
             stack.extend(children(n))
         return False
+
+    def _ascend_model_chain(self, node: cst.If) -> None:
+        """The string literals of an `if` / `elif` chain's tests, when one test names an Ascend model
+        (`elif "910B" in device_name:` beside `"H100" in device_name`): the chain already has the Ascend case its
+        NVIDIA models' comparisons (NPU948) would ask for (tq47a, siiRL's `get_device_flops`)."""
+        if id(node) in self._ascend_chain:
+            return          # (an `elif` of a chain read from its head)
+        tests: list[cst.BaseExpression] = []
+        arm: cst.CSTNode | None = node
+        while isinstance(arm, cst.If):
+            self._ascend_chain.add(id(arm))
+            tests.append(arm.test)
+            arm = arm.orelse
+        literals: list[cst.SimpleString] = []
+        cuda_query = False      # `torch.cuda.get_device_name()` itself: no Ascend name to match (heldout52's Tool-Star)
+        stack: list[cst.CSTNode] = list(tests)
+        while stack:
+            n = stack.pop()
+            if isinstance(n, cst.SimpleString):
+                literals.append(n)
+            elif isinstance(n, (cst.Name, cst.Attribute)):
+                name = dotted(n) or ""
+                cuda_query = cuda_query or name in self.ctx.cuda_probe_names or name.startswith("torch.cuda.")
+            stack.extend(children(n))
+        if len(tests) > 1 and not cuda_query and any(_ASCEND_MODEL.search(str(n.evaluated_value)) for n in literals):
+            self._ascend_chain.update(id(n) for n in literals)
 
     def visit_Comparison(self, node: cst.Comparison) -> bool:
         self._dtype_quiet += 1
