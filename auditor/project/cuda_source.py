@@ -139,10 +139,9 @@ def _first_include_line(text: str, code: str, header: bool = False) -> int:
         # a C++ header named for CUDA (tensorRT_Pro's `#include "cuda_tools.hpp"`, host-side checks and helpers) before
         # CUDA code the header writes itself (`cudaStream_t stream);` in its launchers' declarations): that code is
         # where the port starts; a `.cuh` include brings device code, and still comes first (tp47b, test129)
-        named_first = cuda_named is not None and (own is None or _CUDA_NAMED_INCLUDE_RE.match(
-            text, cuda_named.start()).group(0).lower().endswith('.cuh"'))
-        if library is None and named_first:
-            return text.count("\n", 0, cuda_named.start()) + 1
+        named = _CUDA_NAMED_INCLUDE_RE.match(text, cuda_named.start()) if cuda_named is not None else None
+        if library is None and named is not None and (own is None or named.group(0).lower().endswith('.cuh"')):
+            return text.count("\n", 0, named.start()) + 1
         if library is None and own:
             return code.count("\n", 0, own.start()) + 1
     launch = None

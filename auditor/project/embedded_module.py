@@ -113,7 +113,7 @@ def _pieces(lines: list[str], literal: ast.Constant) -> list[tuple[str, int, int
     except (tokenize.TokenError, SyntaxError, ValueError):
         pass
     if "".join(p[0] for p in pieces) != literal.value:
-        return [(literal.value, literal.lineno, 1, True)]
+        return [(str(literal.value), literal.lineno, 1, True)]
     return pieces
 
 

@@ -1857,10 +1857,11 @@ def _link_guard(node) -> bool:
     if inner.type == "command_substitution":
         found = next((c for c in inner.children if c.type == "command"), None)
         name = found.child_by_field_name("name") if found is not None else None
-        args = [a.text.decode("utf-8", "replace") for a in found.children_by_field_name("argument")] if name else []
+        args = [a.text.decode("utf-8", "replace") for a in found.children_by_field_name("argument")] \
+            if found is not None and name is not None else []
         if name is None or name.text != b"find" or not args or not _unbraced(args[0]).startswith(target):
             return False
-    elif inner.id != condition.id:
+    elif condition is None or inner.id != condition.id:
         return False
     for command in _walk(holder):
         words = [w.text.decode("utf-8", "replace") for w in command.children if w.type != "file_redirect"] \

@@ -1149,11 +1149,11 @@ def _forward_attrs(cls: ast.ClassDef) -> list[list[Any]]:
         stored = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
         names = {a.arg for a in [*item.args.posonlyargs, *item.args.args, *item.args.kwonlyargs]} - stored
         plain = {id(n.targets[0]): n.value for n in nodes if isinstance(n, ast.Assign) and len(n.targets) == 1}
-        for n in nodes:
-            attr = self_attr(n) if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) else None
+        for node in nodes:
+            attr = self_attr(node) if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load) else None
             if attr is None or sources.get(attr, set()) is None:
                 continue
-            value = plain.get(id(n))
+            value = plain.get(id(node))
             source = _OFF if _false_constant(value) else f"p:{key}:{value.id}" \
                 if key and isinstance(value, ast.Name) and value.id in names else None
             found = sources.setdefault(attr, set())

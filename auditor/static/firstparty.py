@@ -102,7 +102,7 @@ def ffi_wrapper_names(files: Iterable[tuple[Path, str]]) -> frozenset[str]:
     __init__.py`): a package whose `__init__.py` wraps the compiled library's symbols (`_wrap_function(fn, _ffi)`), and
     the `*_ext` package above it. Their attributes are the compiled extension's functions, not Python code, so they are
     no Python module for `drop_python_named`. Only `__init__.py` files under a `*_ext` folder are read."""
-    out = set()
+    out: set[str] = set()
     for path, rel in files:
         parts = rel.replace("\\", "/").split("/")
         if len(parts) < 3 or parts[-1] != "__init__.py" or not parts[-3].endswith("_ext"):

@@ -82,7 +82,7 @@ def _command_words(node: ast.AST) -> list[str] | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value.split()
     if isinstance(node, ast.JoinedStr):
-        return "".join(v.value if isinstance(v, ast.Constant) else _HOLE for v in node.values).split()
+        return "".join(str(v.value) if isinstance(v, ast.Constant) else _HOLE for v in node.values).split()
     if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
         return [e.value if isinstance(e, ast.Constant) and isinstance(e.value, str) else _HOLE for e in node.elts]
     return None

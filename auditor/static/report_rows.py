@@ -74,8 +74,8 @@ def _report_dicts(nodes: list) -> dict[str, int]:
         if isinstance(target, ast.Name) and target.id in returned and isinstance(n.value, ast.Dict):
             keys[target.id] = keys.get(target.id, 0) + sum(
                 isinstance(k, ast.Constant) and isinstance(k.value, str) for k in n.value.keys)
-        elif _dict_row(n) is not None and n.targets[0].value.id in returned:
-            keys[n.targets[0].value.id] = keys.get(n.targets[0].value.id, 0) + 1
+        elif (row := _dict_row(n)) is not None and row[0] in returned:
+            keys[row[0]] = keys.get(row[0], 0) + 1
     versions = any(isinstance(n, ast.Attribute) and (n.attr == "__version__" or ast_dotted(n) == "sys.version")
                    or isinstance(n, ast.Call) and (ast_dotted(n.func) or "").startswith("platform.") for n in nodes)
     return keys if versions else {}
@@ -86,12 +86,13 @@ def report_dict_rows(nodes: list) -> int:
     return max(_report_dicts(nodes).values(), default=0)
 
 
-def _dict_row(node: ast.AST) -> ast.expr | None:
-    """The value of `info["label"] = value` (a string-keyed row of a local dict), else None."""
+def _dict_row(node: ast.AST) -> tuple[str, ast.expr, int] | None:
+    """The dict's name, the value and the line of `info["label"] = value` (a string-keyed row of a local dict), else
+    None."""
     if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(target := node.targets[0], ast.Subscript) \
             and isinstance(target.value, ast.Name) and isinstance(target.slice, ast.Constant) \
             and isinstance(target.slice.value, str):
-        return node.value
+        return target.value.id, node.value, node.lineno
     return None
 
 
@@ -139,9 +140,9 @@ def report_only_lines(tree: ast.AST) -> set[int]:
         for node in ast.walk(func):
             # `env_info['CUDA_HOME'] = CUDA_HOME` in mmcv's / mmdet's collect_env (qdtrack's copy; tk47): a row of the
             # returned report dict that shows a value read elsewhere; the label is a name, the value only shown
-            value = _dict_row(node)
-            if value is not None and node.targets[0].value.id in reports and _shown_read(value):
-                out.add(node.lineno)
+            row = _dict_row(node)
+            if row is not None and row[0] in reports and _shown_read(row[1]):
+                out.add(row[2])
         if not rows:
             continue
         loads: dict[str, list[int]] = {}
