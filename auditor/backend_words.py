@@ -130,6 +130,11 @@ MEMBER_CUDA_BUILD = re.compile(r"^cu\d{2,3}$")      # `cu121`
 # torch's CUDA runtime wheels (`nvidia-cuda-runtime-cu12`, `nvidia-cudnn-cu12`, `nvidia-nccl-cu11`): what a pip
 # freeze of a CUDA torch environment lists beside torch (its `Requires-Dist` on Linux)
 TORCH_CUDA_WHEEL = re.compile(r"^nvidia-[a-z0-9-]+-cu\d{2}$")
+# the same runtimes as conda packages, which the CUDA `pytorch` / `pytorch-cuda` build pulls in (`cuda-cudart`,
+# `libcufft`, the pytorch channel's `torchtriton`): what a `conda env export` lists beside it (policy (r))
+TORCH_CUDA_CONDA = re.compile(r"^(?:cuda-(?:cudart|cupti|libraries|nvrtc|nvtx|opencl|runtime|version)(?:-dev)?"
+                              r"|lib(?:cublas|cufft|cufile|curand|cusolver|cusparse|npp|nvfatbin|nvjitlink|nvjpeg)"
+                              r"(?:-dev)?|torchtriton|cudnn|nccl)$")
 
 
 def member_backend(word: str) -> str | None:

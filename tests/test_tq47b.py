@@ -1,0 +1,87 @@
+"""Precision fixes of tq47b (session 47, tuned on heldout56's labels and the lead's policies (p)-(s)). Each family
+has a positive case (the row the labellers called false, in code written afresh in the shape of its tree) and a
+control that keeps its finding."""
+from __future__ import annotations
+
+import textwrap
+
+from tests.static_snippets import code_severity_in_tree
+
+
+def _tree(tmp_path, files: dict[str, str]) -> dict[tuple[str, int], dict[str, str]]:
+    return code_severity_in_tree(tmp_path, {rel: textwrap.dedent(src) for rel, src in files.items()})
+
+
+def _line(src: str, needle: str) -> int:
+    return next(i for i, text in enumerate(textwrap.dedent(src).splitlines(), 1) if needle in text)
+
+
+def _at(found: dict, rel: str, src: str, needle: str) -> dict[str, str]:
+    return found.get((rel, _line(src, needle)), {})
+
+
+# -- policy (q): uv's override / constraint entries install nothing by themselves ------------------------------------
+
+PYPROJECT = """\
+    [project]
+    name = "agent-trainer"
+    version = "0.4.0"
+    dependencies = [
+        "bitsandbytes>=0.45.2",
+        "vllm==0.8.2",
+        "xformers==0.0.29",
+    ]
+
+    [tool.uv]
+    dev-dependencies = ["black>=25.1.0"]
+    override-dependencies = [
+        "bitsandbytes; sys_platform == 'linux'",
+        "xformers==0.0.29",
+    ]
+    constraint-dependencies = ["flash-attn<2.8"]
+"""
+
+
+def test_uv_override_and_constraint_entries_are_info(tmp_path):
+    found = _tree(tmp_path, {"pyproject.toml": PYPROJECT})
+    assert _at(found, "pyproject.toml", PYPROJECT, "\"bitsandbytes; sys_platform").get("NPU440") == "info"
+    overrides = _line(PYPROJECT, "override-dependencies")
+    assert found.get(("pyproject.toml", overrides + 2), {}).get("NPU361") == "info"   # the same string as a dependency
+    assert set(_at(found, "pyproject.toml", PYPROJECT, "flash-attn<2.8").values()) == {"info"}
+    # the dependencies that install them keep their findings
+    assert _at(found, "pyproject.toml", PYPROJECT, "\"bitsandbytes>=0.45.2\"").get("NPU440") == "warning"
+    assert _at(found, "pyproject.toml", PYPROJECT, "\"vllm==0.8.2\"").get("NPU440") == "error"
+    assert _at(found, "pyproject.toml", PYPROJECT, "    \"xformers==0.0.29\",").get("NPU361") == "error"
+
+
+# -- policy (r): decision (l) for a full `conda env export` -----------------------------------------------------------
+
+def _export(torch_lines: list[str]) -> str:
+    pinned = [f"  - pkg{i}=1.{i}.0=h06a4308_0" for i in range(22)]
+    lines = ["name: segmenter", "channels:", "  - pytorch", "  - nvidia", "  - defaults", "dependencies:",
+             *pinned[:11], "  - cuda-cudart=12.4.127=0", "  - cuda-opencl=12.6.37=0", "  - libcufft=11.2.0.44=0",
+             *torch_lines, *pinned[11:], "  - torchtriton=3.0.0=py39", "  - pip:", "    - opencv-python==4.8.1.78"]
+    return "\n".join(lines) + "\n"
+
+
+EXPORT = _export(["  - pytorch=2.4.0=py3.9_cuda12.4_cudnn9.1.0_0", "  - pytorch-cuda=12.4=hc786d27_6"])
+
+
+def test_conda_export_runtime_packages_are_info(tmp_path):
+    found = code_severity_in_tree(tmp_path, {"environment.yml": EXPORT})
+    lines = EXPORT.splitlines()
+    at = {text.strip(): found.get(("environment.yml", n), {}) for n, text in enumerate(lines, 1)}
+    assert at["- cuda-opencl=12.6.37=0"] == {"NPU018": "info"}
+    assert at["- libcufft=11.2.0.44=0"] == {"NPU018": "info"}
+    assert at["- torchtriton=3.0.0=py39"] == {"NPU360": "info"}
+    # the CUDA torch build and pytorch-cuda keep their errors
+    assert at["- pytorch=2.4.0=py3.9_cuda12.4_cudnn9.1.0_0"] == {"NPU018": "error"}
+    assert at["- pytorch-cuda=12.4=hc786d27_6"] == {"NPU018": "error"}
+
+
+def test_hand_written_environment_keeps_its_runtime_errors(tmp_path):
+    env = "name: seg\nchannels:\n  - nvidia\ndependencies:\n  - python=3.10\n  - pytorch-cuda=12.1\n" \
+          "  - cuda-cudart\n  - libcufft\n"
+    found = code_severity_in_tree(tmp_path, {"environment.yml": env})
+    assert found.get(("environment.yml", 7), {}).get("NPU018") == "error"
+    assert found.get(("environment.yml", 8), {}).get("NPU018") == "error"
