@@ -85,3 +85,48 @@ def test_hand_written_environment_keeps_its_runtime_errors(tmp_path):
     found = code_severity_in_tree(tmp_path, {"environment.yml": env})
     assert found.get(("environment.yml", 7), {}).get("NPU018") == "error"
     assert found.get(("environment.yml", 8), {}).get("NPU018") == "error"
+
+
+# -- policy (p): a SkyPilot task pinned to NVIDIA accelerators reads like a CUDA CI job -----------------------------
+
+SKY_TASK = """\
+    # sky launch examples/grpo/skypilot-trainer.yaml --cluster=grpo --env-file=.env
+    resources:
+      image_id: pytorch/pytorch:2.5.1-cuda12.4-cudnn9-devel
+      cloud: runpod
+      accelerators:
+        - "{accelerator}"
+
+    workdir: .
+
+    setup: |
+      curl -LsSf https://astral.sh/uv/install.sh | sh
+      uv pip install --system \\
+        unsloth==2025.3.19 \\
+        vllm==0.8.2 \\
+        bitsandbytes==0.45.4 \\
+        datasets==3.3.2
+
+    run: |
+      uv run python examples/grpo/train.py
+"""
+
+
+def _sky(tmp_path, accelerator: str) -> tuple[dict, str]:
+    src = SKY_TASK.replace("{accelerator}", accelerator)
+    return _tree(tmp_path, {"examples/grpo/skypilot-trainer.yaml": src}), textwrap.dedent(src)
+
+
+def test_skypilot_task_on_nvidia_gpus_is_info(tmp_path):
+    found, src = _sky(tmp_path, "H100-SXM")
+    rel = "examples/grpo/skypilot-trainer.yaml"
+    assert _at(found, rel, src, "vllm==0.8.2") == {"NPU440": "info"}
+    assert _at(found, rel, src, "bitsandbytes==0.45.4") == {"NPU440": "info"}
+    assert set(_at(found, rel, src, "image_id").values()) == {"info"}
+
+
+def test_skypilot_task_on_a_variable_or_other_accelerator_keeps_its_findings(tmp_path):
+    found, src = _sky(tmp_path / "tpu", "tpu-v5-8")
+    assert _at(found, "examples/grpo/skypilot-trainer.yaml", src, "vllm==0.8.2") == {"NPU440": "error"}
+    found, src = _sky(tmp_path / "var", "{{ gpu }}")
+    assert _at(found, "examples/grpo/skypilot-trainer.yaml", src, "vllm==0.8.2") == {"NPU440": "error"}
