@@ -130,3 +130,157 @@ def test_skypilot_task_on_a_variable_or_other_accelerator_keeps_its_findings(tmp
     assert _at(found, "examples/grpo/skypilot-trainer.yaml", src, "vllm==0.8.2") == {"NPU440": "error"}
     found, src = _sky(tmp_path / "var", "{{ gpu }}")
     assert _at(found, "examples/grpo/skypilot-trainer.yaml", src, "vllm==0.8.2") == {"NPU440": "error"}
+
+
+# -- policy (s): a copied library's `__main__` (and its package modules below `scripts/`) run only where launched ------
+
+APP = """\
+    import gradio as gr
+    from scripts.funcs import enhance_audio
+    from scripts.tts_funcs import TTSWrapper
+
+
+    with gr.Blocks() as demo:
+        gr.Button("Enhance").click(enhance_audio)
+    demo.launch()
+"""
+FUNCS = """\
+    from scripts.enh.enhancer.inference import enhance
+
+
+    def enhance_audio(wav, sr):
+        return enhance(wav, sr, "cpu")
+"""
+TTS_FUNCS = """\
+    class TTSWrapper:
+        def __init__(self):
+            self.available_model_versions = ["v2.0.3", "v2.0.2", "main"]
+"""
+INFERENCE = """\
+    from .train import Enhancer
+
+
+    def enhance(wav, sr, device):
+        return Enhancer().to(device)(wav)
+"""
+TRAIN = """\
+    import argparse
+
+    import torch
+    from torch import nn
+
+    from ..hparams import HParams
+
+
+    class Enhancer(nn.Module):
+        def forward(self, x):
+            return x
+
+
+    def main():
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--device", type=str, default="cuda")
+        args = parser.parse_args()
+        Enhancer().to(args.device)
+        torch.cuda.synchronize()
+
+
+    if __name__ == "__main__":
+        main()
+"""
+MAIN = """\
+    import argparse
+
+    from .inference import enhance
+
+
+    def main():
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--device", type=str, default="cuda")
+        args = parser.parse_args()
+        enhance(None, 44100, args.device)
+
+
+    if __name__ == "__main__":
+        main()
+"""
+TOOL = """\
+    import torch
+
+
+    def main():
+        torch.zeros(1).cuda()
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def _webui(tmp_path, extra: dict[str, str] | None = None) -> dict:
+    files = {"app.py": APP, "scripts/funcs.py": FUNCS, "scripts/tts_funcs.py": TTS_FUNCS,
+             "scripts/convert.py": TOOL, "scripts/enh/__init__.py": "", "scripts/enh/hparams.py": "class HParams:\n    pass\n",
+             "scripts/enh/enhancer/__init__.py": "", "scripts/enh/enhancer/inference.py": INFERENCE,
+             "scripts/enh/enhancer/train.py": TRAIN, "scripts/enh/enhancer/__main__.py": MAIN, **(extra or {})}
+    return _tree(tmp_path, files)
+
+
+def test_copied_library_main_and_training_entry_below_scripts_are_info(tmp_path):
+    found = _webui(tmp_path)
+    assert _at(found, "scripts/enh/enhancer/__main__.py", MAIN, "default=\"cuda\"") == {"NPU003": "info"}
+    assert _at(found, "scripts/enh/enhancer/train.py", TRAIN, "default=\"cuda\"") == {"NPU003": "info"}
+    assert _at(found, "scripts/enh/enhancer/train.py", TRAIN, "synchronize") == {"NPU002": "info"}
+    # a plain script of the tools folder is a program a user runs: it keeps its error
+    assert _at(found, "scripts/convert.py", TOOL, ".cuda()") == {"NPU001": "error"}
+
+
+def test_copied_library_main_a_shell_script_runs_keeps_its_severity(tmp_path):
+    found = _webui(tmp_path, {"enhance.sh": "#!/bin/bash\npython -m scripts.enh.enhancer in/ out/\n"})
+    assert _at(found, "scripts/enh/enhancer/__main__.py", MAIN, "default=\"cuda\"").get("NPU003") in ("error", "warning")
+
+
+# -- vLLM started by code that selects Ascend devices itself -----------------------------------------------------------
+
+SERVE_SH = """\
+    export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+    export HCCL_OP_EXPANSION_MODE=AIV
+    export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
+    python -m vllm.entrypoints.openai.api_server --model /opt/models/dsv3 --tensor-parallel-size 8 --port 8999
+"""
+PD_DEMO = """\
+    import os
+
+
+    def run_prefill(model, visible_devices):
+        os.environ["VLLM_USE_V1"] = "1"
+        os.environ["ASCEND_RT_VISIBLE_DEVICES"] = visible_devices
+        from vllm import LLM, SamplingParams
+
+        llm = LLM(model=model, tensor_parallel_size=len(visible_devices.split(",")))
+        return llm.generate(["hi"], SamplingParams(max_tokens=1))
+"""
+PD_DEMO_GATED = """\
+    import os
+
+
+    def run_prefill(model, visible_devices, device):
+        if device == "npu":
+            os.environ["ASCEND_RT_VISIBLE_DEVICES"] = visible_devices
+        from vllm import LLM
+
+        llm = LLM(model=model)
+        return llm
+"""
+
+
+def test_vllm_started_after_selecting_ascend_devices_is_info(tmp_path):
+    found = _tree(tmp_path, {"scripts/serve.sh": SERVE_SH, "examples/pd_demo.py": PD_DEMO})
+    assert _at(found, "scripts/serve.sh", SERVE_SH, "vllm.entrypoints").get("NPU447") == "info"
+    assert _at(found, "examples/pd_demo.py", PD_DEMO, "llm = LLM(").get("NPU487") == "info"
+
+
+def test_vllm_start_beside_cuda_devices_or_a_gated_selection_keeps_its_warning(tmp_path):
+    both = SERVE_SH.replace("export HCCL", "export CUDA_VISIBLE_DEVICES=0,1\n    export HCCL")
+    found = _tree(tmp_path, {"scripts/serve.sh": both, "examples/pd_demo.py": PD_DEMO_GATED})
+    assert _at(found, "scripts/serve.sh", both, "vllm.entrypoints").get("NPU447") == "warning"
+    assert _at(found, "examples/pd_demo.py", PD_DEMO_GATED, "llm = LLM(").get("NPU487") == "warning"
