@@ -284,3 +284,53 @@ def test_vllm_start_beside_cuda_devices_or_a_gated_selection_keeps_its_warning(t
     found = _tree(tmp_path, {"scripts/serve.sh": both, "examples/pd_demo.py": PD_DEMO_GATED})
     assert _at(found, "scripts/serve.sh", both, "vllm.entrypoints").get("NPU447") == "warning"
     assert _at(found, "examples/pd_demo.py", PD_DEMO_GATED, "llm = LLM(").get("NPU487") == "warning"
+
+
+# -- imports under `if TYPE_CHECKING:` never run; a CUDA API saved only to be restored after a patch ------------------
+
+SERVICE = """\
+    from typing import TYPE_CHECKING
+
+    import torch
+
+    if TYPE_CHECKING:
+        from unsloth_zoo.vllm_lora_request import LoRARequest
+    else:
+        from unsloth import FastLanguageModel
+
+
+    def load(path) -> "LoRARequest":
+        return FastLanguageModel.from_pretrained(path)
+"""
+STATE = """\
+    import torch
+
+
+    class ModelState:
+        def __init__(self, config):
+            # unsloth's engine start trips the allocator: a no-op empty_cache while it starts
+            empty_cache = torch.cuda.empty_cache
+            torch.cuda.empty_cache = lambda: None
+            self.model = config.build()
+            torch.cuda.empty_cache = empty_cache
+            torch.cuda.empty_cache()
+
+
+    def peak():
+        probe = torch.cuda.max_memory_allocated
+        return probe()
+"""
+
+
+def test_type_checking_imports_never_run(tmp_path):
+    found = _tree(tmp_path, {"src/pkg/service.py": SERVICE})
+    assert _at(found, "src/pkg/service.py", SERVICE, "unsloth_zoo") == {}
+    assert "NPU448" in _at(found, "src/pkg/service.py", SERVICE, "from unsloth import")    # the `else:` arm runs
+
+
+def test_cuda_api_saved_to_restore_after_a_patch_is_info(tmp_path):
+    found = _tree(tmp_path, {"src/pkg/state.py": STATE})
+    assert _at(found, "src/pkg/state.py", STATE, "empty_cache = torch.cuda.empty_cache") == {"NPU002": "info"}
+    assert _at(found, "src/pkg/state.py", STATE, "torch.cuda.empty_cache()") == {"NPU002": "error"}
+    # a reference kept to call it later is a use
+    assert _at(found, "src/pkg/state.py", STATE, "probe = torch.cuda").get("NPU002") == "error"
