@@ -334,3 +334,29 @@ def test_cuda_api_saved_to_restore_after_a_patch_is_info(tmp_path):
     assert _at(found, "src/pkg/state.py", STATE, "torch.cuda.empty_cache()") == {"NPU002": "error"}
     # a reference kept to call it later is a use
     assert _at(found, "src/pkg/state.py", STATE, "probe = torch.cuda").get("NPU002") == "error"
+
+
+# -- the tree's own module named `nccl` is no dependency's NCCL binding (NPU950) -------------------------------------
+
+RELAY = """\
+    import torch.distributed as dist
+
+
+    class NcclRelay:
+        def __init__(self, rank, world_size):
+            dist.init_process_group("nccl", rank=rank, world_size=world_size)
+"""
+RELAY_TEST = """\
+    import omni_pipe.relay.nccl  # noqa: F401
+    import omni_pipe.relay.shm  # noqa: F401
+    from hfai.nccl import distributed as hdist
+"""
+
+
+def test_own_nccl_module_import_is_not_a_dependency(tmp_path):
+    found = _tree(tmp_path, {"omni_pipe/__init__.py": "", "omni_pipe/relay/__init__.py": "",
+                             "omni_pipe/relay/nccl.py": RELAY, "omni_pipe/relay/shm.py": "X = 1\n",
+                             "tests/test_relay.py": RELAY_TEST})
+    assert "NPU950" not in _at(found, "tests/test_relay.py", RELAY_TEST, "omni_pipe.relay.nccl")
+    assert _at(found, "tests/test_relay.py", RELAY_TEST, "hfai.nccl").get("NPU950") == "error"
+    assert _at(found, "omni_pipe/relay/nccl.py", RELAY, '"nccl"').get("NPU101") == "error"
