@@ -360,3 +360,55 @@ def test_own_nccl_module_import_is_not_a_dependency(tmp_path):
     assert "NPU950" not in _at(found, "tests/test_relay.py", RELAY_TEST, "omni_pipe.relay.nccl")
     assert _at(found, "tests/test_relay.py", RELAY_TEST, "hfai.nccl").get("NPU950") == "error"
     assert _at(found, "omni_pipe/relay/nccl.py", RELAY, '"nccl"').get("NPU101") == "error"
+
+
+# -- policy (k): the CUDA member of a registry of sibling modules -----------------------------------------------------
+
+BASE = """\
+    RELAY_REGISTRY = {}
+
+
+    def register_relay(name):
+        def wrap(cls):
+            RELAY_REGISTRY[name] = cls
+            return cls
+        return wrap
+
+
+    def create_relay(relay_type, **kwargs):
+        return RELAY_REGISTRY[relay_type](**kwargs)
+"""
+NCCL = """\
+    import torch
+    import torch.distributed as dist
+
+    from .base import register_relay
+
+
+    @register_relay("nccl")
+    class NcclRelay:
+        def __init__(self, rank, world_size):
+            torch.cuda.set_device(rank % torch.cuda.device_count())
+            dist.init_process_group("nccl", rank=rank, world_size=world_size)
+"""
+
+
+def _member(name: str, cls: str) -> str:
+    return f'from .base import register_relay\n\n\n@register_relay("{name}")\nclass {cls}:\n    pass\n'
+
+
+def _relays(tmp_path, members: dict[str, str]) -> dict:
+    files = {"pipe/__init__.py": "", "pipe/relay/__init__.py": "", "pipe/relay/base.py": BASE,
+             "pipe/relay/nccl.py": NCCL, **{f"pipe/relay/{n}.py": _member(n, n.title() + "Relay") for n in members}}
+    return _tree(tmp_path, files)
+
+
+def test_cuda_member_of_a_registered_set_is_info(tmp_path):
+    found = _relays(tmp_path, {"nixl": "", "shm": "", "mooncake": ""})
+    assert _at(found, "pipe/relay/nccl.py", NCCL, 'init_process_group("nccl"').get("NPU101") == "info"
+    assert set(_at(found, "pipe/relay/nccl.py", NCCL, "set_device").values()) == {"info"}
+
+
+def test_registered_cuda_module_with_one_sibling_keeps_its_error(tmp_path):
+    found = _relays(tmp_path, {"shm": ""})
+    assert _at(found, "pipe/relay/nccl.py", NCCL, 'init_process_group("nccl"').get("NPU101") == "error"
