@@ -344,6 +344,13 @@ def _registrations(tree: ast.AST | None) -> list[tuple[str, str]]:
     return out
 
 
+def _imports_registrar(project: Any, rel: str) -> bool:
+    """Whether the file imports a name spelling `regist` (`from .base import register_relay`), by its cached
+    import-graph facts: only such files are read (a warm run reads no other)."""
+    return any("regist" in str(name).lower() for load in (project.facts(rel) or {}).get("load", ())
+               for name in [load[0], *(load[1] if len(load) > 1 else ())])
+
+
 def apply_registered_members(results: list, project: Any = None) -> int:
     """Lower the error / warning findings of a module registered under a CUDA name beside two or more sibling
     modules registered by the same decorator under other names to info (`platform-class`); returns how many."""
@@ -354,7 +361,7 @@ def apply_registered_members(results: list, project: Any = None) -> int:
     for result in results:
         if not result.path.endswith(".py") or not any(_open(f) for f in result.findings):
             continue
-        held = project.source(result.path)
+        held = project.source(result.path) if _imports_registrar(project, result.path) else None
         if held is None or "regist" not in held[0]:
             continue
         cuda = [(dec, key) for dec, key in _registrations(held[1]) if backends_in_text(key.lower()) == {"cuda"}]
@@ -364,7 +371,8 @@ def apply_registered_members(results: list, project: Any = None) -> int:
         siblings = [rel for rel in paths if rel.endswith(".py") and rel != result.path
                     and rel.rpartition("/")[0] == folder]
         for decorator, key in cuda:
-            others = sorted({k for rel in siblings if (src := project.source(rel)) is not None and "regist" in src[0]
+            others = sorted({k for rel in siblings if _imports_registrar(project, rel)
+                             and (src := project.source(rel)) is not None and "regist" in src[0]
                              for d, k in _registrations(src[1]) if d == decorator and "cuda" not in backends_in_text(k.lower())})
             if len(others) >= _MIN_OTHERS:
                 note = _REGISTERED_NOTE.format(key=key, decorator=decorator, others=", ".join(others[:5]))
