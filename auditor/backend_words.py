@@ -130,6 +130,16 @@ MEMBER_CUDA_BUILD = re.compile(r"^cu\d{2,3}$")      # `cu121`
 # torch's CUDA runtime wheels (`nvidia-cuda-runtime-cu12`, `nvidia-cudnn-cu12`, `nvidia-nccl-cu11`): what a pip
 # freeze of a CUDA torch environment lists beside torch (its `Requires-Dist` on Linux)
 TORCH_CUDA_WHEEL = re.compile(r"^nvidia-[a-z0-9-]+-cu\d{2}$")
+# an NVIDIA GPU type as cloud launchers name it (SkyPilot's `sky show-gpus`: `H100-SXM`, `A100-80GB`, `L40S`, `RTX4090`,
+# `A10G`), with an optional `:count`; TPUs, Trainium / Inferentia, Gaudi and AMD's `MI300X` are not NVIDIA's
+NVIDIA_GPU_TYPE = re.compile(r"(?i)^(?:a10g?|a\d{2,3}|a[2-6]000|rtxa?\d{4}\w*|rtx-?pro-?\d+\w*|[hb][12]\d0|gh200|gb200|h800|"
+                             r"l4|l40s?|t4g?|v100|k80|p100|p40?|titan\w*|tesla\w*|quadro\w*)"
+                             r"(?:-(?:sxm\d?|pcie|mega|nvl|\d+gb))*(?::\d+(?:\.\d+)?)?$")
+# the same runtimes as conda packages, which the CUDA `pytorch` / `pytorch-cuda` build pulls in (`cuda-cudart`,
+# `libcufft`, the pytorch channel's `torchtriton`): what a `conda env export` lists beside it (policy (r))
+TORCH_CUDA_CONDA = re.compile(r"^(?:cuda-(?:cudart|cupti|libraries|nvrtc|nvtx|opencl|runtime|version)(?:-dev)?"
+                              r"|lib(?:cublas|cufft|cufile|curand|cusolver|cusparse|npp|nvfatbin|nvjitlink|nvjpeg)"
+                              r"(?:-dev)?|torchtriton|cudnn|nccl)$")
 
 
 def member_backend(word: str) -> str | None:

@@ -22,7 +22,7 @@ from auditor.static.member_includes import apply_member_includes
 from auditor.static.cpu_bindings import apply_cpu_bindings
 from auditor.static.own_env_switches import apply_own_env_switches
 from auditor.static.format_members import apply_format_members
-from auditor.static.chosen_members import apply_chosen_members
+from auditor.static.chosen_members import apply_chosen_members, apply_registered_members
 from auditor.static.platform_builds import apply_platform_builds
 from auditor.static.platform_predicates import apply_platform_predicates
 from auditor.static.class_twins import apply_class_twins
@@ -309,6 +309,7 @@ def run_static(
     apply_platform_builds(run.results, found.files)    # what only the CUDA arm of the build's own platform switch builds
     apply_format_members(run.results)     # `export_engine` beside `export_onnx`: the TensorRT format
     apply_chosen_members(run.results, project)     # `if sim == SimType.ISAACGYM: from .isaacgym import ...`: one simulator
+    apply_registered_members(run.results, project)   # `@register_relay("nccl")` beside "nixl", "shm": one transport
     apply_platform_predicates(run.results, found.files, project)   # `if is_cuda():`, the project's own check (t11p)
     apply_class_twins(run.results, found.files, project)   # `GPUWorker` beside the tree's `NPUWorker` (t11q)
     apply_cuda_ci_jobs(run.results, found.files, project)    # a workflow job on NVIDIA runners: it stays for CUDA

@@ -111,9 +111,14 @@ def test_vendored_main_importing_modules_the_tree_lacks_is_unreached(tmp_path):
     assert _severities(root, "demucs/__main__.py", DEMUCS_MAIN, "set_device") == {("info", "unreached")}
 
 
-def test_vendored_main_whose_imports_exist_is_a_program(tmp_path):
-    """Control: with its `train.py` present, `python -m demucs` can run: it keeps its severity."""
-    root = _uvr(tmp_path, {"demucs/train.py": "def train_model(fn):\n    return fn('cpu')\n"})
+def test_vendored_main_whose_imports_exist_is_a_program_only_where_the_tree_runs_it(tmp_path):
+    """With its `train.py` present, `python -m demucs` can run, but only a launch of the tree makes it a program
+    (policy (s), session 47: a copied library's `__main__` nothing in the tree runs is info); a shell script of the
+    tree that runs it keeps its severity."""
+    train = {"demucs/train.py": "def train_model(fn):\n    return fn('cpu')\n"}
+    root = _uvr(tmp_path, train)
+    assert _severities(root, "demucs/__main__.py", DEMUCS_MAIN, "set_device") == {("info", "unreached")}
+    root = _uvr(tmp_path / "run", {**train, "separate.sh": "#!/bin/bash\npython -m demucs -n htdemucs in.wav\n"})
     assert "unreached" not in _contexts(root, "demucs/__main__.py", DEMUCS_MAIN, "set_device")
 
 

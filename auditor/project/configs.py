@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Iterator
 import yaml
 from yaml.events import AliasEvent
 
-from auditor.backend_words import backends_in_text
+from auditor.backend_words import NVIDIA_GPU_TYPE, backends_in_text
 from auditor.project import is_github_workflow
 from auditor.project.conda_recipe import analyze_recipe, is_recipe_file
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
@@ -25,7 +25,7 @@ from auditor.project.requirements import (_CUDA_INDEX_RE, analyze_requirements_t
                                           yaml_entries)
 from auditor.project.shell import (COMMAND_VARIABLE_RE, DRIVER_PATH_RE, SCHEDULER_REQUESTS, _SHELLS, _URL_RE, build_variant,
                                    cmake_defines, container_file_reference, scan_fragment, scan_shell)
-from auditor.findings import FileError, FileResult
+from auditor.findings import FileError, FileResult, as_info
 
 if TYPE_CHECKING:
     from auditor.static.engine import StaticEngine
@@ -1078,6 +1078,14 @@ def scan_config_roots(col: Collector, roots: list) -> None:
     if spans:
         col.result.findings[first_finding:] = [_in_backend_entry(f, spans)
                                                for f in col.result.findings[first_finding:]]
+    for root in roots:
+        why = nvidia_cloud_task(root)
+        if why is not None:
+            # policy (p): the task's setup / run and its image run only on the NVIDIA node it asks for
+            first, last = root.start_mark.line + 1, root.end_mark.line + 1
+            col.result.findings[first_finding:] = [
+                as_info(f, "cuda-cloud-task", _CLOUD_TASK_NOTE.format(why=why))
+                if f.severity != "info" and first <= f.line <= last else f for f in col.result.findings[first_finding:]]
     docs = [span for root in roots for span in _docs_jobs(root)] if is_github_workflow(col.rel) else []
     if docs:
         # torch installed to build the documentation (autodoc) runs no model: no torch-npu pairing note, as for a
@@ -1085,6 +1093,42 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         col.result.findings[first_finding:] = [
             f for f in col.result.findings[first_finding:]
             if not (f.name == "torch-pin-needs-torch-npu" and any(a <= f.line <= b for a, b in docs))]
+
+
+_CLOUD_TASK_NOTE = "in a SkyPilot task pinned to NVIDIA machines ({why}): its setup and run happen only on the " \
+                   "NVIDIA node it asks for; it stays for that cloud, and an Ascend launch needs its own task " \
+                   "(policy (p))"
+
+
+def _accelerator_names(node) -> list[str] | None:
+    """The GPU types of a SkyPilot `accelerators:` value (`H100-SXM`, `A100-80GB:1`, a list of them, or a
+    `{A100: 8, H100: 8}` mapping); None for anything else."""
+    if isinstance(node, yaml.ScalarNode):
+        return [str(node.value).strip()]
+    if isinstance(node, yaml.SequenceNode):
+        names = [_accelerator_names(item) for item in node.value]
+        return None if any(n is None for n in names) else [x for n in names for x in n or []]
+    if isinstance(node, yaml.MappingNode):
+        return [str(k.value).strip() for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
+    return None
+
+
+def nvidia_cloud_task(root) -> str | None:
+    """Why a SkyPilot task (top-level `resources:` beside `run:` / `setup:`) runs only on NVIDIA machines: its
+    `resources.accelerators` (or every `any_of` / `ordered` alternative's) names only NVIDIA GPU types
+    (`H100-SXM`, `A100-80GB:1`); None for a task whose accelerators are absent, a variable or another backend's."""
+    entries = yaml_entries(root)
+    resources = entries.get("resources")
+    if not isinstance(resources, yaml.MappingNode) or not ({"run", "setup"} & set(entries)):
+        return None
+    held = yaml_entries(resources)
+    choices = [held] + [yaml_entries(alt) for key in ("any_of", "ordered")
+                        for alt in getattr(held.get(key), "value", [])]
+    names = [_accelerator_names(c["accelerators"]) for c in choices if "accelerators" in c]
+    flat = [n for group in names for n in group or []]
+    if not flat or any(group is None for group in names) or not all(NVIDIA_GPU_TYPE.match(n) for n in flat):
+        return None
+    return f"accelerators: {', '.join(flat)}"
 
 
 # commands that build documentation: Sphinx, MkDocs, Jupyter Book, a docs Makefile's html target

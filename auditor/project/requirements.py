@@ -17,7 +17,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
 from auditor.project.local_builds import record_local_build
 from auditor.project.makefile import keep_call
-from auditor.backend_words import TORCH_CUDA_WHEEL, backends_in_text
+from auditor.backend_words import TORCH_CUDA_CONDA, TORCH_CUDA_WHEEL, backends_in_text
 from auditor.findings import FileError, FileResult, as_info
 from auditor.rules import Rule
 
@@ -579,15 +579,23 @@ def _str_list(value) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
+# uv's resolver settings: each entry changes how a package some requirement pulls in is resolved and adds nothing to
+# the environment by itself (uv's documentation, "Resolution": dependency overrides and constraints; policy (q))
+_UV_RESOLUTION_ONLY = ("override-dependencies", "constraint-dependencies", "build-constraint-dependencies")
+_RESOLUTION_NOTE = "an entry of [tool.uv] `{table}`: it only changes how a package some requirement pulls in is " \
+                   "resolved and installs nothing by itself; the requirement that pulls it in is the line to change " \
+                   "(policy (q))"
+
+
 def _pyproject_requirements(doc: dict) -> Iterator[tuple[str | None, str]]:
     """(group, requirement) for every requirement list in the file; group names a PEP 735 group, '' for other
-    lists, None for Poetry's dependency tables (the requirement is a key there)."""
+    lists, `tool.uv.<table>` for uv's resolution-only lists (_UV_RESOLUTION_ONLY), None for Poetry's dependency
+    tables (the requirement is a key there)."""
     project = doc.get("project") or {}
     tool = doc.get("tool") or {}
     uv = tool.get("uv") or {}
     lists = [project.get("dependencies"), (doc.get("build-system") or {}).get("requires"),
-             uv.get("dev-dependencies"), uv.get("override-dependencies"), uv.get("constraint-dependencies"),
-             uv.get("build-constraint-dependencies")]
+             uv.get("dev-dependencies")]
     lists += list((project.get("optional-dependencies") or {}).values())
     pdm = (tool.get("pdm") or {}).get("dev-dependencies") or {}
     lists += list(pdm.values()) if isinstance(pdm, dict) else []
@@ -596,6 +604,8 @@ def _pyproject_requirements(doc: dict) -> Iterator[tuple[str | None, str]]:
             lists += [env.get("dependencies"), env.get("extra-dependencies")]
     for value in lists:
         yield from (("", r) for r in _str_list(value))
+    for table in _UV_RESOLUTION_ONLY:      # after the lists that install (a string in both: theirs first)
+        yield from ((f"tool.uv.{table}", r) for r in _str_list(uv.get(table)))
     for name, group in (doc.get("dependency-groups") or {}).items():      # PEP 735
         yield from ((name, r) for r in _str_list(group))
     poetry = tool.get("poetry") or {}
@@ -753,6 +763,10 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
             # build torch_npu pairs with, as `pip install torch --index-url .../whl/cpu` is (pd37)
             col.result.findings[before:] = [f for f in col.result.findings[before:]
                                             if not _ported(m, f.symbol)]
+        if group and group.startswith("tool.uv."):
+            note = _RESOLUTION_NOTE.format(table=group.removeprefix("tool.uv."))
+            col.result.findings[before:] = [as_info(f, "resolution-only", note) for f in col.result.findings[before:]]
+            continue
         if group and any(f.severity == "error" for f in col.result.findings[before:]):
             cuda_groups.add(group)
         if number in opt_in and opt_in[number] in cuda_extras:
@@ -1346,7 +1360,29 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     for rule, symbol, line, col_start, col_end in channel_hits:
         col.add(rule, symbol, line, col_start, col_end, severity="info" if unused else None,
                 note=_UNUSED_CHANNEL_NOTE if unused else "")
-    return col.done()
+    result = col.done()
+    if _conda_env_export(root) and any(_CUDA_TORCH_CONDA.match(f.symbol or "") for f in result.findings):
+        result.findings = [as_info(f, "runtime-wheel", _EXPORT_RUNTIME_NOTE)
+                           if f.severity != "info" and TORCH_CUDA_CONDA.match(f.symbol or "") else f
+                           for f in result.findings]
+    return result
+
+
+# the CUDA torch build (or toolkit) whose runtimes the export lists: `pytorch-cuda`, `pytorch+cuda12.4` (its build string)
+_CUDA_TORCH_CONDA = re.compile(r"^(?:pytorch-cuda|pytorch\+cu|torch\+cu|cudatoolkit)")
+_EXPORT_RUNTIME_NOTE = (
+    "a CUDA runtime package of a `conda env export` listing: the CUDA pytorch build beside it pulls it in and it is "
+    "dropped with it; the line to change is that pytorch / pytorch-cuda pin (policy (r))")
+_EXPORT_MIN = 20
+
+
+def _conda_env_export(root: yaml.MappingNode) -> bool:
+    """True for the environment.yml `conda env export` writes: at least _EXPORT_MIN conda dependencies, nine in ten
+    pinned with a build string (`libcufft=11.2.0.44=0`)."""
+    deps = yaml_entries(root).get("dependencies")
+    specs = [item.value for item in getattr(deps, "value", []) if isinstance(item, yaml.ScalarNode)]
+    pinned = sum(1 for spec in specs if isinstance(spec, str) and _CONDA_EXPORT_RE.match(spec.strip()))
+    return pinned >= _EXPORT_MIN and pinned * 10 >= len(specs) * 9
 
 
 # the pytorch channel's torch packages take their CUDA runtime (pytorch-cuda) from the nvidia channel

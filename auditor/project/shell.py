@@ -11,7 +11,7 @@ from functools import lru_cache
 from urllib.parse import unquote
 from typing import TYPE_CHECKING, Iterator
 
-from auditor.findings import FileResult
+from auditor.findings import FileResult, as_info
 from auditor.project import for_macos
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
 from auditor.project.called_scripts import FUNCTIONS_KEY, SUMMARY_KEY as CALLED_SCRIPTS, script_call
@@ -3565,7 +3565,36 @@ def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     _debug_switch_modes(result, text)
     _drop_unread_option_vars(result, text)
     _drop_message_only_images(result, text)
+    why = _selects_ascend_devices(text)
+    if why is not None:
+        result.findings = lower_ascend_engine_starts(result.findings, why)
     return result
+
+
+# tq47b: a script that picks Ascend devices itself (omni-infer's serving scripts: `export ASCEND_RT_VISIBLE_DEVICES=
+# 0,1,...`, then `python -m vllm.entrypoints.openai.api_server ...`) runs the engine it starts on them, through the
+# engine's Ascend platform plugin (vllm-ascend): the launch is already Ascend's
+ENGINE_STARTS = frozenset({"gpu-inference-server-launch", "gpu-inference-engine-construction"})
+_ENGINE_NOTE = "in code that selects Ascend devices itself ({why}): the engine it starts runs on them through its " \
+               "Ascend platform plugin (vllm-ascend); re-validate there, nothing to port"
+# set at the script's top level (not inside an `if` / function: an indented line), from a value of its own
+_ASCEND_DEVICES_RE = re.compile(r"^(?:export[ \t]+)?(ASCEND_RT_VISIBLE_DEVICES)=(?![^\n#]*CUDA)", re.M)
+_CUDA_DEVICES_RE = re.compile(r"^[^#\n]*\bCUDA_VISIBLE_DEVICES=", re.M)
+
+
+def _selects_ascend_devices(text: str) -> str | None:
+    """Why a shell script runs on the Ascend devices it selects (`export ASCEND_RT_VISIBLE_DEVICES=0,1` at its top
+    level, and no CUDA_VISIBLE_DEVICES set anywhere in it), or None."""
+    if "ASCEND_RT_VISIBLE_DEVICES" not in text or _CUDA_DEVICES_RE.search(text):
+        return None
+    found = _ASCEND_DEVICES_RE.search(text)
+    return f"it sets {found.group(1)}" if found else None
+
+
+def lower_ascend_engine_starts(findings: list, why: str) -> list:
+    """The inference-engine starts (ENGINE_STARTS) of code that selects Ascend devices itself, as info."""
+    return [as_info(f, "npu-file", _ENGINE_NOTE.format(why=why)) if f.name in ENGINE_STARTS and f.severity != "info"
+            else f for f in findings]
 
 
 # a statement of its own that assigns a plain value (`BASE_NAME="nvidia/cuda:12.5.0-devel-ubuntu22.04"`)

@@ -31,7 +31,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from auditor.static.astutil import if_chains
+from auditor.backend_words import backends_in_text
+from auditor.static.astutil import ast_dotted, if_chains
 from auditor.static.backends import DISCOUNTED, as_info, discount_findings
 from auditor.static.call_defaults import FACT_CALLERS, FACT_IMPORTS, FACT_REFS, FACT_UNPARSED, MODULE_CALL, \
     UNKNOWN_CALLER
@@ -316,3 +317,65 @@ def lower_named_members(findings: list, tree: ast.AST) -> list:
             f.category in ("apex", "third_party", "kernel") else None
         out.append(as_info(f, "platform-class", _NAMED_NOTE.format(subject=hit[2], other=hit[3])) if hit else f)
     return out
+
+
+# tq47b (policy (k), heldout56's sglang-omni): a registry of members, one module each. sglang-omni's relay transports
+# are classes registered by name in sibling modules (`@register_relay("nccl") class NcclRelay` in relay/nccl.py beside
+# `@register_relay("nixl")`, `"shm"`, `"mooncake"`), and the pipeline builds the one its `relay_type` names
+# (`create_relay(relay_type)`): the module whose registered name is a CUDA word is the CUDA member of a per-backend set
+# whose other members an Ascend run picks instead.
+_REGISTERED_NOTE = "the `{key}` member of a set registered by `{decorator}` ({others}): the user or config picks one " \
+                   "by name and an Ascend run picks another; left as is"
+_MIN_OTHERS = 2
+
+
+def _registrations(tree: ast.AST | None) -> list[tuple[str, str]]:
+    """(decorator, name) of each top-level class or function registered by a one-string decorator call
+    (`@register_relay("nccl")`)."""
+    out = []
+    for node in getattr(tree, "body", ()):
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            for d in node.decorator_list:
+                if isinstance(d, ast.Call) and len(d.args) == 1 and not d.keywords and \
+                        isinstance(d.args[0], ast.Constant) and isinstance(d.args[0].value, str):
+                    name = ast_dotted(d.func)
+                    if name and "regist" in name.lower():
+                        out.append((name, d.args[0].value))
+    return out
+
+
+def _imports_registrar(project: Any, rel: str) -> bool:
+    """Whether the file imports a name spelling `regist` (`from .base import register_relay`), by its cached
+    import-graph facts: only such files are read (a warm run reads no other)."""
+    return any("regist" in str(name).lower() for load in (project.facts(rel) or {}).get("load", ())
+               for name in [load[0], *(load[1] if len(load) > 1 else ())])
+
+
+def apply_registered_members(results: list, project: Any = None) -> int:
+    """Lower the error / warning findings of a module registered under a CUDA name beside two or more sibling
+    modules registered by the same decorator under other names to info (`platform-class`); returns how many."""
+    if project is None:
+        return 0
+    paths = getattr(project, "paths", {})
+    changed = 0
+    for result in results:
+        if not result.path.endswith(".py") or not any(_open(f) for f in result.findings):
+            continue
+        held = project.source(result.path) if _imports_registrar(project, result.path) else None
+        if held is None or "regist" not in held[0]:
+            continue
+        cuda = [(dec, key) for dec, key in _registrations(held[1]) if backends_in_text(key.lower()) == {"cuda"}]
+        if not cuda:
+            continue
+        folder = result.path.rpartition("/")[0]
+        siblings = [rel for rel in paths if rel.endswith(".py") and rel != result.path
+                    and rel.rpartition("/")[0] == folder]
+        for decorator, key in cuda:
+            others = sorted({k for rel in siblings if _imports_registrar(project, rel)
+                             and (src := project.source(rel)) is not None and "regist" in src[0]
+                             for d, k in _registrations(src[1]) if d == decorator and "cuda" not in backends_in_text(k.lower())})
+            if len(others) >= _MIN_OTHERS:
+                note = _REGISTERED_NOTE.format(key=key, decorator=decorator, others=", ".join(others[:5]))
+                changed += discount_findings(result, "platform-class", note, lower=_open)
+                break
+    return changed

@@ -25,6 +25,7 @@ from auditor.astnodes import line_span, node_lines, walk_list
 from auditor.findings import FileError, FileResult, Finding, without_fix
 from auditor.project import analyze_project_file, project_kind
 from auditor.project.cuda_source import KERNEL_RE, cxx_name_lines, describe, inventory, plain_cpp_header
+from auditor.project.shell import lower_ascend_engine_starts
 from auditor.rules import Rule, SymbolDetail
 from auditor.static.vendor_dispatch import _MAX_BYTES as VENDOR_MAX_BYTES, RULE as VENDOR_RULE, \
     apply_vendor_dispatch, vendor_facts
@@ -55,7 +56,7 @@ from auditor.static.provider_catalogues import drop_provider_catalogues
 from auditor.static.chosen_members import lower_named_members
 from auditor.static.report_rows import drop_report_only_reads
 from auditor.static.patch_targets import apply_cuda_twins, apply_flash_tables, apply_npu_rebinds, apply_patch_targets
-from auditor.static.npu_native import apply_npu_file, written_for_npu
+from auditor.static.npu_native import apply_npu_file, selects_ascend_devices, written_for_npu
 from auditor.static.crossfile import summarize
 from auditor.static.format_members import format_member_spans
 from auditor.static.valueflow import OWN_CODES as FLOW_CODES, add_flow, spelled
@@ -1121,6 +1122,8 @@ class StaticEngine:
             why = written_for_npu(text, rel)     # imports torch_npu at its top, or an NPU path (npu_native.py)
             if why is not None:
                 result.findings = apply_npu_file(result.findings, why)
+            elif (why := selects_ascend_devices(tree, text)) is not None:   # vLLM built after ASCEND_RT_VISIBLE_DEVICES
+                result.findings = lower_ascend_engine_starts(result.findings, why)
             # after the NPU-file pass (its notes win): patch targets, per-backend pairs, attention tables
             result.findings = apply_patch_targets(result.findings, tree)   # `mod.fn = own_fn`: the patch target
             if isinstance(tree, ast.Module):    # `_detect_cuda_devices` beside `_detect_npu_devices`

@@ -17,8 +17,9 @@ _CUDA_OP = re.compile(r"(?i)(?:^|_)cuda(?:$|_)")
 # Rule categories whose findings name a package (a dependency), as opposed to a PyTorch API or a device string.
 PACKAGE_CATEGORIES = frozenset({"third_party", "attention", "apex", "kernel"})
 # Rules of another category that name a package all the same (pd10: NPU144, Horovod's own tree imports horovod;
-# t32c: NPU188, BytePS's own `byteps/torch/` imports `byteps.torch.ops`).
-PACKAGE_RULES = frozenset({"horovod-distributed", "byteps-distributed"})
+# t32c: NPU188, BytePS's own `byteps/torch/` imports `byteps.torch.ops`; tq47b: NPU950, sglang-omni's tests import
+# its own `sglang_omni.relay.nccl`, whose NCCL code the distributed rules report where it is).
+PACKAGE_RULES = frozenset({"horovod-distributed", "byteps-distributed", "nccl-part-of-package"})
 # Rules that report a project's own modules by what their path names (t14c: NPU324, `*.*flash_attn*.*`): kept there.
 OWN_MODULE_RULES = frozenset({"project-flash-attention-module"})
 

@@ -23,7 +23,9 @@
   body on any machine (the language reference, "The if statement": the suite of the first true expression runs, the
   `else` suite only when none is true), so nothing there needs a port: every finding in it
   is dropped. The `else:` arm always runs and keeps its findings; so does the body of `if True:`, whose `else:` arm is
-  dropped instead. A name that holds False (`DEBUG = False`) is a setting, not a constant: not read here.
+  dropped instead. A name that holds False (`DEBUG = False`) is a setting, not a constant: not read here. typing's
+  `TYPE_CHECKING` is such a constant (tq47b): "False at runtime" (typing docs), so the imports of an `if
+  TYPE_CHECKING:` block (type-annotation names) never run and their findings are dropped.
 """
 from __future__ import annotations
 
@@ -34,6 +36,9 @@ from auditor.static.astutil import ast_dotted, module_nodes
 
 # torch's context-manager-only SDPA backend choosers (a bare call of one is a no-op)
 _CONTEXT_ONLY_CALLS = frozenset({"sdp_kernel", "sdpa_kernel"})
+# typing.TYPE_CHECKING: "False at runtime", True only for static type checkers (typing docs): an `if TYPE_CHECKING:`
+# block's imports never run (ART's `from unsloth_zoo.vllm_lora_request import LoRARequest`, used in annotations)
+_TYPE_CHECKING = frozenset({"TYPE_CHECKING", "typing.TYPE_CHECKING", "t.TYPE_CHECKING"})
 _CTYPES_BASES = frozenset({"Structure", "Union", "BigEndianStructure", "LittleEndianStructure",
                            "BigEndianUnion", "LittleEndianUnion"})
 
@@ -99,9 +104,11 @@ def expected_values(tree: ast.AST) -> set[tuple[int, int]]:
 
 def _constant_truth(test: ast.expr) -> bool | None:
     """The truth of a test made of constants only (`False`, `0`, `None`, `not True`, `False and x`, `True or x`), or
-    None when the test reads anything else."""
+    None when the test reads anything else. typing's `TYPE_CHECKING` is False at run time (tq47b)."""
     if isinstance(test, ast.Constant) and isinstance(test.value, (bool, int, type(None))):
         return bool(test.value)
+    if isinstance(test, (ast.Name, ast.Attribute)) and (ast_dotted(test) or "") in _TYPE_CHECKING:
+        return False
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         inner = _constant_truth(test.operand)
         return None if inner is None else not inner
@@ -131,7 +138,7 @@ def drop_inert_constructs(findings: list, tree: ast.AST, text: str) -> list:
     value, or in a suite Python never runs, dropped (module doc)."""
     if not findings:
         return findings
-    if any(word in text for word in ("False", "True", "None", "if 0", "while 0")):
+    if any(word in text for word in ("False", "True", "None", "if 0", "while 0", "TYPE_CHECKING")):
         dead = never_run_spans(tree)
         if dead:
             findings = [f for f in findings if not starts_in(f, dead)]

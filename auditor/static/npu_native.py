@@ -24,10 +24,12 @@ There, by the severity policy's rule for ported code ("at most info, never rewri
 """
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
 from auditor.source import SourceError
+from auditor.static.astutil import ast_dotted
 from auditor.static.backends import as_info, discount_findings, path_backends
 from auditor.static.project_imports import held_tree, read_counted
 
@@ -53,6 +55,28 @@ def written_for_npu(text: str, rel: str) -> str | None:
     if rel and path_backends(rel) == {"npu"}:
         return "its path names the NPU"
     return None
+
+
+def selects_ascend_devices(tree: ast.AST, text: str) -> str | None:
+    """Why a Python program runs on the Ascend devices it selects: it assigns `os.environ["ASCEND_RT_VISIBLE_DEVICES"]`
+    outside any `if` / `try` / loop (at module level or in a function's own body) and names no CUDA_VISIBLE_DEVICES
+    (omni-infer's prefill / decode demo, whose workers set it before building `vllm.LLM`); None otherwise."""
+    if "ASCEND_RT_VISIBLE_DEVICES" not in text or "CUDA_VISIBLE_DEVICES" in text or not isinstance(tree, ast.Module):
+        return None
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        for stmt in getattr(node, "body", ()):
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                todo.append(stmt)
+            elif isinstance(stmt, ast.Assign) and any(_ascend_devices_key(t) for t in stmt.targets):
+                return "it sets os.environ[\"ASCEND_RT_VISIBLE_DEVICES\"]"
+    return None
+
+
+def _ascend_devices_key(target: ast.expr) -> bool:
+    return isinstance(target, ast.Subscript) and ast_dotted(target.value) == "os.environ" and \
+        isinstance(target.slice, ast.Constant) and target.slice.value == "ASCEND_RT_VISIBLE_DEVICES"
 
 
 def apply_npu_file(findings: list, why: str) -> list:

@@ -94,7 +94,22 @@ def torch_cuda_stores(tree: ast.AST) -> dict[int, list[tuple[int, int]]]:
     return out
 
 
+def restored_saves(tree: ast.AST, stores: dict[int, list[tuple[int, int]]]) -> dict[int, list[tuple[int, int]]]:
+    """{line: [(first col, end col) of the saved API]} for `saved = torch.cuda.empty_cache` that the file restores
+    with a store over that API (`torch.cuda.empty_cache = saved`, one of `stores`' lines; tq47b, ART's no-op patch
+    around an engine start): the reference only keeps the original to put it back; nothing is called there."""
+    restores = {(ast_dotted(t), n.value.id) for n in module_nodes(tree) if isinstance(n, ast.Assign)
+                and n.lineno in stores and isinstance(n.value, ast.Name) for t in n.targets}
+    out: dict[int, list[tuple[int, int]]] = {}
+    for n in module_nodes(tree):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Attribute) and len(n.targets) == 1 and \
+                isinstance(n.targets[0], ast.Name) and (ast_dotted(n.value), n.targets[0].id) in restores:
+            out.setdefault(n.lineno, []).append((n.value.col_offset + 1, (n.value.end_col_offset or 0) + 1))
+    return out
+
+
 _STORE_NOTE = "the file assigns its own function over this CUDA API (a patch or a mock): nothing calls it here"
+_SAVE_NOTE = "the file keeps this CUDA API to put it back after its own patch over it: nothing calls it here"
 _HIDE_NOTE = ("the file replaces this CUDA probe by a constant to hide the GPU (`lambda: False`): it hides CUDA only; "
               "once the file's calls are ported to torch.npu the NPU stays visible, so hide it there too "
               "(`torch.npu.is_available`, ASCEND_RT_VISIBLE_DEVICES)")
@@ -124,6 +139,7 @@ def apply_patch_targets(findings: list, tree: ast.AST) -> list:
     stores = torch_cuda_stores(tree) if any(f.category == "device" for f in wanted) else {}
     hidden = {node.lineno for node in module_nodes(tree) if isinstance(node, ast.Assign) and hides_cuda(node.value)} \
         if stores else set()
+    saves = restored_saves(tree, stores) if stores else {}
     if not targets and not stores:
         return findings
     out = []
@@ -133,6 +149,9 @@ def apply_patch_targets(findings: list, tree: ast.AST) -> list:
         elif f.severity != "info" and f.category == "device" and any(
                 lo <= f.col < hi for lo, hi in stores.get(f.line, ())):
             f = as_info(f, "patch-target", _HIDE_NOTE if f.line in hidden else _STORE_NOTE)
+        elif f.severity != "info" and f.category == "device" and any(
+                lo <= f.col < hi for lo, hi in saves.get(f.line, ())):
+            f = as_info(f, "patch-target", _SAVE_NOTE)
         out.append(f)
     return out
 

@@ -282,6 +282,9 @@ def _names_read(node: ast.AST, roots: dict[str, str], unused: Collection[ast.ali
             continue
         if isinstance(n, ast.Subscript) and _decorator_name(n.value) in _TYPE_HINTS:
             continue
+        if isinstance(n, (ast.List, ast.Tuple, ast.Set)) and _value_list(n):
+            todo.extend((e, local) for e in n.elts if not isinstance(e, ast.Constant))
+            continue
         if isinstance(n, ast.Call) and _decorator_name(n.func) in _BUILDS:
             # the extension's module name (`load('deform_conv', sources=[...])`) names a build, not a definition
             todo.extend((c, local) for c in (n.func, *n.args[1:], *(k.value for k in n.keywords if k.arg != "name")))
@@ -313,6 +316,13 @@ def _names_read(node: ast.AST, roots: dict[str, str], unused: Collection[ast.ali
             out.add("." + n.value.rsplit(".", 1)[-1])     # "loadmodel", "taming.modules.vqvae.GumbelQuantize"
         todo.extend((c, local) for c in ast.iter_child_nodes(n))
     return out
+
+
+def _value_list(node: ast.List | ast.Tuple | ast.Set) -> bool:
+    """Whether a literal's strings are values, not names: one of them is no dotted name (tq47b: xtts-webui's
+    `choices=["v2.0.3", "v2.0.2", "main"]`, the model revisions a user picks, names none of the copy's `main()`)."""
+    return any(isinstance(e, ast.Constant) and isinstance(e.value, str)
+               and not all(part.isidentifier() for part in e.value.split(".")) for e in node.elts)
 
 
 def _name_table(node: ast.stmt) -> bool:
@@ -1948,10 +1958,25 @@ def _app_entries(project: Any) -> set[str]:
         if any(_launch_script(project, rel, own, launched) for rel in sorted(scripts)):
             if _library(project):
                 return set()
-            tools = {p for p in python if p.split("/", 1)[0] in _APP_TOOL_FOLDERS}
+            tools = {p for p in python if p.split("/", 1)[0] in _APP_TOOL_FOLDERS and not _package_module(project, p)}
             root = {rel for rel in python if "/" not in rel and rel != "setup.py"}
             return root | scripts | (launched & set(paths)) | tools | _build_folder_scripts(python)
     return set()
+
+
+def _package_module(project: Any, rel: str) -> bool:
+    """Whether a file below a root tools folder is a module of a package there, not a script a user runs by hand
+    (tq47b, policy (s): xtts-webui's `scripts/resemble_enhance/`, a copied library its web UI imports): its folder
+    below the tools folder is a package (`__init__.py`), and the file is the package's `__main__.py` (run only as
+    `python -m pkg`, which no launch of the tree names) or imports its package relatively at load time (`from ..data
+    import x` fails when the file runs as a script). The tree's launches of it are entries of their own."""
+    folders = rel.split("/")[:-1]
+    if len(folders) < 2 or "/".join([*folders, "__init__.py"]) not in getattr(project, "paths", {}):
+        return False
+    if rel.endswith("/__main__.py"):
+        return not _launched(rel, _shell_launches(project))
+    return any(load and str(load[0]).startswith(".") and (len(load) < 3 or load[2])
+               for load in (project.facts(rel) or {}).get("load", ()))
 
 
 # tq42: a copy of another project's package carried below the root of a research tree or library
@@ -2283,6 +2308,9 @@ def _pack_facts(results: list, project: Any, entries: Collection[str] = (), app:
         # a module whose every definition a loaded module defines too is a stale copy (pd53: brainOCR's
         # `modules/basenet.py`, the old home of `_modules.py`'s Vgg16BN and init_weights), nothing to load by its path
         unloaded = _named_by_nothing(facts, ())
+        # (policy (s), tq47b: the `__main__.py` of a package the app imports as a library, xtts-webui's copied
+        # `resemble_enhance/enhancer/`, runs only as `python -m`, which no launch of the tree names: no program)
+        unloaded -= _library_mains(project, facts, unloaded)
         loaded_defs = {name for rel, f in facts.items() if rel not in unloaded for name, *_ in f.get("top", ())}
         for rel in unloaded:
             missing = _missing_modules(rel, facts[rel], facts)
@@ -2300,6 +2328,17 @@ def _pack_facts(results: list, project: Any, entries: Collection[str] = (), app:
                 facts[rel]["entry"] = facts[rel]["script"] = True
     _flag_sets(facts, sources)
     return facts
+
+
+def _library_mains(project: Any, facts: dict[str, dict[str, Any]], unloaded: Collection[str]) -> set[str]:
+    """Of the files nothing loads, the `__main__.py` modules of packages whose other modules something loads, when no
+    shell script of the tree runs them (`python -m pkg`)."""
+    mains = {rel for rel in unloaded if rel.endswith("/__main__.py")}
+    if not mains:
+        return set()
+    launched = _shell_launches(project)
+    used = {rel.rsplit("/", 1)[0] for rel in facts if rel not in unloaded and not rel.endswith("/__init__.py")}
+    return {rel for rel in mains if rel.rsplit("/", 1)[0] in used and not _launched(rel, launched)}
 
 
 def _guarded_use_lines(tree: ast.Module, findings: list) -> dict[str, tuple[int, list[int]]]:
