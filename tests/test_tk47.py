@@ -133,6 +133,38 @@ def test_compile_command_shapes():
     assert not compiles_cuda_program(ast.parse('"""Build: g++ probe.cc -lcudart"""'))
 
 
+# A benchmark that compiles a bandwidth probe against the CUDA runtime, then runs torch on `--device`: the compile
+# makes its link flag a build's, but its device strings stay device strings (review47 item 1)
+BANDWIDTH = '''import argparse
+import subprocess
+
+import torch
+
+
+def build_probe(src="probe.cu", out="probe"):
+    subprocess.check_call(["nvcc", src, "-o", out, "-lcudart"])
+    return subprocess.check_output(["./" + out]).decode()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default="cuda", choices=["cpu", "cuda"])
+    args = parser.parse_args()
+    if args.device in ("cuda", "gpu"):
+        print(build_probe())
+    x = torch.randn(1024, 1024, device=args.device)
+    print((x @ x).sum().item())
+'''
+
+
+def test_program_build_keeps_runtime_device_strings():
+    assert compiles_cuda_program(ast.parse(BANDWIDTH))
+    found = finding_keys_by_line(ENGINE, BANDWIDTH, "bench/bench_bandwidth.py")
+    assert _codes(found, BANDWIDTH, 'parser.add_argument("--device"') == {"NPU003"}
+    assert _codes(found, BANDWIDTH, "if args.device in") == {"NPU003"}
+    assert _codes(found, BANDWIDTH, '"-lcudart"]') >= {"NPU353"}
+
+
 DEVICE_QUERY = '''import subprocess
 
 def compute_capability(cuda_home):
