@@ -181,6 +181,24 @@ def test_device_query_probe():
     assert _categories(found, DEVICE_QUERY, 'cmd = f"{query} | grep') == {"third_party"}
 
 
+# a command name bound again in a nested block: the run follows its latest binding there (review47 item 9)
+REBOUND_TOOL = '''import subprocess
+
+
+def driver(verbose):
+    tool = "nvidia-smi"
+    if verbose:
+        tool = "nvidia-smi -q"
+    return subprocess.run(tool, shell=True, capture_output=True).stdout
+'''
+
+
+def test_run_follows_a_binding_in_a_nested_block():
+    found = finding_keys_by_line(ENGINE, REBOUND_TOOL, "utils/gpuinfo.py")
+    assert _codes(found, REBOUND_TOOL, "return subprocess.run(tool") == {"NPU407"}
+    assert _codes(found, REBOUND_TOOL, 'tool = "nvidia-smi -q"') == {"NPU407"}
+
+
 FAISS = '''import faiss
 import numpy as np
 
