@@ -356,3 +356,20 @@ def test_ffi_output_package_is_the_extension(tmp_path):
                                "lib/roi_pooling/_ext/roi_pooling/__init__.py"),
                               (tmp_path / "lib/other_ext/__init__.py", "lib/other_ext/__init__.py")]) \
         == {"_ext", "roi_pooling"}
+
+
+# a help text that ends in a link flag runs nothing; a compiler's command line links (review47 item 10)
+HELP_TEXT = '''import subprocess
+
+HELP = "build the plugin first: g++ plugin.cc -shared -o libplugin.so -lcudart"
+
+
+def build(src):
+    subprocess.check_call(f"g++ {src} -shared -o libplugin.so -lcudart", shell=True)
+'''
+
+
+def test_link_flag_only_in_a_compiler_command():
+    found = finding_keys_by_line(ENGINE, HELP_TEXT, "tools/gen_plugin.py")
+    assert not _codes(found, HELP_TEXT, "HELP = ") & {"NPU064", "NPU353"}
+    assert _codes(found, HELP_TEXT, 'f"g++ {src}') & {"NPU064", "NPU353"}

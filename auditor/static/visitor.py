@@ -758,7 +758,8 @@ class MatchVisitor(cst.CSTVisitor):
             if isinstance(side, cst.ConcatenatedString):
                 sides[:0] = [side.left, side.right]
                 continue
-            m = next((m for v in self.fold(side) or () if (m := self.c.match_string(v)) is not None), None)
+            m = next((m for v in self.fold(side) or () if (m := self.c.match_string(v, in_command=True)) is not None),
+                     None)
             if m is not None and m[0] is rule:
                 return side
         return None
