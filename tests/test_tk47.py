@@ -373,3 +373,20 @@ def test_link_flag_only_in_a_compiler_command():
     found = finding_keys_by_line(ENGINE, HELP_TEXT, "tools/gen_plugin.py")
     assert not _codes(found, HELP_TEXT, "HELP = ") & {"NPU064", "NPU353"}
     assert _codes(found, HELP_TEXT, 'f"g++ {src}') & {"NPU064", "NPU353"}
+
+
+def test_ffi_wrapper_fact_kept_in_the_summary(tmp_path):
+    """review47 item 16: the wrapper answer is kept in the file's cached summary; a warm run reads no file for it."""
+    from types import SimpleNamespace
+
+    rel = "lib/nms/_ext/nms/__init__.py"
+    wrapper = tmp_path / rel
+    wrapper.parent.mkdir(parents=True)
+    wrapper.write_text(FFI_WRAPPER)
+    results = [SimpleNamespace(path=rel, summary={})]
+    changed: set[str] = set()
+    assert ffi_wrapper_names([(wrapper, rel)], results, changed) == {"_ext", "nms"}
+    assert changed == {rel} and results[0].summary
+    wrapper.unlink()        # the warm run: the summary answers
+    changed.clear()
+    assert ffi_wrapper_names([(wrapper, rel)], results, changed) == {"_ext", "nms"} and not changed
