@@ -187,6 +187,9 @@ RULE_SCHEMA: dict[str, Any] = {
             # string rules: not a subscript key spelled as one of the names (`env["torch_cuda"] = torch.version.cuda`
             # is a record's entry, not the library) (tp47b)
             "not_as_key": {"type": "boolean"},
+            # string rules: patterns of the rule's own list that count only in a compiler's command line (first word
+            # g++ / gcc / clang / nvcc: hand_builds.compiler_command), not in any text ending in a link flag (review47)
+            "in_compiler_command": {"type": "array", "items": {"type": "string"}},
             # qualname rules: not the module named on its own (`assert hvd is not None`, `self._HVD = hvd`): what the
             # code calls or reads in it is the finding (t18a: Horovod)
             "not_bare_module": {"type": "boolean"},

@@ -271,12 +271,15 @@ def run_static(
     # the tree's own packages are not dependencies (after the cache: it depends on the whole file list)
     packages = first_party_packages(rel for _, rel in found.files)
     drop_first_party(run.results, packages)
-    drop_python_named(run.results, python_module_names(rel for _, rel in found.files)   # `cuda_utils.py` is Python
-                      - ffi_wrapper_names(found.files))     # an FFI build's generated `_ext/nms/__init__.py` is not
+    # `cuda_utils.py` is Python; an FFI build's generated `_ext/nms/__init__.py` is not (its answer kept in the
+    # file's summary: `ffi_facts` names the summaries that now hold it, saved with the cache)
+    ffi_facts: set[str] = set()
+    drop_python_named(run.results, python_module_names(rel for _, rel in found.files)
+                      - ffi_wrapper_names(found.files, run.results, ffi_facts))
     # one import summary per file (read in the worker, kept in the cache), one project view for the passes that read
     # per-file facts or follow imports (auditor/static/project_imports.py)
     project = ProjectImports(found.files, run.results)
-    project.changed |= setup_facts       # setup.py facts read this run, kept with their summaries
+    project.changed |= setup_facts | ffi_facts      # setup.py / FFI wrapper facts read this run, kept with summaries
     literal_namespaces(run.results, found.files, _unreported_op_namespaces(), project)   # `getattr(torch.ops, "air")`
     named = op_namespaces_named(run.results) - packages      # `torch.ops.torch_ipex.*`: is it the tree's own library?
     if named:

@@ -133,6 +133,38 @@ def test_compile_command_shapes():
     assert not compiles_cuda_program(ast.parse('"""Build: g++ probe.cc -lcudart"""'))
 
 
+# A benchmark that compiles a bandwidth probe against the CUDA runtime, then runs torch on `--device`: the compile
+# makes its link flag a build's, but its device strings stay device strings (review47 item 1)
+BANDWIDTH = '''import argparse
+import subprocess
+
+import torch
+
+
+def build_probe(src="probe.cu", out="probe"):
+    subprocess.check_call(["nvcc", src, "-o", out, "-lcudart"])
+    return subprocess.check_output(["./" + out]).decode()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default="cuda", choices=["cpu", "cuda"])
+    args = parser.parse_args()
+    if args.device in ("cuda", "gpu"):
+        print(build_probe())
+    x = torch.randn(1024, 1024, device=args.device)
+    print((x @ x).sum().item())
+'''
+
+
+def test_program_build_keeps_runtime_device_strings():
+    assert compiles_cuda_program(ast.parse(BANDWIDTH))
+    found = finding_keys_by_line(ENGINE, BANDWIDTH, "bench/bench_bandwidth.py")
+    assert _codes(found, BANDWIDTH, 'parser.add_argument("--device"') == {"NPU003"}
+    assert _codes(found, BANDWIDTH, "if args.device in") == {"NPU003"}
+    assert _codes(found, BANDWIDTH, '"-lcudart"]') >= {"NPU353"}
+
+
 DEVICE_QUERY = '''import subprocess
 
 def compute_capability(cuda_home):
@@ -147,6 +179,24 @@ def test_device_query_probe():
     found = finding_keys_by_line(ENGINE, DEVICE_QUERY, "utils/arch.py")
     assert _categories(found, DEVICE_QUERY, "query = f\"{cuda_home}/extras") == {"third_party"}
     assert _categories(found, DEVICE_QUERY, 'cmd = f"{query} | grep') == {"third_party"}
+
+
+# a command name bound again in a nested block: the run follows its latest binding there (review47 item 9)
+REBOUND_TOOL = '''import subprocess
+
+
+def driver(verbose):
+    tool = "nvidia-smi"
+    if verbose:
+        tool = "nvidia-smi -q"
+    return subprocess.run(tool, shell=True, capture_output=True).stdout
+'''
+
+
+def test_run_follows_a_binding_in_a_nested_block():
+    found = finding_keys_by_line(ENGINE, REBOUND_TOOL, "utils/gpuinfo.py")
+    assert _codes(found, REBOUND_TOOL, "return subprocess.run(tool") == {"NPU407"}
+    assert _codes(found, REBOUND_TOOL, 'tool = "nvidia-smi -q"') == {"NPU407"}
 
 
 FAISS = '''import faiss
@@ -306,3 +356,37 @@ def test_ffi_output_package_is_the_extension(tmp_path):
                                "lib/roi_pooling/_ext/roi_pooling/__init__.py"),
                               (tmp_path / "lib/other_ext/__init__.py", "lib/other_ext/__init__.py")]) \
         == {"_ext", "roi_pooling"}
+
+
+# a help text that ends in a link flag runs nothing; a compiler's command line links (review47 item 10)
+HELP_TEXT = '''import subprocess
+
+HELP = "build the plugin first: g++ plugin.cc -shared -o libplugin.so -lcudart"
+
+
+def build(src):
+    subprocess.check_call(f"g++ {src} -shared -o libplugin.so -lcudart", shell=True)
+'''
+
+
+def test_link_flag_only_in_a_compiler_command():
+    found = finding_keys_by_line(ENGINE, HELP_TEXT, "tools/gen_plugin.py")
+    assert not _codes(found, HELP_TEXT, "HELP = ") & {"NPU064", "NPU353"}
+    assert _codes(found, HELP_TEXT, 'f"g++ {src}') & {"NPU064", "NPU353"}
+
+
+def test_ffi_wrapper_fact_kept_in_the_summary(tmp_path):
+    """review47 item 16: the wrapper answer is kept in the file's cached summary; a warm run reads no file for it."""
+    from types import SimpleNamespace
+
+    rel = "lib/nms/_ext/nms/__init__.py"
+    wrapper = tmp_path / rel
+    wrapper.parent.mkdir(parents=True)
+    wrapper.write_text(FFI_WRAPPER)
+    results = [SimpleNamespace(path=rel, summary={})]
+    changed: set[str] = set()
+    assert ffi_wrapper_names([(wrapper, rel)], results, changed) == {"_ext", "nms"}
+    assert changed == {rel} and results[0].summary
+    wrapper.unlink()        # the warm run: the summary answers
+    changed.clear()
+    assert ffi_wrapper_names([(wrapper, rel)], results, changed) == {"_ext", "nms"} and not changed

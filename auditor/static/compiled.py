@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from auditor.rules import Rule
 from auditor.static.context import LOCAL_PACKAGE
+from auditor.static.hand_builds import compiler_command
 
 WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -517,10 +518,16 @@ class CompiledRules:
                 return qual + "[]", m
         return None
 
-    def match_string(self, value: str) -> tuple[Rule, str] | None:
+    def match_string(self, value: str, in_command: bool = False) -> tuple[Rule, str] | None:
+        """The first string rule for a value. A pattern a rule lists under `in_compiler_command` counts only in a
+        compiler's command line (`g++ x.cc -o x -lcudart`, not a help text ending in the flag), or in a part of one
+        (`in_command`: an implicit concatenation's later line)."""
+        if in_command:
+            return next(((rule, pattern) for regex, pattern, rule in self.strings if regex.match(value)), None)
         if value in self._string_answers:
             return self._string_answers[value]
-        found = next(((rule, pattern) for regex, pattern, rule in self.strings if regex.match(value)), None)
+        found = next(((rule, pattern) for regex, pattern, rule in self.strings if regex.match(value) and (
+            pattern not in rule.extra.get("in_compiler_command", ()) or compiler_command(value))), None)
         if len(value) <= _ANSWER_KEY_CHARS:
             if len(self._string_answers) > _FLAG_WORDS_KEPT:
                 self._string_answers.clear()     # bounded memory over a very large tree

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from auditor.static.project_imports import kept_fact
 from auditor.static.unresolved_extensions import CHECK_RULES, shaped_segment
 
 # an operator named for CUDA as a word (`cuda_version`, `gather_cuda`; not `scuda`)
@@ -96,25 +97,35 @@ def python_module_names(rels: Iterable[str]) -> frozenset[str]:
 
 # the wrapper torch.utils.ffi's `create_extension('_ext.nms', ...).build()` writes into `_ext/nms/__init__.py`
 _FFI_WRAPPER = "from torch.utils.ffi import _wrap_function"
+_FFI_SUMMARY_KEY = "ffi_wrapper"     # the summary's fact: the file is such a wrapper (a bool)
 
 
-def ffi_wrapper_names(files: Iterable[tuple[Path, str]]) -> frozenset[str]:
+def ffi_wrapper_names(files: Iterable[tuple[Path, str]], results: Iterable = (),
+                      changed: set[str] | None = None) -> frozenset[str]:
     """Folders the pre-1.0 FFI builder generated (tk47, AnyNet's committed `models/spn/_ext/gaterecurrent2dnoind/
     __init__.py`): a package whose `__init__.py` wraps the compiled library's symbols (`_wrap_function(fn, _ffi)`), and
     the `*_ext` package above it. Their attributes are the compiled extension's functions, not Python code, so they are
-    no Python module for `drop_python_named`. Only `__init__.py` files under a `*_ext` folder are read."""
+    no Python module for `drop_python_named`. Only `__init__.py` files under a `*_ext` folder are read, once: the answer
+    is kept in the file's summary (`results`' summaries, saved with the cache; `changed` gets the files whose summary
+    now holds it), so a warm run reads none of them."""
+    summaries = {r.path: r.summary for r in results}
+    memoised = changed if changed is not None else set()
     out: set[str] = set()
     for path, rel in files:
         parts = rel.replace("\\", "/").split("/")
         if len(parts) < 3 or parts[-1] != "__init__.py" or not parts[-3].endswith("_ext"):
             continue
-        try:
-            text = Path(path).read_text(errors="replace")
-        except OSError:
-            continue
-        if _FFI_WRAPPER in text:
+        if kept_fact(summaries.get(rel), _FFI_SUMMARY_KEY, lambda held: isinstance(held, bool),
+                     lambda: _wraps_ffi(path), memoised, rel):
             out.update((parts[-2], parts[-3]))
     return frozenset(out)
+
+
+def _wraps_ffi(path: Path) -> bool:
+    try:
+        return _FFI_WRAPPER in Path(path).read_text(errors="replace")
+    except OSError:
+        return False
 
 
 def drop_python_named(results: list, names: frozenset[str]) -> int:

@@ -99,7 +99,7 @@ def _definitions(tree: ast.Module, by_line: dict[int, list[Finding]]):
     # (scope, flag name) -> (scope, definition line, findings on the definition's value); a `self.x` flag's scope
     # is its class, a local's its function, a module-level name's the whole file. One walk, cheap per node.
     flags: dict[tuple[int, str], tuple[ast.AST, int, list[Finding]]] = {}
-    commands: dict[tuple[int, str], tuple[ast.AST, int, list[Finding]]] = {}
+    commands: dict[tuple[int, str], tuple[ast.AST, dict[int, list[Finding]]]] = {}
     stack: list[tuple[ast.AST, ast.AST, ast.AST | None]] = [(child, tree, None) for child in tree.body]
     while stack:
         node, scope, cls = stack.pop()
@@ -117,7 +117,8 @@ def _definitions(tree: ast.Module, by_line: dict[int, list[Finding]]):
             tools = [f for line in range(node.value.lineno, last + 1) for f in by_line.get(line, ())
                      if f.name in TOOL_RULES] if key is not None and not key.startswith("self.") else []
             if tools and key is not None:
-                commands[(id(scope), key)] = (scope, node.lineno, tools)
+                # every binding kept: a run follows its latest one, which may sit in a nested block (review47 item 9)
+                commands.setdefault((id(scope), key), (scope, {}))[1][node.lineno] = tools
             elif key is not None and any(line in by_line for line in range(node.value.lineno, last + 1)) \
                     and _is_flag_value(node.value) and not _asks_npu_too(node.value):
                 defs = [f for line in range(node.value.lineno, last + 1) for f in by_line.get(line, ())
@@ -218,7 +219,7 @@ def _command_copies(commands, findings: list[Finding]) -> list[Finding]:
     at the call, which gets the definition's finding on its first line (no fix: the change is the command)."""
     out: list[Finding] = []
     seen = {(f.line, f.category) for f in findings}
-    for (_, key), (where, def_line, defs) in commands.items():
+    for (_, key), (where, bindings) in commands.items():
         nodes = list(_scope_nodes(where))
         # a reused name is followed to a run only from its latest binding above the run: detectron2's collect_env
         # `nvcc = os.path.join(CUDA_HOME, "bin", "nvcc")` then `nvcc = subprocess.check_output("'{}' -V".format(nvcc),
@@ -226,9 +227,11 @@ def _command_copies(commands, findings: list[Finding]) -> list[Finding]:
         # just above a run runs hipcc, whatever the name holds elsewhere
         stores = [n.lineno for n in nodes if isinstance(n, ast.Name) and n.id == key and not isinstance(n.ctx, ast.Load)]
         for node in nodes:
-            if not isinstance(node, ast.Call) or node.lineno <= def_line:
+            if not isinstance(node, ast.Call) or node.lineno <= min(bindings):
                 continue
-            if max(line for line in stores if line < node.lineno) != def_line:
+            def_line = max(line for line in stores if line < node.lineno)
+            defs = bindings.get(def_line)
+            if defs is None:
                 continue
             name = ast_dotted(node.func)
             if name is None or not RUNS_COMMAND.match(name):

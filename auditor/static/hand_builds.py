@@ -88,6 +88,12 @@ def _command_words(node: ast.AST) -> list[str] | None:
     return None
 
 
+def compiler_command(text: str) -> bool:
+    """`g++ x.cc -o x -lcudart`, `nvcc {src} ...`: a command line whose first word is a C / C++ compiler or nvcc."""
+    words = text.split()
+    return bool(words) and _COMPILER_WORD.fullmatch(words[0]) is not None
+
+
 def _links_cuda(words: list[str]) -> bool:
     """`g++ x.cc -o x -L... -lcudart`: a compiler's command line that links a CUDA library."""
     return bool(words) and _COMPILER_WORD.fullmatch(words[0]) is not None and any(

@@ -590,19 +590,23 @@ _EXTENSION_CLASSES = frozenset({"setuptools.Extension", "setuptools.extension.Ex
                                 "distutils.core.Extension"})
 
 
+def _extension_build(ctx: FileContext) -> bool:
+    """Whether the file builds a C++/CUDA extension: it imports setuptools (or distutils) and torch's C++/CUDA extension
+    builders (`from torch.utils.cpp_extension import CUDAExtension`, `from torch.utils import cpp_extension`) or a CUDA
+    toolkit locator's answer, or it teaches distutils' compiler to hand .cu files to nvcc (hand_builds.py)."""
+    quals = set(ctx.aliases.values())
+    setuptools = any(q.split(".")[0] in ("setuptools", "distutils") for q in quals)
+    return ctx.hand_cuda_build or setuptools and (bool(ctx.toolkit_configs) or any(
+        q == "torch.utils.cpp_extension" or q.startswith("torch.utils.cpp_extension.CUDA") or q in _EXTENSION_CLASSES
+        for q in quals))
+
+
 def _build_variant_rule(compiled: CompiledRules, ctx: FileContext) -> Rule | None:
     """The rule that reports a build-variant string (`extra: {build_variant_of: [rule names]}`), when the file is a
-    build script: it imports setuptools (or distutils) and torch's C++/CUDA extension builders (`from
-    torch.utils.cpp_extension import CUDAExtension`, `from torch.utils import cpp_extension`); None elsewhere."""
-    quals = set(ctx.aliases.values())
-    if ctx.hand_cuda_build or ctx.cuda_program_build or ctx.toolkit_configs and any(
-            q.split(".")[0] in ("setuptools", "distutils") for q in quals):
-        pass            # distutils' compiler taught to hand .cu files to nvcc, a program compiled against the CUDA
-                        # runtime, or a CUDA toolkit locator's answer beside setuptools (a pybind11 / Cython build,
-                        # hand_builds.py): a build script
-    elif not any(q == "torch.utils.cpp_extension" or q.startswith("torch.utils.cpp_extension.CUDA") or q in _EXTENSION_CLASSES
-                 for q in quals) or not any(q.split(".")[0] in ("setuptools", "distutils") for q in quals):
-        return None     # a build script (setup.py); a module that JIT-builds kernels also runs them on a device
+    build script: an extension build (`_extension_build`) or a script that compiles a program against the CUDA runtime
+    (`cuda_program_build`); None elsewhere (a module that JIT-builds kernels also runs them on a device)."""
+    if not (ctx.cuda_program_build or _extension_build(ctx)):
+        return None
     return next((r for r in compiled.rules if r.extra.get("build_variant_of")), None)
 
 
@@ -672,6 +676,9 @@ class MatchVisitor(cst.CSTVisitor):
         # listed there names the CUDA VARIANT of the build (torch_cluster / torch_sparse `suffices = ['cuda', 'cpu']`,
         # `if suffix == 'cuda':`), not a device; the variant rule (extra: {build_variant_of: ...}) reports it (t14r)
         self._variant_rule = _build_variant_rule(compiled, ctx)
+        # only an extension build's "cuda" names its variant: a script that compiles a CUDA program may still run
+        # torch on a `--device` (`choices=["cpu", "cuda"]`), and those strings stay device strings (review47 item 1)
+        self._variant_devices = self._variant_rule is not None and _extension_build(ctx)
         self._listed: set[int] = set()      # string items of a list / tuple / set literal, or compared with a name
         # the "cuda" key of a table keyed by torch device type with no "npu" entry (`{"cpu": f_cpu, "cuda": f_cuda}`,
         # looked up with `x.device.type`): the key names a device the table serves, and an NPU tensor has no entry
@@ -733,7 +740,8 @@ class MatchVisitor(cst.CSTVisitor):
             kw["saved_location"] = True
         matched = rule
         if self._variant_rule is not None and (
-                rule.name in self._variant_rule.extra["build_variant_of"] and id(node) in self._listed
+                self._variant_devices and rule.name in self._variant_rule.extra["build_variant_of"]
+                and id(node) in self._listed
                 and isinstance(node, cst.SimpleString) or rule.name in self._variant_rule.extra.get("build_script_of", ())
                 or self.ctx.hand_cuda_build and rule.name in self._variant_rule.extra.get("hand_build_of", ())):
             rule = self._variant_rule
@@ -750,7 +758,8 @@ class MatchVisitor(cst.CSTVisitor):
             if isinstance(side, cst.ConcatenatedString):
                 sides[:0] = [side.left, side.right]
                 continue
-            m = next((m for v in self.fold(side) or () if (m := self.c.match_string(v)) is not None), None)
+            m = next((m for v in self.fold(side) or () if (m := self.c.match_string(v, in_command=True)) is not None),
+                     None)
             if m is not None and m[0] is rule:
                 return side
         return None
@@ -863,7 +872,7 @@ class MatchVisitor(cst.CSTVisitor):
                     fired.add(m[0].code)
                     self._hit(m[0], node, value.replace(HOLE, "{…}"), value=m[1], via=via, run_arg=run_arg)
             return
-        compared = id(node) in self._operands and self._compared and not self._asserting and self._variant_rule is None
+        compared = id(node) in self._operands and self._compared and not self._asserting and not self._variant_devices
         for value in sorted(values):
             m = (compared and self.c.match_compared_string(value)) or self.c.match_string(value)
             if m is not None and m[0].category == "precision" and id(node) in self._name_text:
