@@ -746,7 +746,10 @@ class MatchVisitor(cst.CSTVisitor):
                 or self.ctx.hand_cuda_build and rule.name in self._variant_rule.extra.get("hand_build_of", ())):
             rule = self._variant_rule
         if isinstance(node, cst.ConcatenatedString):
-            node = _part_naming(node, symbol) or self._part_matching(node, matched) or node
+            # a compiler command's link flag sits on its own piece's line; any other command split over lines keeps
+            # its first line (decision 18)
+            node = _part_naming(node, symbol) or (
+                self._part_matching(node, matched) if matched.extra.get("in_compiler_command") else None) or node
         self.hits.append(RawHit(rule, node, symbol, **kw))
 
     def _part_matching(self, node: cst.ConcatenatedString, rule: Rule) -> cst.BaseExpression | None:
