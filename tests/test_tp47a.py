@@ -385,3 +385,28 @@ def test_image_only_shown_in_messages(tmp_path):
     found = audit_file(tmp_path, "build.sh", BUILD_SCRIPT)
     assert not codes_of_line(found, 3) and not codes_of_line(found, 2)
     assert codes_of_line(found, 5) == {"NPU016"}          # pulled by the `docker run`
+
+
+# review47 item 3: a function's `echo` read by `$(...)`, a CI step output and a settings file keep their image
+def test_image_returned_or_exported_keeps_finding(tmp_path):
+    fn = audit_file(tmp_path, "build_image.sh", """\
+#!/bin/bash
+base_image() {
+  BASE_NAME="nvidia/cuda:12.5.0-devel-ubuntu22.04"
+  echo "${BASE_NAME}"
+}
+docker build --build-arg BASE_IMAGE="$(base_image)" -t trainer:latest .
+""")
+    assert "NPU016" in codes_of_line(fn, 3)
+    ci = audit_file(tmp_path, "ci_base.sh", """\
+#!/bin/bash
+CUDA_IMAGE=nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04
+echo "::set-output name=base_image::${CUDA_IMAGE}"
+""")
+    assert "NPU016" in codes_of_line(ci, 2)
+    settings = audit_file(tmp_path, "config.sh", """\
+#!/bin/bash
+BASE_IMAGE="nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04"
+echo "config: base image ${BASE_IMAGE}"
+""")
+    assert "NPU016" in codes_of_line(settings, 2)

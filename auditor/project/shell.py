@@ -1910,7 +1910,10 @@ def _in_message(node) -> bool:
 
 def _output_to_program(command) -> bool:
     """`echo $CUDA_VISIBLE_DEVICES | awk -F "," '{print NF}'`, `$(echo ...)`: the output is data another program
-    reads (a GPU count from the device list), not text shown to a person."""
+    reads (a GPU count from the device list), not text shown to a person. So is a CI workflow command
+    (`echo "::set-output name=base_image::${IMG}"`): a value the next steps read."""
+    if b"::set-output " in command.text or b"::set-env " in command.text:
+        return True
     holder = command.parent
     if holder is not None and holder.type == "command_substitution":
         return True
@@ -3611,16 +3614,37 @@ def _drop_message_only_images(result: FileResult, text: str) -> None:
                   for m in [_PLAIN_ASSIGNMENT_RE.match(lines[f.line - 1])] if m is not None}
     if not candidates or re.search(r"(?m)^[ \t]*set[ \t]+-\w*a|(?m:^|[;&|(]\s*)eval\s|\$\{!", text):
         return
+    nodes = list(_walk(_parser().parse(text.encode("utf-8")).root_node))
+    if not any(_runs_program(n) for n in nodes):
+        return                                  # a file of settings others `source` (only assignments and messages)
+    # `base_image() { ...; echo "${BASE_NAME}"; }` called as `$(base_image)`: its `echo` is the function's value
+    valued = {c.text for n in nodes if n.type == "command_substitution" for c in _walk(n) if c.type == "command_name"}
     reads: dict[str, list[bool]] = defaultdict(list)
-    for node in _walk(_parser().parse(text.encode("utf-8")).root_node):
+    for node in nodes:
         if node.type in ("simple_expansion", "expansion"):
             name = next((c.text.decode() for c in node.children if c.type == "variable_name"), None)
             if name is not None and name in candidates.values():
-                reads[name].append(_in_message(node))
+                reads[name].append(_in_message(node) and _function_name(node) not in valued)
     drop = {line for line, name in candidates.items() if reads.get(name) and all(reads[name]) and not re.search(
         r"\b(?:export|declare|typeset|readonly)\b[^\n]*\b" + name + r"\b", text)}
     if drop:
         result.findings = [f for f in result.findings if not (f.line in drop and f.code == "NPU016")]
+
+
+def _runs_program(node) -> bool:
+    """A command other than a message (`echo` / `printf` / `:`) or a setting (`export`, `set`)."""
+    if node.type != "command":
+        return False
+    name = node.child_by_field_name("name")
+    return name is not None and name.text not in (b"echo", b"printf", b":", b"export", b"set")
+
+
+def _function_name(node) -> bytes | None:
+    """The name of the shell function whose body holds this node, or None."""
+    while node is not None and node.type != "function_definition":
+        node = node.parent
+    name = None if node is None else node.child_by_field_name("name")
+    return None if name is None else name.text
 
 
 _OWN_LAUNCH_RE = re.compile(r"(?m)^[^#\n]*\b(?:python[\d.]*|torchrun|deepspeed|accelerate|srun)\b")
