@@ -410,3 +410,23 @@ BASE_IMAGE="nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04"
 echo "config: base image ${BASE_IMAGE}"
 """)
     assert "NPU016" in codes_of_line(settings, 2)
+
+
+# review47 item 5: a `cd` target ends at `popd`, `cd -` and the end of its subshell
+def test_make_folder_after_popd_and_subshell(tmp_path):
+    found = audit_file(tmp_path, "build.sh", """\
+#!/bin/bash
+pushd /opt/nvidia/deepstream/deepstream/sources/libs/nvdsinfer
+cp nvdsinfer.h ../../includes/
+popd
+make -j"$(nproc)"
+(cd /opt/nvidia/deepstream/deepstream/sources/libs/nvdsinfer && ls)
+make -j4
+cd /opt/nvidia/deepstream/deepstream/sources/libs/nvdsinfer
+cd -
+make -C src
+cd /opt/nvidia/deepstream/deepstream/sources/libs/nvdsinfer
+make
+""")
+    assert not any(codes_of_line(found, n) for n in (5, 7, 10))
+    assert codes_of_line(found, 12) == {"NPU915"}

@@ -456,8 +456,12 @@ class _SourceTree:
         # the absolute folder after a `cd /abs` (a Dockerfile's `WORKDIR`), followed through relative `cd`s; None
         # while not known: where a Dockerfile's copied build context is built (tp46a)
         self.abs_cwd: str | None = None
-        # the last `cd` target as written (`$NVDSINFER_PATH`): a folder held in a variable, read where a build runs
-        self.cd_target: str | None = None
+        # the last `cd` target as written (`$NVDSINFER_PATH`): a folder held in a variable, read where a build runs;
+        # with the byte span it holds for (a subshell, a Dockerfile RUN chain; None: the rest of the script) and the
+        # targets `popd` / `cd -` go back to
+        self.cd_target: tuple[str, tuple[int, int] | None] | None = None
+        self.cd_back: list[tuple[str, tuple[int, int] | None] | None] = []
+        self.per_statement = False     # a Dockerfile's RUN lines: each a shell of its own
 
     def clone(self, col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
         positional, skip = [], False
@@ -736,6 +740,7 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
     pos = _Positions(raw)
     m = matchers(col.engine)
     source_tree = _SourceTree()
+    source_tree.per_statement = not script
     evaluated = _evaluated_vars(text) if "$" in text else set()
     environment_names = _environment_names(tree, raw, text, evaluated)
     appenders = _appender_functions(tree) if "$@" in text or "$*" in text else {}
@@ -2389,10 +2394,15 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         _make_targets(col, m, pos, words, nodes)
         _record_make(col, pos, words, nodes, source_tree.cwd)
         _make_folder(col, m, pos, words, nodes, source_tree)
-    if name in ("cd", "pushd"):
+    if name == "popd" or name == "cd" and words[1:] == ["-"]:
+        source_tree.cd_target = source_tree.cd_back.pop() if source_tree.cd_back else None
+    if name in ("cd", "pushd") and words[1:] != ["-"]:
         # (`cd $NVDSINFER_PATH`: an expansion, which `words` leaves out)
-        source_tree.cd_target = next((_word(c) for c in node.children[1:] if c.type in (
-            "word", "string", "raw_string", "concatenation", "simple_expansion", "expansion")), None)
+        target = next((_word(c) for c in node.children[1:] if c.type in (
+            "word", "string", "raw_string", "concatenation", "simple_expansion", "expansion")
+            and not c.text.startswith(b"-")), None)
+        source_tree.cd_back.append(source_tree.cd_target)
+        source_tree.cd_target = None if target is None else (target, _cd_scope(node, source_tree.per_statement))
         source_tree.cwd = make_cd(source_tree.cwd, words[1] if len(words) > 1 else None)
         source_tree.abs_cwd = absolute_folder(source_tree.abs_cwd, words[1] if len(words) > 1 else None)
         source_tree.cd(m, words[1] if len(words) > 1 else None)
@@ -2750,6 +2760,17 @@ def _record_make(col: Collector, pos: _Positions, words: list[str], nodes: list,
 _FOLDER_BUILD_RULES = ("NPU915",)
 
 
+def _cd_scope(node, per_statement: bool) -> tuple[int, int] | None:
+    """The byte span a `cd` holds for: its subshell (`(cd X && ls)`), or in a Dockerfile its RUN chain (`RUN cd X &&
+    cp ...`; a `cd` of its own, a WORKDIR, holds for the later RUN lines); None: the rest of the script."""
+    top = node
+    while top.parent is not None and top.parent.type != "program":
+        top = top.parent
+        if top.type == "subshell":
+            return top.start_byte, top.end_byte
+    return (top.start_byte, top.end_byte) if per_statement and top is not node else None
+
+
 def _make_folder(col: Collector, m, pos: _Positions, words: list[str], nodes: list, source_tree: _SourceTree) -> None:
     """The folder a `make` builds (`make -C nvdsinfer_custom_impl_Yolo`, or `cd $NVDSINFER_PATH && make` with `ARG
     NVDSINFER_PATH=/opt/nvidia/deepstream/deepstream/sources/libs/nvdsinfer`), its variables expanded, asked of the
@@ -2757,7 +2778,9 @@ def _make_folder(col: Collector, m, pos: _Positions, words: list[str], nodes: li
     folder = next((words[i + 1] if w == "-C" and i + 1 < len(words) else w.partition("=")[2] if w.startswith("--")
                    else w[2:] for i, w in enumerate(words[1:], 1) if w.startswith(("-C", "--directory="))), None)
     if folder is None or not folder.startswith("/"):
-        base = source_tree.cd_target or ""
+        target = source_tree.cd_target
+        base = target[0] if target is not None and (target[1] is None or target[1][0] <= nodes[0].start_byte
+                                                    < target[1][1]) else ""
         folder = f"{base}/{folder}" if folder and base else folder or base
     folder = _VARIABLE_REF_RE.sub(lambda v: _assigned_literal(col, v.group(1)), folder.strip("\"'")).rstrip("/")
     if not folder:
