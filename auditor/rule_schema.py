@@ -187,6 +187,9 @@ RULE_SCHEMA: dict[str, Any] = {
             # string rules: not a subscript key spelled as one of the names (`env["torch_cuda"] = torch.version.cuda`
             # is a record's entry, not the library) (tp47b)
             "not_as_key": {"type": "boolean"},
+            # string rules: these patterns only as an item of a list literal (`libraries += ['torch_cuda']`), not a
+            # dict key, a tuple's label or a lone value (`backend = "torch_cuda" if ... else "torch_cpu"`) (fix47a)
+            "in_lists_only": {"type": "array", "items": {"type": "string"}},
             # qualname rules: not the module named on its own (`assert hvd is not None`, `self._HVD = hvd`): what the
             # code calls or reads in it is the finding (t18a: Horovod)
             "not_bare_module": {"type": "boolean"},
