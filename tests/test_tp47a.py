@@ -430,3 +430,36 @@ make
 """)
     assert not any(codes_of_line(found, n) for n in (5, 7, 10))
     assert codes_of_line(found, 12) == {"NPU915"}
+
+
+# review47 item 8: a pod selector, a pod anti-affinity's labelSelector and AMD's GPU taint are not NVIDIA node placement
+def test_pod_selectors_and_other_vendor_taints_quiet(tmp_path):
+    found = audit_file(tmp_path, "deploy.yaml", DEPLOY)
+    assert not any(f.code == "NPU028" for f in found), found
+
+
+DEPLOY = """\
+apiVersion: apps/v1
+kind: Deployment
+spec:
+  selector:
+    matchExpressions:
+      - key: tier
+        operator: In
+        values: [router-gpu]
+  template:
+    spec:
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            - labelSelector:
+                matchExpressions:
+                  - key: app
+                    operator: In
+                    values: [gpu]
+              topologyKey: kubernetes.io/hostname
+      tolerations:
+        - key: amd.com/gpu
+          operator: Exists
+          effect: NoSchedule
+"""
