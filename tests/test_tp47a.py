@@ -463,3 +463,15 @@ spec:
           operator: Exists
           effect: NoSchedule
 """
+
+
+# review47 item 12: only the read inside the `-z` test is quiet; the same line's build read keeps its finding
+def test_argument_presence_test_quiets_only_the_test(tmp_path):
+    found = audit_file(tmp_path, "Dockerfile", """\
+FROM python:3.10-slim
+ARG TORCH_CUDA_ARCH_LIST
+RUN [ -z "$TORCH_CUDA_ARCH_LIST" ] || python setup.py build_ext --arch "$TORCH_CUDA_ARCH_LIST"
+RUN if [ -n "$TORCH_CUDA_ARCH_LIST" ]; then pip install -e . ; fi
+""")
+    assert [code for line, code, _ in found if line == 3] == ["NPU021"]     # the `--arch` read, not the test
+    assert not codes_of_line(found, 4)
