@@ -1427,7 +1427,7 @@ def _held_index_url(root, name: str, value: str) -> bool:
             while command is not None and command.type != "command":
                 command = command.parent
             program = command.child_by_field_name("name") if command is not None else None
-            if program is not None and program.text not in (b"echo", b"printf"):
+            if program is not None and not _in_message(node):
                 return True
     return False
 
@@ -2757,9 +2757,6 @@ def _record_make(col: Collector, pos: _Positions, words: list[str], nodes: list,
 
 # the rules whose `path:` patterns name a folder that a `make` there builds (other path rules name a place a file is
 # read from: `cd /usr/local/cuda/samples && make` is the samples' own build, not the toolkit's location)
-_FOLDER_BUILD_RULES = ("NPU915",)
-
-
 def _cd_scope(node, per_statement: bool) -> tuple[int, int] | None:
     """The byte span a `cd` holds for: its subshell (`(cd X && ls)`), or in a Dockerfile its RUN chain (`RUN cd X &&
     cp ...`; a `cd` of its own, a WORKDIR, holds for the later RUN lines); None: the rest of the script."""
@@ -2787,7 +2784,7 @@ def _make_folder(col: Collector, m, pos: _Positions, words: list[str], nodes: li
         return
     symbol = "path:" + folder
     rule = m.match_requirement(symbol.lower())
-    if rule is not None and rule.code in _FOLDER_BUILD_RULES:
+    if rule is not None and rule.extra.get("folder_build"):
         line, c = pos.at(nodes[0].start_point)
         col.add(rule, symbol, line, c, c + len(words[0]), note=" (built here)")
 
