@@ -475,3 +475,27 @@ RUN if [ -n "$TORCH_CUDA_ARCH_LIST" ]; then pip install -e . ; fi
 """)
     assert [code for line, code, _ in found if line == 3] == ["NPU021"]     # the `--arch` read, not the test
     assert not codes_of_line(found, 4)
+
+
+# review47 item 11: NPU912 only in a file that imports TensorFlow; a torch file's `gpu_options` object is its own
+def test_gpu_options_only_in_tensorflow_files(tmp_path):
+    tf = audit_file(tmp_path, "tf1.py", """\
+import tensorflow as tf
+
+
+def session():
+    config = tf.ConfigProto()
+    config.gpu_options.allow_growth = True
+    return tf.Session(config=config)
+""")
+    assert codes_of_line(tf, 6) == {"NPU912"}
+    torch_file = audit_file(tmp_path, "train.py", """\
+import torch
+
+
+def build(opts):
+    gpu_options = opts.gpu_options
+    gpu_options.allow_growth = True
+    return torch.nn.Linear(2, 2)
+""")
+    assert not any(code == "NPU912" for _, code, _ in torch_file)
