@@ -190,6 +190,12 @@ RULE_SCHEMA: dict[str, Any] = {
             # string rules: patterns of the rule's own list that count only in a compiler's command line (first word
             # g++ / gcc / clang / nvcc: hand_builds.compiler_command), not in any text ending in a link flag (review47)
             "in_compiler_command": {"type": "array", "items": {"type": "string"}},
+            # string rules: these patterns only as an item of a list literal (`libraries += ['torch_cuda']`), not a
+            # dict key, a tuple's label or a lone value (`backend = "torch_cuda" if ... else "torch_cpu"`) (fix47a)
+            "in_lists_only": {"type": "array", "items": {"type": "string"}},
+            # requirement rules: a `path:` pattern of the folder a `make` builds (`make -C nvdsinfer_custom_impl_Yolo`,
+            # `cd $NVDSINFER_PATH && make`; shell.py `_make_folder`) (tp47a)
+            "folder_build": {"type": "boolean"},
             # qualname rules: not the module named on its own (`assert hvd is not None`, `self._HVD = hvd`): what the
             # code calls or reads in it is the finding (t18a: Horovod)
             "not_bare_module": {"type": "boolean"},

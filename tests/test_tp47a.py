@@ -385,3 +385,117 @@ def test_image_only_shown_in_messages(tmp_path):
     found = audit_file(tmp_path, "build.sh", BUILD_SCRIPT)
     assert not codes_of_line(found, 3) and not codes_of_line(found, 2)
     assert codes_of_line(found, 5) == {"NPU016"}          # pulled by the `docker run`
+
+
+# review47 item 3: a function's `echo` read by `$(...)`, a CI step output and a settings file keep their image
+def test_image_returned_or_exported_keeps_finding(tmp_path):
+    fn = audit_file(tmp_path, "build_image.sh", """\
+#!/bin/bash
+base_image() {
+  BASE_NAME="nvidia/cuda:12.5.0-devel-ubuntu22.04"
+  echo "${BASE_NAME}"
+}
+docker build --build-arg BASE_IMAGE="$(base_image)" -t trainer:latest .
+""")
+    assert "NPU016" in codes_of_line(fn, 3)
+    ci = audit_file(tmp_path, "ci_base.sh", """\
+#!/bin/bash
+CUDA_IMAGE=nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04
+echo "::set-output name=base_image::${CUDA_IMAGE}"
+""")
+    assert "NPU016" in codes_of_line(ci, 2)
+    settings = audit_file(tmp_path, "config.sh", """\
+#!/bin/bash
+BASE_IMAGE="nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04"
+echo "config: base image ${BASE_IMAGE}"
+""")
+    assert "NPU016" in codes_of_line(settings, 2)
+
+
+# review47 item 5: a `cd` target ends at `popd`, `cd -` and the end of its subshell
+def test_make_folder_after_popd_and_subshell(tmp_path):
+    found = audit_file(tmp_path, "build.sh", """\
+#!/bin/bash
+pushd /opt/nvidia/deepstream/deepstream/sources/libs/nvdsinfer
+cp nvdsinfer.h ../../includes/
+popd
+make -j"$(nproc)"
+(cd /opt/nvidia/deepstream/deepstream/sources/libs/nvdsinfer && ls)
+make -j4
+cd /opt/nvidia/deepstream/deepstream/sources/libs/nvdsinfer
+cd -
+make -C src
+cd /opt/nvidia/deepstream/deepstream/sources/libs/nvdsinfer
+make
+""")
+    assert not any(codes_of_line(found, n) for n in (5, 7, 10))
+    assert codes_of_line(found, 12) == {"NPU915"}
+
+
+# review47 item 8: a pod selector, a pod anti-affinity's labelSelector and AMD's GPU taint are not NVIDIA node placement
+def test_pod_selectors_and_other_vendor_taints_quiet(tmp_path):
+    found = audit_file(tmp_path, "deploy.yaml", DEPLOY)
+    assert not any(f.code == "NPU028" for f in found), found
+
+
+DEPLOY = """\
+apiVersion: apps/v1
+kind: Deployment
+spec:
+  selector:
+    matchExpressions:
+      - key: tier
+        operator: In
+        values: [router-gpu]
+  template:
+    spec:
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            - labelSelector:
+                matchExpressions:
+                  - key: app
+                    operator: In
+                    values: [gpu]
+              topologyKey: kubernetes.io/hostname
+      tolerations:
+        - key: amd.com/gpu
+          operator: Exists
+          effect: NoSchedule
+"""
+
+
+# review47 item 12: only the read inside the `-z` test is quiet; the same line's build read keeps its finding
+def test_argument_presence_test_quiets_only_the_test(tmp_path):
+    found = audit_file(tmp_path, "Dockerfile", """\
+FROM python:3.10-slim
+ARG TORCH_CUDA_ARCH_LIST
+RUN [ -z "$TORCH_CUDA_ARCH_LIST" ] || python setup.py build_ext --arch "$TORCH_CUDA_ARCH_LIST"
+RUN if [ -n "$TORCH_CUDA_ARCH_LIST" ]; then pip install -e . ; fi
+""")
+    assert [code for line, code, _ in found if line == 3] == ["NPU021"]     # the `--arch` read, not the test
+    assert not codes_of_line(found, 4)
+
+
+# review47 item 11: NPU912 only in a file that imports TensorFlow; a torch file's `gpu_options` object is its own
+def test_gpu_options_only_in_tensorflow_files(tmp_path):
+    tf = audit_file(tmp_path, "tf1.py", """\
+import tensorflow as tf
+
+
+def session():
+    config = tf.ConfigProto()
+    config.gpu_options.allow_growth = True
+    return tf.Session(config=config)
+""")
+    assert codes_of_line(tf, 6) == {"NPU912"}
+    torch_file = audit_file(tmp_path, "train.py", """\
+import torch
+
+
+def build(opts):
+    gpu_options = opts.gpu_options
+    gpu_options.allow_growth = True
+    return torch.nn.Linear(2, 2)
+""")
+    assert not any(code == "NPU912" for _, code, _ in torch_file)

@@ -312,7 +312,7 @@ class Collector:
             return
         if sets and name.endswith("_BUILD_CUDA") and self._set_off(name, line, value):
             return      # `ENV SAM2_BUILD_CUDA=0`: the CUDA extension build is off, as on Ascend (t15t)
-        if not sets and self._argument_presence_test(name, line):
+        if not sets and self._argument_presence_test(name, line, col):
             return      # `ARG CUPY_NVCC_GENERATE_CODE` then `RUN if [[ -z ${CUPY_NVCC_GENERATE_CODE} ]]`: the ARG (tp47a)
         if sets and name.startswith("TF_NEED_") and self._set_off(name, line, value):
             return      # `ENV TF_NEED_CUDA=0`: TensorFlow's configure builds without CUDA, as on Ascend (tp47a)
@@ -342,14 +342,15 @@ class Collector:
             return
         self.add(rule, name, line, col, col + len(name), edit=twin, note=note)
 
-    def _argument_presence_test(self, name: str, line: int) -> bool:
+    def _argument_presence_test(self, name: str, line: int, col: int) -> bool:
         """Is line `line` a shell test of whether the Dockerfile's build argument `name` was given (`[[ -z ${NAME} ]]`,
         `[ -n "$NAME" ]`, in a file that declares `ARG NAME`)? The test reads no value into the build; the ARG line,
         where the value is given, carries the finding (test128's labels; a script's test of an environment variable,
-        which the environment sets, stays a read: test26)."""
+        which the environment sets, stays a read: test26). Only the read at column `col` inside the test: the same
+        line's other reads (`[ -z "$A" ] || python setup.py build_ext --arch "$A"`) pass the value on."""
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
         test = re.compile(r"""\[\[?\s*-[zn]\s+"?\$\{?""" + re.escape(name) + r"""\}?"?\s*\]""")
-        return test.search(text) is not None and any(
+        return any(t.start() < col <= t.end() for t in test.finditer(text)) and any(
             re.match(r"\s*ARG\s+" + re.escape(name) + r"(?:=|\s|$)", other) for other in self.lines)
 
     def _set_off(self, name: str, line: int, value: str | None) -> bool:

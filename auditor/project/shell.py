@@ -456,8 +456,12 @@ class _SourceTree:
         # the absolute folder after a `cd /abs` (a Dockerfile's `WORKDIR`), followed through relative `cd`s; None
         # while not known: where a Dockerfile's copied build context is built (tp46a)
         self.abs_cwd: str | None = None
-        # the last `cd` target as written (`$NVDSINFER_PATH`): a folder held in a variable, read where a build runs
-        self.cd_target: str | None = None
+        # the last `cd` target as written (`$NVDSINFER_PATH`): a folder held in a variable, read where a build runs;
+        # with the byte span it holds for (a subshell, a Dockerfile RUN chain; None: the rest of the script) and the
+        # targets `popd` / `cd -` go back to
+        self.cd_target: tuple[str, tuple[int, int] | None] | None = None
+        self.cd_back: list[tuple[str, tuple[int, int] | None] | None] = []
+        self.per_statement = False     # a Dockerfile's RUN lines: each a shell of its own
 
     def clone(self, col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
         positional, skip = [], False
@@ -736,6 +740,7 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
     pos = _Positions(raw)
     m = matchers(col.engine)
     source_tree = _SourceTree()
+    source_tree.per_statement = not script
     evaluated = _evaluated_vars(text) if "$" in text else set()
     environment_names = _environment_names(tree, raw, text, evaluated)
     appenders = _appender_functions(tree) if "$@" in text or "$*" in text else {}
@@ -1422,7 +1427,7 @@ def _held_index_url(root, name: str, value: str) -> bool:
             while command is not None and command.type != "command":
                 command = command.parent
             program = command.child_by_field_name("name") if command is not None else None
-            if program is not None and program.text not in (b"echo", b"printf"):
+            if program is not None and not _in_message(node):
                 return True
     return False
 
@@ -1910,7 +1915,10 @@ def _in_message(node) -> bool:
 
 def _output_to_program(command) -> bool:
     """`echo $CUDA_VISIBLE_DEVICES | awk -F "," '{print NF}'`, `$(echo ...)`: the output is data another program
-    reads (a GPU count from the device list), not text shown to a person."""
+    reads (a GPU count from the device list), not text shown to a person. So is a CI workflow command
+    (`echo "::set-output name=base_image::${IMG}"`): a value the next steps read."""
+    if b"::set-output " in command.text or b"::set-env " in command.text:
+        return True
     holder = command.parent
     if holder is not None and holder.type == "command_substitution":
         return True
@@ -2386,10 +2394,15 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         _make_targets(col, m, pos, words, nodes)
         _record_make(col, pos, words, nodes, source_tree.cwd)
         _make_folder(col, m, pos, words, nodes, source_tree)
-    if name in ("cd", "pushd"):
+    if name == "popd" or name == "cd" and words[1:] == ["-"]:
+        source_tree.cd_target = source_tree.cd_back.pop() if source_tree.cd_back else None
+    if name in ("cd", "pushd") and words[1:] != ["-"]:
         # (`cd $NVDSINFER_PATH`: an expansion, which `words` leaves out)
-        source_tree.cd_target = next((_word(c) for c in node.children[1:] if c.type in (
-            "word", "string", "raw_string", "concatenation", "simple_expansion", "expansion")), None)
+        target = next((_word(c) for c in node.children[1:] if c.type in (
+            "word", "string", "raw_string", "concatenation", "simple_expansion", "expansion")
+            and not c.text.startswith(b"-")), None)
+        source_tree.cd_back.append(source_tree.cd_target)
+        source_tree.cd_target = None if target is None else (target, _cd_scope(node, source_tree.per_statement))
         source_tree.cwd = make_cd(source_tree.cwd, words[1] if len(words) > 1 else None)
         source_tree.abs_cwd = absolute_folder(source_tree.abs_cwd, words[1] if len(words) > 1 else None)
         source_tree.cd(m, words[1] if len(words) > 1 else None)
@@ -2744,7 +2757,15 @@ def _record_make(col: Collector, pos: _Positions, words: list[str], nodes: list,
 
 # the rules whose `path:` patterns name a folder that a `make` there builds (other path rules name a place a file is
 # read from: `cd /usr/local/cuda/samples && make` is the samples' own build, not the toolkit's location)
-_FOLDER_BUILD_RULES = ("NPU915",)
+def _cd_scope(node, per_statement: bool) -> tuple[int, int] | None:
+    """The byte span a `cd` holds for: its subshell (`(cd X && ls)`), or in a Dockerfile its RUN chain (`RUN cd X &&
+    cp ...`; a `cd` of its own, a WORKDIR, holds for the later RUN lines); None: the rest of the script."""
+    top = node
+    while top.parent is not None and top.parent.type != "program":
+        top = top.parent
+        if top.type == "subshell":
+            return top.start_byte, top.end_byte
+    return (top.start_byte, top.end_byte) if per_statement and top is not node else None
 
 
 def _make_folder(col: Collector, m, pos: _Positions, words: list[str], nodes: list, source_tree: _SourceTree) -> None:
@@ -2754,14 +2775,16 @@ def _make_folder(col: Collector, m, pos: _Positions, words: list[str], nodes: li
     folder = next((words[i + 1] if w == "-C" and i + 1 < len(words) else w.partition("=")[2] if w.startswith("--")
                    else w[2:] for i, w in enumerate(words[1:], 1) if w.startswith(("-C", "--directory="))), None)
     if folder is None or not folder.startswith("/"):
-        base = source_tree.cd_target or ""
+        target = source_tree.cd_target
+        base = target[0] if target is not None and (target[1] is None or target[1][0] <= nodes[0].start_byte
+                                                    < target[1][1]) else ""
         folder = f"{base}/{folder}" if folder and base else folder or base
     folder = _VARIABLE_REF_RE.sub(lambda v: _assigned_literal(col, v.group(1)), folder.strip("\"'")).rstrip("/")
     if not folder:
         return
     symbol = "path:" + folder
     rule = m.match_requirement(symbol.lower())
-    if rule is not None and rule.code in _FOLDER_BUILD_RULES:
+    if rule is not None and rule.extra.get("folder_build"):
         line, c = pos.at(nodes[0].start_point)
         col.add(rule, symbol, line, c, c + len(words[0]), note=" (built here)")
 
@@ -3611,16 +3634,37 @@ def _drop_message_only_images(result: FileResult, text: str) -> None:
                   for m in [_PLAIN_ASSIGNMENT_RE.match(lines[f.line - 1])] if m is not None}
     if not candidates or re.search(r"(?m)^[ \t]*set[ \t]+-\w*a|(?m:^|[;&|(]\s*)eval\s|\$\{!", text):
         return
+    nodes = list(_walk(_parser().parse(text.encode("utf-8")).root_node))
+    if not any(_runs_program(n) for n in nodes):
+        return                                  # a file of settings others `source` (only assignments and messages)
+    # `base_image() { ...; echo "${BASE_NAME}"; }` called as `$(base_image)`: its `echo` is the function's value
+    valued = {c.text for n in nodes if n.type == "command_substitution" for c in _walk(n) if c.type == "command_name"}
     reads: dict[str, list[bool]] = defaultdict(list)
-    for node in _walk(_parser().parse(text.encode("utf-8")).root_node):
+    for node in nodes:
         if node.type in ("simple_expansion", "expansion"):
             name = next((c.text.decode() for c in node.children if c.type == "variable_name"), None)
             if name is not None and name in candidates.values():
-                reads[name].append(_in_message(node))
+                reads[name].append(_in_message(node) and _function_name(node) not in valued)
     drop = {line for line, name in candidates.items() if reads.get(name) and all(reads[name]) and not re.search(
         r"\b(?:export|declare|typeset|readonly)\b[^\n]*\b" + name + r"\b", text)}
     if drop:
         result.findings = [f for f in result.findings if not (f.line in drop and f.code == "NPU016")]
+
+
+def _runs_program(node) -> bool:
+    """A command other than a message (`echo` / `printf` / `:`) or a setting (`export`, `set`)."""
+    if node.type != "command":
+        return False
+    name = node.child_by_field_name("name")
+    return name is not None and name.text not in (b"echo", b"printf", b":", b"export", b"set")
+
+
+def _function_name(node) -> bytes | None:
+    """The name of the shell function whose body holds this node, or None."""
+    while node is not None and node.type != "function_definition":
+        node = node.parent
+    name = None if node is None else node.child_by_field_name("name")
+    return None if name is None else name.text
 
 
 _OWN_LAUNCH_RE = re.compile(r"(?m)^[^#\n]*\b(?:python[\d.]*|torchrun|deepspeed|accelerate|srun)\b")

@@ -680,6 +680,7 @@ class MatchVisitor(cst.CSTVisitor):
         # torch on a `--device` (`choices=["cpu", "cuda"]`), and those strings stay device strings (review47 item 1)
         self._variant_devices = self._variant_rule is not None and _extension_build(ctx)
         self._listed: set[int] = set()      # string items of a list / tuple / set literal, or compared with a name
+        self._list_items: set[int] = set()  # items of a list literal (`libraries += ['torch_cuda']`)
         # the "cuda" key of a table keyed by torch device type with no "npu" entry (`{"cpu": f_cpu, "cuda": f_cuda}`,
         # looked up with `x.device.type`): the key names a device the table serves, and an NPU tensor has no entry
         self._dispatch_keys: set[int] = set()
@@ -871,6 +872,8 @@ class MatchVisitor(cst.CSTVisitor):
                     # `model.to(device)` below `device = "cuda"`: a use of the choice, not a finding of its own;
                     # the choice is reported where it is made (lead decision 4, session 21; docs/precision.md)
                     continue
+                if m is not None and m[1] in m[0].extra.get("in_lists_only", ()) and id(node) not in self._list_items:
+                    continue
                 if m is not None and m[0].code not in fired:
                     fired.add(m[0].code)
                     self._hit(m[0], node, value.replace(HOLE, "{…}"), value=m[1], via=via, run_arg=run_arg)
@@ -884,6 +887,8 @@ class MatchVisitor(cst.CSTVisitor):
                 continue
             if m is not None and m[0].name == _DEVICE_STRING_RULE and id(node) in self._path_segments:
                 continue
+            if m is not None and m[1] in m[0].extra.get("in_lists_only", ()) and id(node) not in self._list_items:
+                continue      # `("torch_cpu", "torch_cuda")`, `{"torch_cuda": ...}`: a label, not a link list's item
             if m is not None:
                 rule, pattern = m
                 self._hit(rule, node, value.replace(HOLE, "{…}"), value=pattern, via=via)
@@ -1864,6 +1869,8 @@ class MatchVisitor(cst.CSTVisitor):
             (e.value.elements[0].value, e.value.elements[1].value) for e in node.elements
             if isinstance(e.value, cst.Tuple) and len(e.value.elements) == 2))
         self._listed.update(id(e.value) for e in node.elements if isinstance(e.value, cst.SimpleString))
+        if isinstance(node, cst.List):
+            self._list_items.update(id(e.value) for e in node.elements)
         self._handled.update(id(key) for key in _names_among_words(node))
         return True
 
