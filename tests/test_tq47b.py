@@ -239,6 +239,50 @@ def test_copied_library_main_a_shell_script_runs_keeps_its_severity(tmp_path):
     assert _at(found, "scripts/enh/enhancer/__main__.py", MAIN, "default=\"cuda\"").get("NPU003") in ("error", "warning")
 
 
+VOICE_MODEL = """\
+    import torch
+
+
+    class Voice:
+        def speak(self, text):
+            return torch.zeros(16000)
+
+
+    def load():
+        return Voice()
+"""
+VOICE_MAIN = """\
+    import argparse
+
+    import torch
+
+    from .model import load
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("text")
+    args = parser.parse_args()
+    voice = load()
+    wav = voice.speak(args.text).to("cuda")
+    torch.cuda.synchronize()
+    print(wav.shape)
+"""
+
+
+def test_app_package_main_a_container_runs_keeps_its_severity(tmp_path):
+    # review47 item 2: the app's own package, whose `__main__` the Dockerfile's exec-form CMD runs
+    files = {"webui.py": "import gradio as gr\nfrom voiceapp.model import load\n\n\ndef run(text):\n    return load().speak(text)\n\n\n"
+                         "gr.Interface(fn=run, inputs=\"text\", outputs=\"audio\").launch()\n",
+             "voiceapp/__init__.py": "", "voiceapp/model.py": textwrap.dedent(VOICE_MODEL),
+             "voiceapp/__main__.py": textwrap.dedent(VOICE_MAIN),
+             "Dockerfile": 'FROM python:3.11-slim\nCOPY . /app\nCMD ["python", "-m", "voiceapp", "hello"]\n'}
+    found = _tree(tmp_path, files)
+    assert _at(found, "voiceapp/__main__.py", VOICE_MAIN, ".to(\"cuda\")").get("NPU003") == "error"
+    assert _at(found, "voiceapp/__main__.py", VOICE_MAIN, "synchronize").get("NPU002") == "error"
+    # without the launch it is policy (s)'s library `__main__`: info
+    del files["Dockerfile"]
+    assert _at(_tree(tmp_path / "bare", files), "voiceapp/__main__.py", VOICE_MAIN, "synchronize") == {"NPU002": "info"}
+
+
 # -- vLLM started by code that selects Ascend devices itself -----------------------------------------------------------
 
 SERVE_SH = """\
