@@ -86,6 +86,29 @@ def test_switch_some_caller_turns_on_keeps_its_severity(tmp_path):
     assert _at(found, "engine/synthesizer.py", SYNTHESIZER, "self.vocoder.cuda()") == {"NPU001": "error"}
 
 
+HYDRA_APP = """\
+    import hydra
+    from hydra.utils import instantiate
+
+
+    @hydra.main(config_path="conf", config_name="config")
+    def main(cfg):
+        print(instantiate(cfg.synthesizer).tts("hello"))
+
+
+    if __name__ == "__main__":
+        main()
+"""
+HYDRA_CONFIG = "synthesizer:\n  _target_: engine.synthesizer.Synthesizer\n  checkpoint: model.pth\n  use_cuda: true\n"
+
+
+def test_switch_of_a_class_a_config_builds_keeps_its_severity(tmp_path):
+    # review47 item 4: Hydra builds the class with the config's arguments, which the call sites do not show
+    found = _engine(tmp_path, {"app.py": HYDRA_APP, "conf/config.yaml": HYDRA_CONFIG})
+    assert _at(found, "engine/synthesis.py", SYNTHESIS, "tensor.cuda()") == {"NPU001": "error"}
+    assert _at(found, "engine/synthesizer.py", SYNTHESIZER, "self.vocoder.cuda()") == {"NPU001": "error"}
+
+
 def test_switch_of_a_function_nothing_calls_keeps_its_severity(tmp_path):
     # a library's public helper: callers outside the tree may pass cuda=True
     found = _tree(tmp_path, {"engine/__init__.py": "", "engine/synthesis.py": SYNTHESIS})
