@@ -139,6 +139,8 @@ RULE_SCHEMA: dict[str, Any] = {
             # `*.seg.*` qualname rules: only a dependency's absolute module path (`mmcv.tensorrt.TRTWraper`), never a
             # relative import of the project's own module (`from .trt import engine`), which is not bound for them (g5)
             "dependency_only": {"type": "boolean"},
+            # crossfile: module -> its subpackages that load none of the compiled build's ops (PyTorch3D's transforms)
+            "pure_submodules": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
             # with dict_entries: only entries under these keys (`{"accelerator": "gpu"}`, not a JSON config's
             # `{"device": "gpu"}` for another runtime, t36a)
             "dict_entry_keys": {"type": "array", "items": {"type": "string"}},

@@ -74,6 +74,21 @@ def code_severity_in_tree(root: Path, files: dict[str, str]) -> dict[tuple[str, 
     return out
 
 
+def dedented_tree(root: Path, files: dict[str, str]) -> dict[tuple[str, int], dict[str, str]]:
+    """`code_severity_in_tree` on `files` written dedented (snippets indented in a test module)."""
+    return code_severity_in_tree(root, {rel: textwrap.dedent(src) for rel, src in files.items()})
+
+
+def first_line_of(src: str, needle: str) -> int:
+    """The 1-based line of the dedented snippet where `needle` first occurs."""
+    return next(i for i, text in enumerate(textwrap.dedent(src).splitlines(), 1) if needle in text)
+
+
+def severity_at(found: dict, rel: str, src: str, needle: str) -> dict[str, str]:
+    """`dedented_tree`'s code -> severity on the line of file `rel` (written from `src`) where `needle` first occurs."""
+    return found.get((rel, first_line_of(src, needle)), {})
+
+
 def codes_at(found: dict[int, set[tuple[str, ...]]], line: int) -> set[str]:
     """The codes of `finding_keys_by_line`'s or `code_severities_by_line`'s entry for `line` (the code leads both)."""
     return {key[0] for key in found.get(line, set())}

@@ -2,21 +2,8 @@
 labellers called false, in code written afresh in the shape of its tree) and a control that keeps its finding."""
 from __future__ import annotations
 
-import textwrap
 
-from tests.static_snippets import code_severity_in_tree
-
-
-def _tree(tmp_path, files: dict[str, str]) -> dict[tuple[str, int], dict[str, str]]:
-    return code_severity_in_tree(tmp_path, {rel: textwrap.dedent(src) for rel, src in files.items()})
-
-
-def _line(src: str, needle: str) -> int:
-    return next(i for i, text in enumerate(textwrap.dedent(src).splitlines(), 1) if needle in text)
-
-
-def _at(found: dict, rel: str, src: str, needle: str) -> dict[str, str]:
-    return found.get((rel, _line(src, needle)), {})
+from tests.static_snippets import dedented_tree, first_line_of, severity_at
 
 
 # -- an application's modules nothing imports: only classes a loader may build stay reached ------------------------
@@ -71,14 +58,14 @@ PREFETCH = """\
 
 
 def test_application_function_beside_a_loadable_class_is_unreached(tmp_path):
-    found = _tree(tmp_path, {"gui.py": GUI, "backend/__init__.py": "", "backend/main.py": BACKEND_MAIN,
+    found = dedented_tree(tmp_path, {"gui.py": GUI, "backend/__init__.py": "", "backend/main.py": BACKEND_MAIN,
                              "backend/video/core/metrics.py": METRICS,
                              "backend/video/core/prefetch_dataloader.py": PREFETCH})
-    assert set(_at(found, "backend/video/core/metrics.py", METRICS, '"cuda:0"').values()) == {"info"}
+    assert set(severity_at(found, "backend/video/core/metrics.py", METRICS, '"cuda:0"').values()) == {"info"}
     # a class with no base is built only by code that names it
-    assert set(_at(found, "backend/video/core/prefetch_dataloader.py", PREFETCH, '"cuda" if').values()) == {"info"}
+    assert set(severity_at(found, "backend/video/core/prefetch_dataloader.py", PREFETCH, '"cuda" if').values()) == {"info"}
     # control: the nn.Module subclass may be unpickled by its module path: it keeps its severity
-    assert "error" in _at(found, "backend/video/core/metrics.py", METRICS, 'x.to("cuda")').values()
+    assert "error" in severity_at(found, "backend/video/core/metrics.py", METRICS, 'x.to("cuda")').values()
 
 
 # -- a stale duplicate module in a library ----------------------------------------------------------------------
@@ -154,24 +141,24 @@ def _library(tmp_path, extra: dict[str, str] | None = None):
              "videosys/models/transformers/open_sora_plan_v110_transformer_3d.py": NEW_MODEL,
              "videosys/pipelines/__init__.py": "", "videosys/pipelines/open_sora_plan.py": PIPELINE}
     files.update(extra or {})
-    return _tree(tmp_path, files)
+    return dedented_tree(tmp_path, files)
 
 
 def test_stale_duplicate_module_nothing_imports_is_info(tmp_path):
     found = _library(tmp_path)
     old = "videosys/models/transformers/open_sora_plan_transformer_3d.py"
-    assert set(_at(found, old, OLD_MODEL, 'device="cuda"').values()) == {"info"}
-    assert set(_at(found, old, OLD_MODEL, "import xformers").values()) == {"info"}
+    assert set(severity_at(found, old, OLD_MODEL, 'device="cuda"').values()) == {"info"}
+    assert set(severity_at(found, old, OLD_MODEL, "import xformers").values()) == {"info"}
     # control: the module the pipeline imports keeps its finding
     new = "videosys/models/transformers/open_sora_plan_v110_transformer_3d.py"
-    assert "info" not in _at(found, new, NEW_MODEL, 'device="cuda"').values()
+    assert "info" not in severity_at(found, new, NEW_MODEL, 'device="cuda"').values()
 
 
 def test_duplicate_module_another_file_names_keeps_its_severity(tmp_path):
     """Control: a loader that spells the module's name may load it."""
     found = _library(tmp_path, {"videosys/registry.py": 'MODELS = ["open_sora_plan_transformer_3d"]\n'})
     old = "videosys/models/transformers/open_sora_plan_transformer_3d.py"
-    assert "info" not in _at(found, old, OLD_MODEL, 'device="cuda"').values()
+    assert "info" not in severity_at(found, old, OLD_MODEL, 'device="cuda"').values()
 
 
 # -- host values -------------------------------------------------------------------------------------------------
@@ -197,10 +184,10 @@ ADAPT = """\
 
 
 def test_op_result_read_with_numpy_is_a_host_value(tmp_path):
-    found = _tree(tmp_path, {"adapt.py": ADAPT})
+    found = dedented_tree(tmp_path, {"adapt.py": ADAPT})
     lines = sorted(line for (rel, line), codes in found.items() if "NPU702" in codes)
     # only the second function's argwhere, whose result is copied with `.cpu()` first, keeps the hint
-    assert lines == [_line(ADAPT, "pos_nodes = torch.argwhere") + 7]
+    assert lines == [first_line_of(ADAPT, "pos_nodes = torch.argwhere") + 7]
 
 
 DATASET = """\
@@ -244,13 +231,13 @@ DATASET = """\
 
 
 def test_dtype_cast_in_a_dataset_without_a_device_is_a_host_value(tmp_path):
-    found = _tree(tmp_path, {"utils/dataset.py": DATASET})
-    assert not _at(found, "utils/dataset.py", DATASET, "return tensor.to(torch.float16)")
+    found = dedented_tree(tmp_path, {"utils/dataset.py": DATASET})
+    assert not severity_at(found, "utils/dataset.py", DATASET, "return tensor.to(torch.float16)")
     # controls: a dataset that moves its frames to a device, and the model's cast
-    assert _at(found, "utils/dataset.py", DATASET, "self.frames[idx].to(torch.float16)") == {"NPU202": "info"}
-    assert _at(found, "utils/dataset.py", DATASET, "model.to(torch.float16)") == {"NPU202": "info"}
+    assert severity_at(found, "utils/dataset.py", DATASET, "self.frames[idx].to(torch.float16)") == {"NPU202": "info"}
+    assert severity_at(found, "utils/dataset.py", DATASET, "model.to(torch.float16)") == {"NPU202": "info"}
     # control: a dtype a dataset's parameter defaults to is a choice its callers take
-    assert _at(found, "utils/dataset.py", DATASET, "hidden_states_dtype=torch.bfloat16") == {"NPU201": "info"}
+    assert severity_at(found, "utils/dataset.py", DATASET, "hidden_states_dtype=torch.bfloat16") == {"NPU201": "info"}
 
 
 # -- a dtype the test checks the code refuses -------------------------------------------------------------------------
@@ -274,10 +261,10 @@ RESOLUTION = """\
 
 
 def test_dtype_name_under_pytest_raises_chooses_nothing(tmp_path):
-    found = _tree(tmp_path, {"tests/test_resolution.py": RESOLUTION})
-    assert not _at(found, "tests/test_resolution.py", RESOLUTION, 'cli={"hidden_states_dtype": "float16"}')
+    found = dedented_tree(tmp_path, {"tests/test_resolution.py": RESOLUTION})
+    assert not severity_at(found, "tests/test_resolution.py", RESOLUTION, 'cli={"hidden_states_dtype": "float16"}')
     # control: the same value where the test builds a config with it
-    assert "NPU202" in _at(found, "tests/test_resolution.py", RESOLUTION, '"float16", "verifier"')
+    assert "NPU202" in severity_at(found, "tests/test_resolution.py", RESOLUTION, '"float16", "verifier"')
 
 
 # -- a skip mark a decorator factory returns -----------------------------------------------------------------------
@@ -301,10 +288,10 @@ CONFTEST = """\
 
 
 def test_skip_mark_returned_by_a_decorator_factory_is_a_test_mark(tmp_path):
-    found = _tree(tmp_path, {"tests/conftest.py": CONFTEST})
-    assert _at(found, "tests/conftest.py", CONFTEST, "device_count() < 2") == {"NPU002": "warning"}
+    found = dedented_tree(tmp_path, {"tests/conftest.py": CONFTEST})
+    assert severity_at(found, "tests/conftest.py", CONFTEST, "device_count() < 2") == {"NPU002": "warning"}
     # control: a count read outside the mark
-    assert _at(found, "tests/conftest.py", CONFTEST, "return torch.cuda.device_count()") == {"NPU002": "error"}
+    assert severity_at(found, "tests/conftest.py", CONFTEST, "return torch.cuda.device_count()") == {"NPU002": "error"}
 
 
 # -- flex attention's mask helpers ------------------------------------------------------------------------------------
@@ -320,10 +307,10 @@ MASKS = """\
 
 
 def test_flex_mask_helpers_select_no_attention(tmp_path):
-    found = _tree(tmp_path, {"core.py": MASKS})
-    assert not _at(found, "core.py", MASKS, "return fn, or_masks")
+    found = dedented_tree(tmp_path, {"core.py": MASKS})
+    assert not severity_at(found, "core.py", MASKS, "return fn, or_masks")
     # control: the block mask feeds only flex_attention
-    assert _at(found, "core.py", MASKS, "fn = create_block_mask") == {"NPU397": "warning"}
+    assert severity_at(found, "core.py", MASKS, "fn = create_block_mask") == {"NPU397": "warning"}
 
 
 # -- PaddleSpeech's scripts are Paddle code ------------------------------------------------------------------------
@@ -343,8 +330,8 @@ GENERATE = """\
 
 
 def test_paddlespeech_script_is_paddle_code(tmp_path):
-    found = _tree(tmp_path, {"tools/generate_audio.py": GENERATE})
-    codes = _at(found, "tools/generate_audio.py", GENERATE, 'default="gpu"')
+    found = dedented_tree(tmp_path, {"tools/generate_audio.py": GENERATE})
+    codes = severity_at(found, "tools/generate_audio.py", GENERATE, 'default="gpu"')
     assert codes and set(codes.values()) == {"info"}
 
 
@@ -369,18 +356,18 @@ def _workflow(flavour: str, index: str, option: str) -> str:
 
 def test_cuda_release_workflow_beside_cpu_and_directml_ones_is_a_member(tmp_path):
     cuda = _workflow("CUDA 12.6", "cu126", "--cuda 12.6")
-    found = _tree(tmp_path, {".github/workflows/build-windows-cuda-12.6.yml": cuda,
+    found = dedented_tree(tmp_path, {".github/workflows/build-windows-cuda-12.6.yml": cuda,
                              ".github/workflows/build-windows-cpu.yml": _workflow("CPU", "cpu", "--cpu"),
                              ".github/workflows/build-windows-directml.yml": _workflow("DirectML", "cpu", "--directml")})
-    codes = _at(found, ".github/workflows/build-windows-cuda-12.6.yml", cuda, "download.pytorch.org")
+    codes = severity_at(found, ".github/workflows/build-windows-cuda-12.6.yml", cuda, "download.pytorch.org")
     assert codes.get("NPU018") == "info"
 
 
 def test_cuda_release_workflow_alone_keeps_its_error(tmp_path):
     cuda = _workflow("CUDA 12.6", "cu126", "--cuda 12.6")
-    found = _tree(tmp_path, {".github/workflows/build-windows-cuda-12.6.yml": cuda,
+    found = dedented_tree(tmp_path, {".github/workflows/build-windows-cuda-12.6.yml": cuda,
                              ".github/workflows/build-windows-cuda-11.8.yml": _workflow("CUDA 11.8", "cu118", "--cuda 11.8")})
-    codes = _at(found, ".github/workflows/build-windows-cuda-12.6.yml", cuda, "download.pytorch.org")
+    codes = severity_at(found, ".github/workflows/build-windows-cuda-12.6.yml", cuda, "download.pytorch.org")
     assert codes.get("NPU018") == "error"
 
 
@@ -412,11 +399,11 @@ PROBE = """\
 
 
 def test_copied_flash_attn_probe_refuses_as_it_should(tmp_path):
-    found = _tree(tmp_path, {"smoe/models/modeling.py": PROBE})
+    found = dedented_tree(tmp_path, {"smoe/models/modeling.py": PROBE})
     # the package look-up is reported once, by the call (NPU390), not again as an implementation name (NPU386)
-    assert _at(found, "smoe/models/modeling.py", PROBE, '_is_package_available("flash_attn")') == {"NPU390": "warning"}
+    assert severity_at(found, "smoe/models/modeling.py", PROBE, '_is_package_available("flash_attn")') == {"NPU390": "warning"}
     lines = sorted(line for (rel, line), codes in found.items() if codes.get("NPU002"))
-    first = _line(PROBE, "if not torch.cuda.is_available()")
+    first = first_line_of(PROBE, "if not torch.cuda.is_available()")
     assert found[("smoe/models/modeling.py", first)] == {"NPU002": "info"}
     # control: the same check in a helper named for no CUDA-only library
     assert found[("smoe/models/modeling.py", lines[-1])] == {"NPU002": "error"} and lines[-1] > first
@@ -447,8 +434,8 @@ EXPORT = """\
 
 
 def test_cuda_check_picking_only_the_staging_location_is_a_warning(tmp_path):
-    found = _tree(tmp_path, {"masr/trainer.py": EXPORT})
-    first = _line(EXPORT, "if torch.cuda.is_available() and self.use_gpu")
+    found = dedented_tree(tmp_path, {"masr/trainer.py": EXPORT})
+    first = first_line_of(EXPORT, "if torch.cuda.is_available() and self.use_gpu")
     assert found[("masr/trainer.py", first)] == {"NPU002": "warning"}
     # control: a pickled model loaded whole and called: the check picks its device
     assert found[("masr/trainer.py", first + 8)] == {"NPU002": "error"}
@@ -476,16 +463,16 @@ TORCH_BACKEND = """\
 
 
 def test_triton_folder_beside_a_torch_folder_is_a_member(tmp_path):
-    found = _tree(tmp_path, {"quant/quantize/triton/kernel.py": TRITON_KERNEL,
+    found = dedented_tree(tmp_path, {"quant/quantize/triton/kernel.py": TRITON_KERNEL,
                              "quant/quantize/pytorch/backend.py": TORCH_BACKEND})
-    codes = _at(found, "quant/quantize/triton/kernel.py", TRITON_KERNEL, "@triton.jit")
+    codes = severity_at(found, "quant/quantize/triton/kernel.py", TRITON_KERNEL, "@triton.jit")
     assert codes and set(codes.values()) == {"info"}
 
 
 def test_triton_folder_alone_keeps_its_warning(tmp_path):
-    found = _tree(tmp_path, {"quant/quantize/triton/kernel.py": TRITON_KERNEL,
+    found = dedented_tree(tmp_path, {"quant/quantize/triton/kernel.py": TRITON_KERNEL,
                              "quant/quantize/utils/backend.py": TORCH_BACKEND})
-    assert "warning" in _at(found, "quant/quantize/triton/kernel.py", TRITON_KERNEL, "@triton.jit").values()
+    assert "warning" in severity_at(found, "quant/quantize/triton/kernel.py", TRITON_KERNEL, "@triton.jit").values()
 
 
 # -- cache housekeeping inside a try around a request's whole work --------------------------------------------------
@@ -522,9 +509,9 @@ HANDLER = """\
 
 
 def test_housekeeping_in_a_try_around_a_request_keeps_its_error(tmp_path):
-    found = _tree(tmp_path, {"engine/vipe_engine.py": HANDLER})
+    found = dedented_tree(tmp_path, {"engine/vipe_engine.py": HANDLER})
     lines = sorted(line for (rel, line), codes in found.items() if "NPU002" in codes)
-    first = _line(HANDLER, "torch.cuda.empty_cache()")
+    first = first_line_of(HANDLER, "torch.cuda.empty_cache()")
     assert found[("engine/vipe_engine.py", first)] == {"NPU002": "error"}
     # control: a try that only frees the cache
     assert found[("engine/vipe_engine.py", lines[-1])] == {"NPU002": "warning"} and lines[-1] > first + 5
@@ -550,7 +537,7 @@ TRAINER = """\
 
 
 def test_item_logged_every_n_iterations_by_a_keyed_setting(tmp_path):
-    found = _tree(tmp_path, {"core/trainer.py": TRAINER})
+    found = dedented_tree(tmp_path, {"core/trainer.py": TRAINER})
     lines = sorted(line for (rel, line), codes in found.items() if "NPU703" in codes)
     # control: a parity test is no logging interval
-    assert lines == [_line(TRAINER, "% 2 == 0") + 1]
+    assert lines == [first_line_of(TRAINER, "% 2 == 0") + 1]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from tests.test_tq46b import _at, _tree
+from tests.static_snippets import dedented_tree, severity_at
 
 
 # -- a CUDA switch nothing turns on, handed on through parameters and `self.X` ---------------------------------------
@@ -69,38 +69,61 @@ CLI = """\
 
 
 def _engine(tmp_path, extra: dict[str, str]) -> dict:
-    return _tree(tmp_path, {"engine/__init__.py": "", "engine/synthesizer.py": SYNTHESIZER,
+    return dedented_tree(tmp_path, {"engine/__init__.py": "", "engine/synthesizer.py": SYNTHESIZER,
                             "engine/synthesis.py": SYNTHESIS, "server.py": SERVER, **extra})
 
 
 def test_switch_handed_on_that_nothing_turns_on_is_info(tmp_path):
     found = _engine(tmp_path, {})
-    assert _at(found, "engine/synthesis.py", SYNTHESIS, "tensor.cuda()") == {"NPU001": "info"}
-    assert _at(found, "engine/synthesizer.py", SYNTHESIZER, "self.vocoder.cuda()") == {"NPU001": "info"}
-    assert set(_at(found, "engine/synthesizer.py", SYNTHESIZER, '"cuda" if self.use_cuda').values()) == {"info"}
+    assert severity_at(found, "engine/synthesis.py", SYNTHESIS, "tensor.cuda()") == {"NPU001": "info"}
+    assert severity_at(found, "engine/synthesizer.py", SYNTHESIZER, "self.vocoder.cuda()") == {"NPU001": "info"}
+    assert set(severity_at(found, "engine/synthesizer.py", SYNTHESIZER, '"cuda" if self.use_cuda').values()) == {"info"}
 
 
 def test_switch_some_caller_turns_on_keeps_its_severity(tmp_path):
     found = _engine(tmp_path, {"cli.py": CLI})
-    assert _at(found, "engine/synthesis.py", SYNTHESIS, "tensor.cuda()") == {"NPU001": "error"}
-    assert _at(found, "engine/synthesizer.py", SYNTHESIZER, "self.vocoder.cuda()") == {"NPU001": "error"}
+    assert severity_at(found, "engine/synthesis.py", SYNTHESIS, "tensor.cuda()") == {"NPU001": "error"}
+    assert severity_at(found, "engine/synthesizer.py", SYNTHESIZER, "self.vocoder.cuda()") == {"NPU001": "error"}
+
+
+HYDRA_APP = """\
+    import hydra
+    from hydra.utils import instantiate
+
+
+    @hydra.main(config_path="conf", config_name="config")
+    def main(cfg):
+        print(instantiate(cfg.synthesizer).tts("hello"))
+
+
+    if __name__ == "__main__":
+        main()
+"""
+HYDRA_CONFIG = "synthesizer:\n  _target_: engine.synthesizer.Synthesizer\n  checkpoint: model.pth\n  use_cuda: true\n"
+
+
+def test_switch_of_a_class_a_config_builds_keeps_its_severity(tmp_path):
+    # review47 item 4: Hydra builds the class with the config's arguments, which the call sites do not show
+    found = _engine(tmp_path, {"app.py": HYDRA_APP, "conf/config.yaml": HYDRA_CONFIG})
+    assert severity_at(found, "engine/synthesis.py", SYNTHESIS, "tensor.cuda()") == {"NPU001": "error"}
+    assert severity_at(found, "engine/synthesizer.py", SYNTHESIZER, "self.vocoder.cuda()") == {"NPU001": "error"}
 
 
 def test_switch_of_a_function_nothing_calls_keeps_its_severity(tmp_path):
     # a library's public helper: callers outside the tree may pass cuda=True
-    found = _tree(tmp_path, {"engine/__init__.py": "", "engine/synthesis.py": SYNTHESIS})
-    assert _at(found, "engine/synthesis.py", SYNTHESIS, "tensor.cuda()") == {"NPU001": "error"}
+    found = dedented_tree(tmp_path, {"engine/__init__.py": "", "engine/synthesis.py": SYNTHESIS})
+    assert severity_at(found, "engine/synthesis.py", SYNTHESIS, "tensor.cuda()") == {"NPU001": "error"}
 
 
 def test_switch_attribute_set_from_outside_keeps_its_severity(tmp_path):
     server = SERVER.replace("        return synthesizer.tts(text)", "        synthesizer.use_cuda = True\n"
                             "        return synthesizer.tts(text)")
-    found = _tree(tmp_path, {"engine/__init__.py": "", "engine/synthesizer.py": SYNTHESIZER,
+    found = dedented_tree(tmp_path, {"engine/__init__.py": "", "engine/synthesizer.py": SYNTHESIZER,
                              "engine/synthesis.py": SYNTHESIS, "server.py": server})
-    assert "error" in _at(found, "engine/synthesizer.py", SYNTHESIZER, '"cuda" if self.use_cuda').values()
-    assert _at(found, "engine/synthesis.py", SYNTHESIS, "tensor.cuda()") == {"NPU001": "error"}
+    assert "error" in severity_at(found, "engine/synthesizer.py", SYNTHESIZER, '"cuda" if self.use_cuda').values()
+    assert severity_at(found, "engine/synthesis.py", SYNTHESIS, "tensor.cuda()") == {"NPU001": "error"}
     # (the vocoder's switch comes from the constructor's parameter, which nothing turns on)
-    assert _at(found, "engine/synthesizer.py", SYNTHESIZER, "self.vocoder.cuda()") == {"NPU001": "info"}
+    assert severity_at(found, "engine/synthesizer.py", SYNTHESIZER, "self.vocoder.cuda()") == {"NPU001": "info"}
 
 
 # -- PaddleOCR's pipelines are Paddle code (policy (d)) ---------------------------------------------------------------
@@ -116,11 +139,11 @@ PADDLE_CLIENT = """\
 
 
 def test_paddleocr_client_is_paddle_code(tmp_path):
-    found = _tree(tmp_path, {"tests/vl_client.py": PADDLE_CLIENT})
-    assert set(_at(found, "tests/vl_client.py", PADDLE_CLIENT, "vl_rec_backend=").values()) <= {"info"}
+    found = dedented_tree(tmp_path, {"tests/vl_client.py": PADDLE_CLIENT})
+    assert set(severity_at(found, "tests/vl_client.py", PADDLE_CLIENT, "vl_rec_backend=").values()) <= {"info"}
     # control: the same call in a file that imports torch is PyTorch code
     torch_client = "import torch\n" + textwrap.dedent(PADDLE_CLIENT)
-    found = _tree(tmp_path / "t", {"tests/vl_client.py": torch_client})
+    found = dedented_tree(tmp_path / "t", {"tests/vl_client.py": torch_client})
     assert "warning" in found.get(("tests/vl_client.py", 4), {}).values()
 
 
@@ -135,11 +158,11 @@ PUSH = """\
 
 
 def test_quoted_build_tag_is_no_base_image(tmp_path):
-    found = _tree(tmp_path, {"docker/push.sh": PUSH})
-    assert "NPU016" not in _at(found, "docker/push.sh", PUSH, '-t="hzkitty/rapid-doc:0.9.8-gpu"')
-    assert "NPU016" not in _at(found, "docker/push.sh", PUSH, '-t "hzkitty')
+    found = dedented_tree(tmp_path, {"docker/push.sh": PUSH})
+    assert "NPU016" not in severity_at(found, "docker/push.sh", PUSH, '-t="hzkitty/rapid-doc:0.9.8-gpu"')
+    assert "NPU016" not in severity_at(found, "docker/push.sh", PUSH, '-t "hzkitty')
     # control: `docker run -t` is a terminal, and the image it runs is a CUDA image
-    assert "NPU016" in _at(found, "docker/push.sh", PUSH, "docker run")
+    assert "NPU016" in severity_at(found, "docker/push.sh", PUSH, "docker run")
 
 
 # -- PyTorch3D's plain-PyTorch subpackages and Kaolin's shape checks port nothing --------------------------------------
@@ -179,17 +202,17 @@ FLEXICUBES = """\
 
 
 def test_pure_pytorch3d_subpackages_get_no_pointer(tmp_path):
-    found = _tree(tmp_path, {"requirements.p3d.txt": P3D_PIN, "pkg/__init__.py": "", "pkg/visualizer.py": VISUALIZER})
+    found = dedented_tree(tmp_path, {"requirements.p3d.txt": P3D_PIN, "pkg/__init__.py": "", "pkg/visualizer.py": VISUALIZER})
     for needle in ("from pytorch3d.transforms", "return quaternion_to_matrix", "return Pointclouds"):
-        assert "NPU320" not in _at(found, "pkg/visualizer.py", VISUALIZER, needle), needle
+        assert "NPU320" not in severity_at(found, "pkg/visualizer.py", VISUALIZER, needle), needle
     # control: the renderer's rasterizer runs the compiled ops the pin builds
-    assert "NPU320" in _at(found, "pkg/visualizer.py", VISUALIZER, "return MeshRasterizer")
+    assert "NPU320" in severity_at(found, "pkg/visualizer.py", VISUALIZER, "return MeshRasterizer")
 
 
 def test_kaolin_shape_check_is_no_kaolin_op(tmp_path):
-    found = _tree(tmp_path, {"pkg/__init__.py": "", "pkg/flexicubes.py": FLEXICUBES})
-    assert "NPU463" not in _at(found, "pkg/flexicubes.py", FLEXICUBES, "assert check_tensor")
-    assert _at(found, "pkg/flexicubes.py", FLEXICUBES, "chamfer_distance(pred").get("NPU463") == "error"
+    found = dedented_tree(tmp_path, {"pkg/__init__.py": "", "pkg/flexicubes.py": FLEXICUBES})
+    assert "NPU463" not in severity_at(found, "pkg/flexicubes.py", FLEXICUBES, "assert check_tensor")
+    assert severity_at(found, "pkg/flexicubes.py", FLEXICUBES, "chamfer_distance(pred").get("NPU463") == "error"
 
 
 # -- an NVIDIA model chain that already has its Ascend arm ------------------------------------------------------------
@@ -232,12 +255,12 @@ FLOPS = """\
 
 
 def test_model_chain_with_an_ascend_arm_is_not_reported(tmp_path):
-    found = _tree(tmp_path, {"flops.py": FLOPS})
-    assert "NPU948" not in _at(found, "flops.py", FLOPS, '"H100" in device_name')
+    found = dedented_tree(tmp_path, {"flops.py": FLOPS})
+    assert "NPU948" not in severity_at(found, "flops.py", FLOPS, '"H100" in device_name')
     # controls: a chain of NVIDIA models only; a chain over torch.cuda's own query, which no Ascend name answers
     # (heldout52's Tool-Star row, labelled true at warning)
-    assert _at(found, "flops.py", FLOPS, '"A100" in gpu').get("NPU948") == "warning"
-    assert _at(found, "flops.py", FLOPS, '"H100" in name').get("NPU948") == "warning"
+    assert severity_at(found, "flops.py", FLOPS, '"A100" in gpu').get("NPU948") == "warning"
+    assert severity_at(found, "flops.py", FLOPS, '"H100" in name').get("NPU948") == "warning"
 
 
 # -- a guarded flash-attn import whose names an NPU module binds in the other arm -------------------------------------
@@ -264,13 +287,13 @@ ONLY_CUDA = ACTOR.replace("""    elif is_npu_available:
 
 def test_guarded_name_with_an_npu_twin_is_info(tmp_path):
     train = "from pkg.actor import rmpad\n\nrmpad(ids, mask, positions)\n"
-    found = _tree(tmp_path, {"pkg/__init__.py": "", "pkg/device.py": "is_cuda_available = True\n"
+    found = dedented_tree(tmp_path, {"pkg/__init__.py": "", "pkg/device.py": "is_cuda_available = True\n"
                              "is_npu_available = False\n", "pkg/actor.py": ACTOR, "train.py": train})
-    assert set(_at(found, "pkg/actor.py", ACTOR, "return index_first_axis").values()) == {"info"}
+    assert set(severity_at(found, "pkg/actor.py", ACTOR, "return index_first_axis").values()) == {"info"}
     # control: no NPU arm binds the names
-    found = _tree(tmp_path / "t", {"pkg/__init__.py": "", "pkg/device.py": "is_cuda_available = True\n",
+    found = dedented_tree(tmp_path / "t", {"pkg/__init__.py": "", "pkg/device.py": "is_cuda_available = True\n",
                                    "pkg/actor.py": ONLY_CUDA, "train.py": train})
-    assert "warning" in _at(found, "pkg/actor.py", ONLY_CUDA, "return index_first_axis").values()
+    assert "warning" in severity_at(found, "pkg/actor.py", ONLY_CUDA, "return index_first_axis").values()
 
 
 def test_switch_attribute_of_a_class_setting_any_attribute_keeps_its_severity(tmp_path):
@@ -279,6 +302,6 @@ def test_switch_attribute_of_a_class_setting_any_attribute_keeps_its_severity(tm
                 setattr(self, key, value)
 
         def tts(self, text):''')
-    found = _tree(tmp_path, {"engine/__init__.py": "", "engine/synthesizer.py": synthesizer,
+    found = dedented_tree(tmp_path, {"engine/__init__.py": "", "engine/synthesizer.py": synthesizer,
                              "engine/synthesis.py": SYNTHESIS, "server.py": SERVER})
-    assert "error" in _at(found, "engine/synthesizer.py", synthesizer, '"cuda" if self.use_cuda').values()
+    assert "error" in severity_at(found, "engine/synthesizer.py", synthesizer, '"cuda" if self.use_cuda').values()

@@ -5,19 +5,7 @@ from __future__ import annotations
 
 import textwrap
 
-from tests.static_snippets import code_severity_in_tree
-
-
-def _tree(tmp_path, files: dict[str, str]) -> dict[tuple[str, int], dict[str, str]]:
-    return code_severity_in_tree(tmp_path, {rel: textwrap.dedent(src) for rel, src in files.items()})
-
-
-def _line(src: str, needle: str) -> int:
-    return next(i for i, text in enumerate(textwrap.dedent(src).splitlines(), 1) if needle in text)
-
-
-def _at(found: dict, rel: str, src: str, needle: str) -> dict[str, str]:
-    return found.get((rel, _line(src, needle)), {})
+from tests.static_snippets import code_severity_in_tree, dedented_tree, first_line_of, severity_at
 
 
 # -- policy (q): uv's override / constraint entries install nothing by themselves ------------------------------------
@@ -43,15 +31,15 @@ PYPROJECT = """\
 
 
 def test_uv_override_and_constraint_entries_are_info(tmp_path):
-    found = _tree(tmp_path, {"pyproject.toml": PYPROJECT})
-    assert _at(found, "pyproject.toml", PYPROJECT, "\"bitsandbytes; sys_platform").get("NPU440") == "info"
-    overrides = _line(PYPROJECT, "override-dependencies")
+    found = dedented_tree(tmp_path, {"pyproject.toml": PYPROJECT})
+    assert severity_at(found, "pyproject.toml", PYPROJECT, "\"bitsandbytes; sys_platform").get("NPU440") == "info"
+    overrides = first_line_of(PYPROJECT, "override-dependencies")
     assert found.get(("pyproject.toml", overrides + 2), {}).get("NPU361") == "info"   # the same string as a dependency
-    assert set(_at(found, "pyproject.toml", PYPROJECT, "flash-attn<2.8").values()) == {"info"}
+    assert set(severity_at(found, "pyproject.toml", PYPROJECT, "flash-attn<2.8").values()) == {"info"}
     # the dependencies that install them keep their findings
-    assert _at(found, "pyproject.toml", PYPROJECT, "\"bitsandbytes>=0.45.2\"").get("NPU440") == "warning"
-    assert _at(found, "pyproject.toml", PYPROJECT, "\"vllm==0.8.2\"").get("NPU440") == "error"
-    assert _at(found, "pyproject.toml", PYPROJECT, "    \"xformers==0.0.29\",").get("NPU361") == "error"
+    assert severity_at(found, "pyproject.toml", PYPROJECT, "\"bitsandbytes>=0.45.2\"").get("NPU440") == "warning"
+    assert severity_at(found, "pyproject.toml", PYPROJECT, "\"vllm==0.8.2\"").get("NPU440") == "error"
+    assert severity_at(found, "pyproject.toml", PYPROJECT, "    \"xformers==0.0.29\",").get("NPU361") == "error"
 
 
 # -- policy (r): decision (l) for a full `conda env export` -----------------------------------------------------------
@@ -114,22 +102,22 @@ SKY_TASK = """\
 
 def _sky(tmp_path, accelerator: str) -> tuple[dict, str]:
     src = SKY_TASK.replace("{accelerator}", accelerator)
-    return _tree(tmp_path, {"examples/grpo/skypilot-trainer.yaml": src}), textwrap.dedent(src)
+    return dedented_tree(tmp_path, {"examples/grpo/skypilot-trainer.yaml": src}), textwrap.dedent(src)
 
 
 def test_skypilot_task_on_nvidia_gpus_is_info(tmp_path):
     found, src = _sky(tmp_path, "H100-SXM")
     rel = "examples/grpo/skypilot-trainer.yaml"
-    assert _at(found, rel, src, "vllm==0.8.2") == {"NPU440": "info"}
-    assert _at(found, rel, src, "bitsandbytes==0.45.4") == {"NPU440": "info"}
-    assert set(_at(found, rel, src, "image_id").values()) == {"info"}
+    assert severity_at(found, rel, src, "vllm==0.8.2") == {"NPU440": "info"}
+    assert severity_at(found, rel, src, "bitsandbytes==0.45.4") == {"NPU440": "info"}
+    assert set(severity_at(found, rel, src, "image_id").values()) == {"info"}
 
 
 def test_skypilot_task_on_a_variable_or_other_accelerator_keeps_its_findings(tmp_path):
     found, src = _sky(tmp_path / "tpu", "tpu-v5-8")
-    assert _at(found, "examples/grpo/skypilot-trainer.yaml", src, "vllm==0.8.2") == {"NPU440": "error"}
+    assert severity_at(found, "examples/grpo/skypilot-trainer.yaml", src, "vllm==0.8.2") == {"NPU440": "error"}
     found, src = _sky(tmp_path / "var", "{{ gpu }}")
-    assert _at(found, "examples/grpo/skypilot-trainer.yaml", src, "vllm==0.8.2") == {"NPU440": "error"}
+    assert severity_at(found, "examples/grpo/skypilot-trainer.yaml", src, "vllm==0.8.2") == {"NPU440": "error"}
 
 
 # -- policy (s): a copied library's `__main__` (and its package modules below `scripts/`) run only where launched ------
@@ -222,21 +210,65 @@ def _webui(tmp_path, extra: dict[str, str] | None = None) -> dict:
              "scripts/convert.py": TOOL, "scripts/enh/__init__.py": "", "scripts/enh/hparams.py": "class HParams:\n    pass\n",
              "scripts/enh/enhancer/__init__.py": "", "scripts/enh/enhancer/inference.py": INFERENCE,
              "scripts/enh/enhancer/train.py": TRAIN, "scripts/enh/enhancer/__main__.py": MAIN, **(extra or {})}
-    return _tree(tmp_path, files)
+    return dedented_tree(tmp_path, files)
 
 
 def test_copied_library_main_and_training_entry_below_scripts_are_info(tmp_path):
     found = _webui(tmp_path)
-    assert _at(found, "scripts/enh/enhancer/__main__.py", MAIN, "default=\"cuda\"") == {"NPU003": "info"}
-    assert _at(found, "scripts/enh/enhancer/train.py", TRAIN, "default=\"cuda\"") == {"NPU003": "info"}
-    assert _at(found, "scripts/enh/enhancer/train.py", TRAIN, "synchronize") == {"NPU002": "info"}
+    assert severity_at(found, "scripts/enh/enhancer/__main__.py", MAIN, "default=\"cuda\"") == {"NPU003": "info"}
+    assert severity_at(found, "scripts/enh/enhancer/train.py", TRAIN, "default=\"cuda\"") == {"NPU003": "info"}
+    assert severity_at(found, "scripts/enh/enhancer/train.py", TRAIN, "synchronize") == {"NPU002": "info"}
     # a plain script of the tools folder is a program a user runs: it keeps its error
-    assert _at(found, "scripts/convert.py", TOOL, ".cuda()") == {"NPU001": "error"}
+    assert severity_at(found, "scripts/convert.py", TOOL, ".cuda()") == {"NPU001": "error"}
 
 
 def test_copied_library_main_a_shell_script_runs_keeps_its_severity(tmp_path):
     found = _webui(tmp_path, {"enhance.sh": "#!/bin/bash\npython -m scripts.enh.enhancer in/ out/\n"})
-    assert _at(found, "scripts/enh/enhancer/__main__.py", MAIN, "default=\"cuda\"").get("NPU003") in ("error", "warning")
+    assert severity_at(found, "scripts/enh/enhancer/__main__.py", MAIN, "default=\"cuda\"").get("NPU003") in ("error", "warning")
+
+
+VOICE_MODEL = """\
+    import torch
+
+
+    class Voice:
+        def speak(self, text):
+            return torch.zeros(16000)
+
+
+    def load():
+        return Voice()
+"""
+VOICE_MAIN = """\
+    import argparse
+
+    import torch
+
+    from .model import load
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("text")
+    args = parser.parse_args()
+    voice = load()
+    wav = voice.speak(args.text).to("cuda")
+    torch.cuda.synchronize()
+    print(wav.shape)
+"""
+
+
+def test_app_package_main_a_container_runs_keeps_its_severity(tmp_path):
+    # review47 item 2: the app's own package, whose `__main__` the Dockerfile's exec-form CMD runs
+    files = {"webui.py": "import gradio as gr\nfrom voiceapp.model import load\n\n\ndef run(text):\n    return load().speak(text)\n\n\n"
+                         "gr.Interface(fn=run, inputs=\"text\", outputs=\"audio\").launch()\n",
+             "voiceapp/__init__.py": "", "voiceapp/model.py": textwrap.dedent(VOICE_MODEL),
+             "voiceapp/__main__.py": textwrap.dedent(VOICE_MAIN),
+             "Dockerfile": 'FROM python:3.11-slim\nCOPY . /app\nCMD ["python", "-m", "voiceapp", "hello"]\n'}
+    found = dedented_tree(tmp_path, files)
+    assert severity_at(found, "voiceapp/__main__.py", VOICE_MAIN, ".to(\"cuda\")").get("NPU003") == "error"
+    assert severity_at(found, "voiceapp/__main__.py", VOICE_MAIN, "synchronize").get("NPU002") == "error"
+    # without the launch it is policy (s)'s library `__main__`: info
+    del files["Dockerfile"]
+    assert severity_at(dedented_tree(tmp_path / "bare", files), "voiceapp/__main__.py", VOICE_MAIN, "synchronize") == {"NPU002": "info"}
 
 
 # -- vLLM started by code that selects Ascend devices itself -----------------------------------------------------------
@@ -274,16 +306,16 @@ PD_DEMO_GATED = """\
 
 
 def test_vllm_started_after_selecting_ascend_devices_is_info(tmp_path):
-    found = _tree(tmp_path, {"scripts/serve.sh": SERVE_SH, "examples/pd_demo.py": PD_DEMO})
-    assert _at(found, "scripts/serve.sh", SERVE_SH, "vllm.entrypoints").get("NPU447") == "info"
-    assert _at(found, "examples/pd_demo.py", PD_DEMO, "llm = LLM(").get("NPU487") == "info"
+    found = dedented_tree(tmp_path, {"scripts/serve.sh": SERVE_SH, "examples/pd_demo.py": PD_DEMO})
+    assert severity_at(found, "scripts/serve.sh", SERVE_SH, "vllm.entrypoints").get("NPU447") == "info"
+    assert severity_at(found, "examples/pd_demo.py", PD_DEMO, "llm = LLM(").get("NPU487") == "info"
 
 
 def test_vllm_start_beside_cuda_devices_or_a_gated_selection_keeps_its_warning(tmp_path):
     both = SERVE_SH.replace("export HCCL", "export CUDA_VISIBLE_DEVICES=0,1\n    export HCCL")
-    found = _tree(tmp_path, {"scripts/serve.sh": both, "examples/pd_demo.py": PD_DEMO_GATED})
-    assert _at(found, "scripts/serve.sh", both, "vllm.entrypoints").get("NPU447") == "warning"
-    assert _at(found, "examples/pd_demo.py", PD_DEMO_GATED, "llm = LLM(").get("NPU487") == "warning"
+    found = dedented_tree(tmp_path, {"scripts/serve.sh": both, "examples/pd_demo.py": PD_DEMO_GATED})
+    assert severity_at(found, "scripts/serve.sh", both, "vllm.entrypoints").get("NPU447") == "warning"
+    assert severity_at(found, "examples/pd_demo.py", PD_DEMO_GATED, "llm = LLM(").get("NPU487") == "warning"
 
 
 # -- imports under `if TYPE_CHECKING:` never run; a CUDA API saved only to be restored after a patch ------------------
@@ -323,17 +355,17 @@ STATE = """\
 
 
 def test_type_checking_imports_never_run(tmp_path):
-    found = _tree(tmp_path, {"src/pkg/service.py": SERVICE})
-    assert _at(found, "src/pkg/service.py", SERVICE, "unsloth_zoo") == {}
-    assert "NPU448" in _at(found, "src/pkg/service.py", SERVICE, "from unsloth import")    # the `else:` arm runs
+    found = dedented_tree(tmp_path, {"src/pkg/service.py": SERVICE})
+    assert severity_at(found, "src/pkg/service.py", SERVICE, "unsloth_zoo") == {}
+    assert "NPU448" in severity_at(found, "src/pkg/service.py", SERVICE, "from unsloth import")    # the `else:` arm runs
 
 
 def test_cuda_api_saved_to_restore_after_a_patch_is_info(tmp_path):
-    found = _tree(tmp_path, {"src/pkg/state.py": STATE})
-    assert _at(found, "src/pkg/state.py", STATE, "empty_cache = torch.cuda.empty_cache") == {"NPU002": "info"}
-    assert _at(found, "src/pkg/state.py", STATE, "torch.cuda.empty_cache()") == {"NPU002": "error"}
+    found = dedented_tree(tmp_path, {"src/pkg/state.py": STATE})
+    assert severity_at(found, "src/pkg/state.py", STATE, "empty_cache = torch.cuda.empty_cache") == {"NPU002": "info"}
+    assert severity_at(found, "src/pkg/state.py", STATE, "torch.cuda.empty_cache()") == {"NPU002": "error"}
     # a reference kept to call it later is a use
-    assert _at(found, "src/pkg/state.py", STATE, "probe = torch.cuda").get("NPU002") == "error"
+    assert severity_at(found, "src/pkg/state.py", STATE, "probe = torch.cuda").get("NPU002") == "error"
 
 
 # -- the tree's own module named `nccl` is no dependency's NCCL binding (NPU950) -------------------------------------
@@ -354,12 +386,12 @@ RELAY_TEST = """\
 
 
 def test_own_nccl_module_import_is_not_a_dependency(tmp_path):
-    found = _tree(tmp_path, {"omni_pipe/__init__.py": "", "omni_pipe/relay/__init__.py": "",
+    found = dedented_tree(tmp_path, {"omni_pipe/__init__.py": "", "omni_pipe/relay/__init__.py": "",
                              "omni_pipe/relay/nccl.py": RELAY, "omni_pipe/relay/shm.py": "X = 1\n",
                              "tests/test_relay.py": RELAY_TEST})
-    assert "NPU950" not in _at(found, "tests/test_relay.py", RELAY_TEST, "omni_pipe.relay.nccl")
-    assert _at(found, "tests/test_relay.py", RELAY_TEST, "hfai.nccl").get("NPU950") == "error"
-    assert _at(found, "omni_pipe/relay/nccl.py", RELAY, '"nccl"').get("NPU101") == "error"
+    assert "NPU950" not in severity_at(found, "tests/test_relay.py", RELAY_TEST, "omni_pipe.relay.nccl")
+    assert severity_at(found, "tests/test_relay.py", RELAY_TEST, "hfai.nccl").get("NPU950") == "error"
+    assert severity_at(found, "omni_pipe/relay/nccl.py", RELAY, '"nccl"').get("NPU101") == "error"
 
 
 # -- policy (k): the CUDA member of a registry of sibling modules -----------------------------------------------------
@@ -400,15 +432,15 @@ def _member(name: str, cls: str) -> str:
 def _relays(tmp_path, members: dict[str, str]) -> dict:
     files = {"pipe/__init__.py": "", "pipe/relay/__init__.py": "", "pipe/relay/base.py": BASE,
              "pipe/relay/nccl.py": NCCL, **{f"pipe/relay/{n}.py": _member(n, n.title() + "Relay") for n in members}}
-    return _tree(tmp_path, files)
+    return dedented_tree(tmp_path, files)
 
 
 def test_cuda_member_of_a_registered_set_is_info(tmp_path):
     found = _relays(tmp_path, {"nixl": "", "shm": "", "mooncake": ""})
-    assert _at(found, "pipe/relay/nccl.py", NCCL, 'init_process_group("nccl"').get("NPU101") == "info"
-    assert set(_at(found, "pipe/relay/nccl.py", NCCL, "set_device").values()) == {"info"}
+    assert severity_at(found, "pipe/relay/nccl.py", NCCL, 'init_process_group("nccl"').get("NPU101") == "info"
+    assert set(severity_at(found, "pipe/relay/nccl.py", NCCL, "set_device").values()) == {"info"}
 
 
 def test_registered_cuda_module_with_one_sibling_keeps_its_error(tmp_path):
     found = _relays(tmp_path, {"shm": ""})
-    assert _at(found, "pipe/relay/nccl.py", NCCL, 'init_process_group("nccl"').get("NPU101") == "error"
+    assert severity_at(found, "pipe/relay/nccl.py", NCCL, 'init_process_group("nccl"').get("NPU101") == "error"

@@ -1208,6 +1208,10 @@ def lower_forwarded_flags(results: list, project: Any) -> int:
         for key, shapes in ((f or {}).get(_FACT_FORWARDS) or {}).get("calls", {}).items():
             sites.setdefault(key, []).extend((rel, s) for s in shapes)
         refs.update((f or {}).get(FACT_REFS) or ())
+    # a class a config builds by its path (Hydra's `_target_: synth.Synthesizer`) gets the config's arguments:
+    # unknown, as a subclass's construction (review47 item 4)
+    for name in _config_built_classes(project, {n[2:].rsplit(":", 1)[0] for n in params}):
+        sites.setdefault(name, []).append(("", [[], [], True]))
     set_elsewhere = _class_attributes_set(project, ["self:" + a[2:] for a in attrs])
 
     def param_off(name: str, off: set[str]) -> bool:
@@ -1290,6 +1294,26 @@ def _imported_names(tree: ast.Module) -> list[str]:
             if base and (dotted := ast_dotted(n.value)) and dotted.split(".")[0] in modules:
                 out.add(f"{base}.{n.attr}")
     return sorted(out)
+
+
+# a config key naming a class to build by its dotted path (Hydra / OmegaConf `_target_`, Lightning CLI `class_path`)
+_CONFIG_TARGET = re.compile(rb"""["']?(?:_target_|class_path)["']?\s*[:=]\s*["']?([A-Za-z_][\w.]*)""")
+
+
+def _config_built_classes(project: Any, names: set[str]) -> set[str]:
+    """Of `names` (classes and functions), those a config file of the tree builds by path (`_target_: a.b.Name`)."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    out: set[str] = set()
+    for rel, path in project.paths.items():
+        if rel.lower().endswith(_CONFIG_SUFFIXES) and names - out:
+            try:
+                data = read_counted(project, path)
+            except (OSError, SourceError):
+                continue
+            out.update(n for m in _CONFIG_TARGET.findall(data) if (n := m.decode().rsplit(".", 1)[-1]) in names)
+    return out
 
 
 def _attributes_set_on(project: Any, names: set[str]) -> set[str]:

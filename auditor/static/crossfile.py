@@ -365,6 +365,8 @@ class _Target:
         # a compiled extension a setup.py of the tree builds (_built_extensions): its submodules are its own
         # (pybind11's `def_submodule`: k2's `from _k2.version import with_cuda`)
         self.compiled = False
+        # its subpackages that load none of its compiled ops (a rule's `pure_submodules`: PyTorch3D's transforms)
+        self.pure: frozenset[str] = frozenset()
         # the folder of the setup.py that builds this package as a library (_own_built_packages): its own files
         # import it as the library's internals, not as a use of it
         self.library: str | None = None
@@ -802,6 +804,10 @@ def propagate(results: list, files: Sequence[tuple[Path, str]], engine_rules: di
                            if "flagname" in (getattr(rule, "match", None) or {})
                            or (getattr(rule, "extra", None) or {}).get("implementation_choice"))
     targets = _targets(results, modules, by_path, flag_codes, project)
+    for rule in engine_rules.values():
+        for name, subs in ((getattr(rule, "extra", None) or {}).get("pure_submodules") or {}).items():
+            if name in targets:
+                targets[name].pure = frozenset(subs)
     from auditor.static.valueflow import defer_to_project
 
     defer_to_project(results, modules, targets)     # imports known by their spelling alone: the module's facts decide
@@ -888,12 +894,6 @@ def _folder(rel: str) -> str:
     return rel.rsplit("/", 1)[0] if "/" in rel else ""
 
 
-# subpackages of a CUDA-built library that are plain PyTorch and load none of its compiled ops (tq47a, heldout55's
-# sam-3d-objects): PyTorch3D's rotation conversions and Transform3d (pytorch3d/transforms/*.py), its Meshes / Pointclouds
-# containers (pytorch3d/structures/*.py) and its plotly helpers (pytorch3d/vis/): importing them ports nothing
-_PURE_SUBMODULES = {"pytorch3d": frozenset({"transforms", "structures", "vis"})}
-
-
 def _lookup(name: str, targets: dict[str, _Target], package: str | None, module: bool = False) -> _Target | None:
     """The target a dotted name imports; `module`: the name is a module's (`import a.b`, `from a.b import x`), which
     may be a submodule of a compiled extension (`from _k2.version import with_cuda`, r2a), not a name imported from
@@ -904,7 +904,7 @@ def _lookup(name: str, targets: dict[str, _Target], package: str | None, module:
     for i in range(len(parts) - 1, 0, -1) if module else ():
         hit = targets.get(".".join(parts[:i]))
         if hit is not None and hit.compiled:
-            return None if parts[i] in _PURE_SUBMODULES.get(".".join(parts[:i]), ()) else hit
+            return None if parts[i] in hit.pure else hit
     if package is None:
         return None
     if package and f"{package}.{name}" in targets:   # a script's sibling import (`from cuda_kernel import X` beside it)

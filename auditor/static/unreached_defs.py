@@ -2074,6 +2074,34 @@ def _shell_launches(project: Any, skip: tuple[str, ...] = ()) -> set[str]:
     return out
 
 
+# a container's or CI job's launch file: a Dockerfile (CMD / ENTRYPOINT / RUN), a compose file (`command:`), a CI
+# workflow's steps, a Procfile
+_LAUNCH_FILE = re.compile(r"(?:^|/)(?:[\w.-]*Dockerfile[\w.-]*|[\w.-]*\.dockerfile|[\w.-]*compose[\w.-]*\.ya?ml|"
+                          r"\.gitlab-ci\.ya?ml|Procfile|\.github/workflows/[^/]+\.ya?ml)$", re.IGNORECASE)
+# `-m pkg` in shell form, or in a JSON exec form (`CMD ["python", "-m", "pkg"]`)
+_LAUNCHED_MODULE = re.compile(r"""(?:^|[\s"'\[])-m(?:\s+|["']\s*,\s*["'])([A-Za-z_]\w*(?:\.\w+)*)""")
+
+
+def _container_launches(project: Any) -> set[str]:
+    """`_shell_launches`'s module launches from the tree's container and CI files (review47 item 2: a Dockerfile's
+    `CMD ["python", "-m", "voiceapp"]` runs the app's own `voiceapp/__main__.py`)."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    out: set[str] = set()
+    for rel, path in getattr(project, "paths", {}).items():
+        if not _LAUNCH_FILE.search(rel):
+            continue
+        try:
+            text = read_counted(project, path, _CONFIG_BYTES).decode("utf-8", errors="replace")
+        except (OSError, SourceError):
+            continue
+        for line in text.splitlines():
+            if not line.lstrip().startswith("#"):
+                out.update(m.replace(".", "/") + tail for m in _LAUNCHED_MODULE.findall(line) for tail in ("", "/__main__"))
+    return out
+
+
 def _copy_entries(project: Any, copies: Collection[str]) -> set[str]:
     """The Python files a tree with copied packages runs itself: every file outside the copies (the tree's own code,
     a library's public modules), each copy's top-level scripts (`hubconf.py`, which torch.hub runs; a `setup.py`) and
@@ -2336,7 +2364,7 @@ def _library_mains(project: Any, facts: dict[str, dict[str, Any]], unloaded: Col
     mains = {rel for rel in unloaded if rel.endswith("/__main__.py")}
     if not mains:
         return set()
-    launched = _shell_launches(project)
+    launched = _shell_launches(project) | _container_launches(project)
     used = {rel.rsplit("/", 1)[0] for rel in facts if rel not in unloaded and not rel.endswith("/__init__.py")}
     return {rel for rel in mains if rel.rsplit("/", 1)[0] in used and not _launched(rel, launched)}
 
