@@ -19,6 +19,11 @@
                                             default each code base is audited as its own project root)
     python bench/recall.py run --with-tree  audit each code base's whole unpacked source folder (every file, as a
                                             user audits a repository); scores the same sampled files
+    python bench/recall.py run --record-first-run  also keep this run as the split's first run (a blind split's
+                                            score by the tool that met it first: corpus_S/first_run.json, with the
+                                            tool's commit; refused when the split already has one for this measure)
+    python bench/recall.py first-runs       pool the recorded first runs of the blind splits: recall per split and
+                                            per category (Wilson 95 %), and the must-not-flag lines flagged by kind
     python bench/recall.py fill LABELS...   write sha256 and line texts into labels files (labelling aid)
 
 Scoring: a labelled line is found when any finding starts on it (finding.line); it is found in the
@@ -30,6 +35,10 @@ false positive). Exit status: 0 after a score (whatever the numbers), 2 on usage
 from __future__ import annotations
 
 import argparse
+import ast
+import datetime
+import io
+import math
 import os
 import hashlib
 import html
@@ -40,6 +49,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import tokenize
 import urllib.parse
 import urllib.request
 import zipfile
@@ -661,6 +671,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                             one_tree=args.one_tree, with_tree=args.with_tree)
         results[split] = score(labels, doc)
         add_texts(results[split], labels)
+        if args.record_first_run:
+            record_first_run(split, results[split], labels, "with_tree" if args.with_tree else "default",
+                             None if args.findings else audit_cmd)
     if args.json:
         json.dump(results, sys.stdout, indent=2)
         print()
@@ -671,6 +684,166 @@ def cmd_run(args: argparse.Namespace) -> int:
         print_table(result, split)
     if len(results) > 1:
         print_summary(results)
+    return 0
+
+
+FIRST_RUN = "first_run.json"
+# the subprocess that finds the checkout an audit command imports `auditor` from (PYTHONPATH as the audit sees it)
+_AUDITOR_ROOT = "import auditor, os; print(os.path.dirname(os.path.dirname(os.path.abspath(auditor.__file__))))"
+
+
+def tool_checkout(audit_cmd: list[str] | None) -> dict:
+    """The commit of the checkout whose `auditor` the audit imports, and whether its auditor / rules differ from it
+    (a record made with uncommitted changes says so). The console script and `python -m auditor.cli` import the
+    package the same way, so the bench's interpreter with the same environment finds the same checkout."""
+    python = audit_cmd[0] if audit_cmd and audit_cmd[0].endswith(("python", "python3")) else sys.executable
+    proc = subprocess.run([python, "-c", _AUDITOR_ROOT], capture_output=True, text=True)
+    root = proc.stdout.strip()
+    if proc.returncode != 0 or not root:
+        raise BenchError(f"cannot tell which auditor the audit runs: {proc.stderr.strip()[-200:]}")
+    head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True)
+    if head.returncode != 0:
+        raise BenchError(f"the auditor at {root} is not a git checkout: a first run names the tool's commit")
+    dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no", "--", "auditor",
+                            "rules"], capture_output=True, text=True).stdout.strip()
+    return {"commit": head.stdout.strip(), "changed": bool(dirty)}
+
+
+_MESSAGE_CALLS = frozenset({"print", "warn", "debug", "info", "warning", "error", "exception", "critical", "log",
+                            "fatal", "echo", "secho", "write"})
+
+
+def line_kind(path: Path, line: int) -> str:
+    """What a must-not-flag line is, read by Python's own tokenizer and parser: `comment` (only a comment),
+    `docstring` (inside a bare string statement), `message` (inside a print / logging / warnings call or a raised
+    exception's arguments), else `code`; `unknown` for a file Python cannot read (a notebook, a C source)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return "unknown"
+    try:
+        kinds = {t.type for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                 if t.start[0] <= line <= t.end[0]
+                 and t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)}
+        tree = ast.parse(text)
+    except (SyntaxError, tokenize.TokenError, ValueError):
+        return "unknown"
+    if kinds == {tokenize.COMMENT}:
+        return "comment"
+    for node in ast.walk(tree):
+        first, last = getattr(node, "lineno", 0), getattr(node, "end_lineno", 0) or 0
+        if not first <= line <= last:
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return "docstring"
+        raised = isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)
+        if raised or isinstance(node, ast.Call):
+            call = node.exc if raised else node
+            func = call.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if (raised or name in _MESSAGE_CALLS) and any(
+                    getattr(a, "lineno", 0) <= line <= (getattr(a, "end_lineno", 0) or 0)
+                    for a in [*call.args, *(k.value for k in call.keywords)]):
+                return "message"
+    return "code"
+
+
+def record_first_run(split: str, result: dict, labels: list[LabelledFile], measure: str,
+                     audit_cmd: list[str] | None) -> Path:
+    """Keep a run as the split's first run for `measure` (default / with_tree) in corpus_S/first_run.json: the
+    counts per category, the flagged must-not-flag lines with their kind, and the tool's commit. A split keeps
+    the first record of each measure; a later run is a re-score, not a first run."""
+    if audit_cmd is None:
+        raise BenchError("--record-first-run needs the bench to run the audit (not --findings): it records the tool")
+    out = SPLITS[split] / FIRST_RUN
+    try:
+        held = json.loads(out.read_text()) if out.exists() else {}
+    except (OSError, ValueError) as e:
+        raise BenchError(f"cannot read {shown(out)}: {e}") from e
+    if measure in held:
+        raise BenchError(f"{shown(out)} already holds the {split} first run by {measure} "
+                         f"(tool {held[measure]['tool']['commit'][:12]}); a later run is a re-score")
+    files = {lf.key: lf.corpus_file for lf in labels}
+    held[measure] = {
+        "tool": tool_checkout(audit_cmd),
+        "recorded": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "per_category": {c: {"labelled": r["labelled"], "found": r["found"]}
+                         for c, r in result["per_category"].items() if r["labelled"]},
+        "total": {"labelled": result["total"]["labelled"], "found": result["total"]["found"]},
+        "must_not_flag_lines": result["must_not_flag_lines"],
+        "flagged": [{"file": h["file"], "line": h["line"], "text": h["text"], "codes": h["codes"],
+                     "kind": line_kind(files[h["file"]], h["line"])} for h in result["false_hits"]],
+    }
+    out.write_text(json.dumps(held, indent=2, sort_keys=True) + "\n")
+    print(f"recorded {split}'s first run ({measure}) in {shown(out)}", file=sys.stderr)
+    return out
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95 % Wilson score interval of k in n, in percent."""
+    if not n:
+        return (0.0, 0.0)
+    p = k / n
+    den = 1 + z * z / n
+    mid = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return (round(100 * (mid - half), 1), round(100 * (mid + half), 1))
+
+
+def pool_first_runs(measure: str = "default") -> dict:
+    """The recorded first runs of every split, pooled: per split, per category, and the flagged lines by kind."""
+    splits: dict[str, dict] = {}
+    for split, folder in SPLITS.items():
+        path = folder / FIRST_RUN
+        if not path.exists():
+            continue
+        try:
+            record = json.loads(path.read_text()).get(measure)
+        except (OSError, ValueError) as e:
+            raise BenchError(f"cannot read {shown(path)}: {e}") from e
+        if record:
+            splits[split] = record
+    per_cat = {c: {"labelled": 0, "found": 0} for c in CATEGORIES}
+    kinds: dict[str, int] = {}
+    for record in splits.values():
+        for c, row in record["per_category"].items():
+            per_cat[c]["labelled"] += row["labelled"]
+            per_cat[c]["found"] += row["found"]
+        for hit in record["flagged"]:
+            kinds[hit["kind"]] = kinds.get(hit["kind"], 0) + 1
+    total = {k: sum(r[k] for r in per_cat.values()) for k in ("labelled", "found")}
+    return {"measure": measure, "splits": splits, "per_category": per_cat, "total": total,
+            "must_not_flag_lines": sum(r["must_not_flag_lines"] for r in splits.values()), "flagged_by_kind": kinds}
+
+
+def cmd_first_runs(args: argparse.Namespace) -> int:
+    pooled = pool_first_runs("with_tree" if args.with_tree else "default")
+    if not pooled["splits"]:
+        raise BenchError(f"no split has a recorded first run ({FIRST_RUN}); record one with "
+                         "`python bench/recall.py --split S run --record-first-run`")
+    if args.json:
+        json.dump(pooled, sys.stdout, indent=2)
+        print()
+        return 0
+
+    def cell(row: dict) -> str:
+        lo, hi = wilson(row["found"], row["labelled"])
+        return f"{row['found']:>5}/{row['labelled']:<5} {fmt_pct(pct(row['found'], row['labelled']))} ({lo}-{hi})"
+
+    print(f"first runs ({pooled['measure']}): {len(pooled['splits'])} blind splits, each scored by the tool that met "
+          "it first")
+    for split, record in pooled["splits"].items():
+        tool = record["tool"]["commit"][:8] + ("+changes" if record["tool"]["changed"] else "")
+        print(f"  {split:<10} {cell(record['total'])}  tool {tool}  flagged {len(record['flagged'])}/"
+              f"{record['must_not_flag_lines']}")
+    print("pooled by category:")
+    for c, row in pooled["per_category"].items():
+        if row["labelled"]:
+            print(f"  {c:<12} {cell(row)}")
+    print(f"  {'TOTAL':<12} {cell(pooled['total'])}")
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(pooled["flagged_by_kind"].items())) or "none"
+    print(f"must-not-flag lines flagged: {sum(pooled['flagged_by_kind'].values())} of "
+          f"{pooled['must_not_flag_lines']} ({kinds})")
     return 0
 
 
@@ -718,12 +891,19 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--with-tree", action="store_true",
                    help="audit a copy of each code base's whole unpacked source folder (every file, as a user audits "
                         "a repository; no result cache); only the sampled files are scored")
+    r.add_argument("--record-first-run", action="store_true",
+                   help="keep this run as the split's first run (corpus_S/first_run.json, with the tool's commit); "
+                        "refused when one is recorded for this measure")
     r.add_argument("audit_args", nargs=argparse.REMAINDER,
                    help="after `--`: extra arguments for audit, e.g. -- --product 910a")
+    fr = sub.add_parser("first-runs", help="pool the blind splits' recorded first runs per category")
+    fr.add_argument("--with-tree", action="store_true", help="the whole-tree measure's records")
+    fr.add_argument("--json", action="store_true", help="print the pooled figures as JSON")
     fl = sub.add_parser("fill", help="write sha256 and line texts into labels files")
     fl.add_argument("labels", nargs="+")
     args = ap.parse_args(argv)
-    handler = {"fetch": cmd_fetch, "check": cmd_check, "run": cmd_run, "fill": cmd_fill}[args.cmd]
+    handler = {"fetch": cmd_fetch, "check": cmd_check, "run": cmd_run, "first-runs": cmd_first_runs,
+               "fill": cmd_fill}[args.cmd]
     try:
         return handler(args)
     except BenchError as e:

@@ -2787,3 +2787,95 @@ def test_with_tree_audits_the_whole_source_folder_and_scores_the_sampled_files(t
     r = recall.score(two_code_bases, whole)
     assert r["per_category"]["third_party"]["found"] == 1
     assert {u["file"] for u in r["unlabelled_flagged"]} == {"ludwig/ludwig/distributed/deepspeed.py"}
+
+
+# --------------------------------------------------------------------------- first runs (session 47)
+
+KINDS_SNIPPET = '''\
+import logging
+import torch
+
+logger = logging.getLogger(__name__)
+
+
+def setup(rank):
+    """Move the model to CUDA device `rank` and set up NCCL."""
+    # torch.cuda.set_device(rank) is done by the launcher
+    if not torch.cuda.is_available():
+        raise RuntimeError(
+            "this script needs CUDA and NCCL")
+    logger.info("using cuda:%d", rank)
+    print(f"NCCL on cuda:{rank}")
+    if rank < 0: raise ValueError(f"no cuda:{rank}")
+    return torch.device("cuda", rank)
+'''
+
+
+def test_line_kind_reads_comments_docstrings_messages_and_code(tmp_path):
+    src = tmp_path / "train.py"
+    src.write_text(KINDS_SNIPPET)
+    kinds = {n: recall.line_kind(src, n) for n in (8, 9, 10, 12, 13, 14, 15, 16)}
+    assert kinds == {8: "docstring", 9: "comment", 10: "code", 12: "message", 13: "message", 14: "message",
+                     15: "message", 16: "code"}
+    assert recall.line_kind(tmp_path / "absent.py", 1) == "unknown"
+    (tmp_path / "bad.py").write_text("def broken(:\n    pass\n")
+    assert recall.line_kind(tmp_path / "bad.py", 1) == "unknown"
+
+
+def _record(found: dict[str, tuple[int, int]], none: int, flagged: list[dict]) -> dict:
+    return {"default": {"tool": {"commit": "0" * 40, "changed": False}, "recorded": "2026-12-06 09:00 UTC",
+                        "per_category": {c: {"found": f, "labelled": n} for c, (f, n) in found.items()},
+                        "total": {"found": sum(f for f, _ in found.values()),
+                                  "labelled": sum(n for _, n in found.values())},
+                        "must_not_flag_lines": none, "flagged": flagged}}
+
+
+def test_first_runs_pool_per_category_and_flagged_kinds(tmp_path, monkeypatch, capsys):
+    folders = {}
+    for name, record in {
+        "testA": _record({"device": (98, 100), "kernel": (9, 10)}, 20,
+                         [{"file": "a/x.py", "line": 3, "text": "env['CUDA_HOME'] = home", "codes": ["NPU001"],
+                           "kind": "code"}]),
+        "testB": _record({"device": (50, 50), "kernel": (18, 20), "third_party": (4, 5)}, 30, []),
+    }.items():
+        folder = tmp_path / f"corpus_{name}"
+        folder.mkdir()
+        (folder / recall.FIRST_RUN).write_text(json.dumps(record))
+        folders[name] = folder
+    folders["testC"] = tmp_path / "corpus_testC"          # a split with no first run recorded: left out
+    folders["testC"].mkdir()
+    monkeypatch.setattr(recall, "SPLITS", folders)
+    pooled = recall.pool_first_runs()
+    assert list(pooled["splits"]) == ["testA", "testB"]
+    assert pooled["per_category"]["kernel"] == {"found": 27, "labelled": 30}
+    assert pooled["per_category"]["third_party"] == {"found": 4, "labelled": 5}
+    assert pooled["total"] == {"found": 179, "labelled": 185}
+    assert pooled["must_not_flag_lines"] == 50 and pooled["flagged_by_kind"] == {"code": 1}
+    assert recall.main(["first-runs"]) == 0
+    out = capsys.readouterr().out
+    assert "kernel" in out and "27/30" in out and "(code 1)" in out and "testC" not in out
+
+
+def test_a_first_run_is_recorded_once_per_measure(tmp_path, monkeypatch):
+    folder = tmp_path / "corpus_testA"
+    folder.mkdir()
+    monkeypatch.setattr(recall, "SPLITS", {"testA": folder})
+    monkeypatch.setattr(recall, "tool_checkout", lambda cmd: {"commit": "a" * 40, "changed": False})
+    src = tmp_path / "train.py"
+    src.write_text(KINDS_SNIPPET)
+    lf = recall.LabelledFile(labels_path=tmp_path / "l.yaml", package="pkg", version="1", path="train.py",
+                             sha256="")
+    monkeypatch.setattr(recall.LabelledFile, "corpus_file", property(lambda self: src))
+    result = {"per_category": {c: {"labelled": 0, "found": 0} for c in recall.CATEGORIES},
+              "total": {"labelled": 0, "found": 0}, "must_not_flag_lines": 2,
+              "false_hits": [{"file": "pkg/train.py", "line": 9, "text": "# torch.cuda...", "codes": ["NPU001"]}]}
+    result["per_category"]["device"] = {"labelled": 3, "found": 2}
+    recall.record_first_run("testA", result, [lf], "default", ["audit"])
+    held = json.loads((folder / recall.FIRST_RUN).read_text())["default"]
+    assert held["per_category"] == {"device": {"labelled": 3, "found": 2}}
+    assert held["flagged"][0]["kind"] == "comment" and held["tool"]["commit"] == "a" * 40
+    with pytest.raises(recall.BenchError, match="already holds"):
+        recall.record_first_run("testA", result, [lf], "default", ["audit"])
+    recall.record_first_run("testA", result, [lf], "with_tree", ["audit"])     # the other measure: its own record
+    with pytest.raises(recall.BenchError, match="needs the bench to run the audit"):
+        recall.record_first_run("testA", result, [lf], "with_tree", None)
