@@ -113,6 +113,9 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test125": "npu-audit-test-split-125:",
                  "test127": "npu-audit-test-split-127:",
                  "test130": "npu-audit-test-split-130:",
+                 "test131": "npu-audit-test-split-131:",
+                 "test133": "npu-audit-test-split-133:",
+                 "test135": "npu-audit-test-split-135:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -334,6 +337,15 @@ SPLIT_TOPUP_WORDS["test127"] = SPLIT_TOPUP_WORDS["test84"]
 # test130 (bench/corpus_test130/SELECTION.md, written before its draw): test84's entry (the same object); every
 # category of its top-up order has words there or in TOPUP_WORDS, so no word was added
 SPLIT_TOPUP_WORDS["test130"] = SPLIT_TOPUP_WORDS["test84"]
+# test131 (bench/corpus_test131/SELECTION.md, written before its draw): test84's entry (the same object); every
+# category of its top-up order has words there or in TOPUP_WORDS, so no word was added
+SPLIT_TOPUP_WORDS["test131"] = SPLIT_TOPUP_WORDS["test84"]
+# test133 (bench/corpus_test133/SELECTION.md, written before its draw): test84's entry (the same object); every
+# category of its top-up order has words there or in TOPUP_WORDS, so no word was added
+SPLIT_TOPUP_WORDS["test133"] = SPLIT_TOPUP_WORDS["test84"]
+# test135 (bench/corpus_test135/SELECTION.md, written before its draw): test84's entry (the same object); every
+# category of its top-up order has words there or in TOPUP_WORDS, so no word was added
+SPLIT_TOPUP_WORDS["test135"] = SPLIT_TOPUP_WORDS["test84"]
 TOPUP_MIN_LINES = 2
 
 
@@ -1197,6 +1209,37 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                            # Synchronized-BatchNorm copy; WaveRNN's keithito tacotron text frontend; imaginaire's
                            # third_party (flownet2-pytorch's FlowNet2 and CUDA ops, stylegan2-ada's bias_act / upfirdn2d)
                            "test130": ("sync_batchnorm/", "utils/text/", "imaginaire/third_party/"),
+                           # test131 (bench/corpus_test131/SELECTION.md, vendoring check): OccFormer's mmdetection3d copy
+                           # and mmdetection3d's benchmark script; simple_bev's Deformable-DETR ops; AdaFace's insightface
+                           # IJB helper; SAM-Track's AOT copy; DSS's pix2pix copy; 3DGS's metrics.py / general_utils.py;
+                           # PVD's ChamferDistancePytorch and PyTorchEMD copies
+                           "test131": ("mmdetection3d/", "tools/analysis_tools/benchmark.py", "nets/ops/",
+                                       "validation_mixed/insightface_ijb_helper/", "aot/", "DSS/misc/pix2pix/",
+                                       "metrics.py", "utils/general_utils.py", "metrics/ChamferDistancePytorch/",
+                                       "metrics/PyTorchEMD/"),
+                           # test133 (bench/corpus_test133/SELECTION.md, vendoring check): STANet's CycleGAN files (blobs
+                           # shared); MambaCD's VMamba folders; SpCL's open-reid utilities (blobs shared); video-caption's
+                           # coco-caption; SwinBERT's timm, Video Swin, Swin and BERT copies; DRN's mmdetection DCN ops;
+                           # encodec-pytorch's copies of facebookresearch/encodec's modules (blobs shared)
+                           "test133": ("options/__init__.py", "util/html.py", "classification/", "kernels/selective_scan/",
+                                       "analyze/", "spcl/evaluation_metrics/ranking.py", "spcl/utils/__init__.py",
+                                       "spcl/utils/logging.py", "spcl/utils/meters.py", "spcl/utils/osutils.py",
+                                       "coco-caption/", "src/timm/", "src/modeling/video_swin/", "src/modeling/swin/",
+                                       "src/layers/bert/", "model/layers/dcn/", "modules/", "quantization/", "distrib.py"),
+                           # test135 (bench/corpus_test135/SELECTION.md, vendoring check): CCNet's PyTorch-Encoding
+                           # parallel helpers; HandOccNet's manopth and HandMesh's smplpytorch copies (blobs shared);
+                           # HandMesh's fvcore config / registry files (blobs shared); PVN3D's Pointnet2_PyTorch ops,
+                           # sync_batchnorm, etw_pytorch_utils, ip_basic, fps tools and transformations.py (blobs shared
+                           # but the pointnet2 folder); clean-pvnet's DCNv2 copy, fps tools and RAdam; Scene-Graph-
+                           # Benchmark's maskrcnn-benchmark layers (blobs and sha256 shared with earlier splits' copies);
+                           # fourier_neural_operator's copy of the neuraloperator library (sha256 shared with test13's)
+                           "test135": ("utils/encoding.py", "common/utils/manopth/", "smplpytorch/",
+                                       "mobrecon/configs/compat.py", "mobrecon/tools/registry.py",
+                                       "pvn3d/lib/pointnet2_utils/", "pvn3d/lib/utils/sync_batchnorm/",
+                                       "pvn3d/lib/utils/etw_pytorch_utils/", "pvn3d/lib/utils/ip_basic/",
+                                       "pvn3d/lib/utils/dataset_tools/fps/", "pvn3d/lib/transformations.py",
+                                       "lib/csrc/dcn_v2/", "lib/csrc/fps/", "lib/utils/optimizer/radam.py",
+                                       "maskrcnn_benchmark/layers/", "neuralop/"),
                            "test125": ("ProteinMPNN/", "openfold/", "src/modeling/hrnet/", "src/utils/",
                                        "src/modeling/bert/file_utils.py", "src/modeling/bert/modeling_bert.py",
                                        "src/modeling/bert/modeling_utils.py", "common/utils/smplx/",
@@ -1410,7 +1453,7 @@ TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "te
                                      "test85", "test87", "test88", "test90", "test91", "test93", "test92", "test95", "test96",
                                      "test98", "test99", "test102", "test101", "test106", "test105", "test109",
                                      "test112", "test113", "test116", "test119", "test120", "test124",
-                                     "test125", "test127", "test130"})
+                                     "test125", "test127", "test130", "test131", "test133", "test135"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
@@ -1424,7 +1467,7 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test93": 8, "test92": 8, "test95": 8, "test96": 8, "test98": 8, "test99": 8, "test102": 8, "test101": 8,
                            "test106": 8, "test105": 8, "test109": 8, "test112": 8, "test113": 8, "test116": 8, "test119": 8, "test120": 8,
                            "test124": 8,
-                           "test125": 8, "test127": 8, "test130": 8,
+                           "test125": 8, "test127": 8, "test130": 8, "test131": 8, "test133": 8, "test135": 8,
                            "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
@@ -1714,6 +1757,21 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test130 entry (test84's)
                "test130": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
                            "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                           "cap": 16},
+               # test131 (bench/corpus_test131/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test131 entry (test84's)
+               "test131": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                            "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                            "cap": 16},
+               # test133 (bench/corpus_test133/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test133 entry (test84's)
+               "test133": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
+                           "cap": 16},
+               # test135 (bench/corpus_test135/SELECTION.md): test84's rule; kernel, third_party, attention, precision
+               # first; target 20, but 35 for those four; SPLIT_TOPUP_WORDS' test135 entry (test84's)
+               "test135": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
                            "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
@@ -1725,7 +1783,7 @@ AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23
                                  "test76", "test79", "test82", "test81", "test84", "test85", "test87", "test88", "test90", "test91",
                                  "test93", "test92", "test95", "test96", "test98", "test99", "test102", "test101", "test106", "test105",
                                  "test109", "test112", "test113", "test116", "test119", "test120", "test124",
-                                 "test125", "test127", "test130",
+                                 "test125", "test127", "test130", "test131", "test133", "test135",
                                  "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 

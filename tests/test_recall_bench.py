@@ -211,7 +211,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test88", "test90", "test91", "test93", "test92", "test95", "test96", "test98",
                                    "test99", "test102", "test101", "test106", "test105", "test109", "test112",
                                    "test113", "test116", "test119", "test120", "test124",
-                                   "test125", "test127", "test130", "tuned_t14d",
+                                   "test125", "test127", "test130", "test131", "test133", "test135", "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c",
                                    "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -966,7 +966,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test88", "test90", "test91", "test93", "test92", "test95", "test96", "test98",
                                                "test99", "test102", "test101", "test106", "test105", "test109",
                                                "test112", "test113", "test116", "test119", "test120", "test124",
-                                               "test125", "test127", "test130",
+                                               "test125", "test127", "test130", "test131", "test133", "test135",
                                                "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
@@ -1079,7 +1079,8 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test106", 24), ("test105", 24), ("test109", 18),
                                                ("test112", 20), ("test113", 22), ("test116", 24),
                                                ("test119", 23), ("test120", 20), ("test124", 24),
-                                               ("test125", 24), ("test127", 23), ("test130", 24)])
+                                               ("test125", 24), ("test127", 23), ("test130", 24),
+                                               ("test131", 24), ("test133", 24), ("test135", 24)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -2487,6 +2488,124 @@ def test_test130_files_are_exactly_what_its_rule_draws():
                    if rnd < len(order)], labelled[:52])
     assert labelled[52:] == later and pairs(labelled) < 350
     assert len(labelled) == 77
+
+
+def test_test131_files_are_exactly_what_its_rule_draws():
+    """test131 (bench/corpus_test131/SELECTION.md): test84's rule as test130 copied it (top-up order kernel,
+    third_party, attention, precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code
+    base; 24 code bases, all with an eligible file. The draw ran to its end before the deadline: kernel drew its nine
+    open files and third_party its two (both dry under 35), attention's pool is empty, precision drew its five open
+    files (dry under 35), apex's pool is empty, distributed drew its three open files (dry under 20), device was over
+    20 after the main rounds, and the 350th pair came with the first file of the further rounds."""
+    draw = _LimitedDraw("test131", 24)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test131"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test131"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test131"] == "npu-audit-test-split-131:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test131"] == 8 and "test131" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 24 code bases, three of them with one eligible file.
+    assert len(main) == 45 and labelled[:45] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel drew its nine open files
+    # and third_party its two (dry under 35); attention's pool is empty; precision drew its five open files (dry under
+    # 35); apex's pool is empty; distributed drew its three open files (dry under 20); device was over 20 after the
+    # main rounds.
+    assert labelled[45:54] == open_(pool("kernel"), labelled[:45]) and pairs(labelled[:54], "kernel") < 35
+    assert labelled[54:56] == open_(pool("third_party"), labelled[:54]) and pairs(labelled[:56], "third_party") < 35
+    assert pool("attention") == []
+    assert labelled[56:61] == open_(pool("precision"), labelled[:56]) and pairs(labelled[:61], "precision") < 35
+    assert pool("apex") == []
+    assert labelled[61:64] == open_(pool("distributed"), labelled[:61]) and pairs(labelled[:64], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before and code bases
+    # at 8 files, until 350 pairs: the 350th pair came with the first file of round 3.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:64])
+    assert labelled[64:] == later[:len(labelled) - 64]
+    assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
+    assert labelled[-1] == ("pdf-document-layout-analysis", "src/adapters/ml/vgt/ditod/VGT.py")
+    assert len(labelled) == 65
+def test_test133_files_are_exactly_what_its_rule_draws():
+    """test133 (bench/corpus_test133/SELECTION.md): test84's rule as test130 copied it (top-up order kernel,
+    third_party, attention, precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code
+    base; 24 code bases, all with an eligible file. The draw ran to its end before the deadline: kernel drew its three
+    open files and third_party its three (both dry under 35), attention's pool is empty, precision drew its one open
+    file (dry under 35), apex's and distributed's pools had no open file (dry under 20), device was over 20 after the
+    main rounds, and the further rounds stopped at the file that brought the split to 350 pairs."""
+    draw = _LimitedDraw("test133", 24)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test133"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test133"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test133"] == "npu-audit-test-split-133:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test133"] == 8 and "test133" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 24 code bases, eight of them with one eligible file.
+    assert len(main) == 40 and labelled[:40] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel drew its three open files
+    # and third_party its three (dry under 35); attention's pool is empty; precision drew its one open file (dry under
+    # 35); apex's and distributed's pools had no open file (dry under 20); device was over 20 after the main rounds.
+    assert labelled[40:43] == open_(pool("kernel"), labelled[:40]) and pairs(labelled[:43], "kernel") < 35
+    assert labelled[43:46] == open_(pool("third_party"), labelled[:43]) and pairs(labelled[:46], "third_party") < 35
+    assert pool("attention") == []
+    assert labelled[46:47] == open_(pool("precision"), labelled[:46]) and pairs(labelled[:47], "precision") < 35
+    assert open_(pool("apex"), labelled[:47]) == [] and pairs(labelled[:47], "apex") < 20
+    assert open_(pool("distributed"), labelled[:47]) == [] and pairs(labelled[:47], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before and code bases
+    # at 8 files, until the file that brought the split to 350 pairs.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:47])
+    assert labelled[47:] == later[:len(labelled) - 47]
+    assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
+    assert labelled[-1] == ("siMLPe", "exps/baseline_amass/train.py")
+    assert len(labelled) == 69
+
+
+def test_test135_files_are_exactly_what_its_rule_draws():
+    """test135 (bench/corpus_test135/SELECTION.md): test84's rule as test133 copied it (top-up order kernel,
+    third_party, attention, precision first; targets 35 for those four, 20 for the others; cap 16), 8 files per code
+    base; 24 code bases, all with an eligible file. The draw ran to its end before the deadline: kernel drew its eight
+    open files and third_party its four (both dry under 35), attention's pool is empty, precision drew its three files
+    (dry under 35), apex's pool had no open file (dry under 20), distributed drew its one open file (dry under 20),
+    device was over 20 after the main rounds, and the further rounds stopped at the file that brought the split to 350
+    pairs."""
+    draw = _LimitedDraw("test135", 24)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test135"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test135"] is select_test.SPLIT_TOPUP_WORDS["test84"]
+    assert select_test.SEED_PREFIXES["test135"] == "npu-audit-test-split-135:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test135"] == 8 and "test135" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 24 code bases, four of them with one eligible file.
+    assert len(main) == 44 and labelled[:44] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel drew its eight open files
+    # and third_party its four (dry under 35); attention's pool is empty; precision drew its three files (dry under
+    # 35); apex's pool had no open file (dry under 20); distributed drew its one open file (dry under 20); device was
+    # over 20 after the main rounds.
+    assert labelled[44:52] == open_(pool("kernel"), labelled[:44]) and pairs(labelled[:52], "kernel") < 35
+    assert labelled[52:56] == open_(pool("third_party"), labelled[:52]) and pairs(labelled[:56], "third_party") < 35
+    assert pool("attention") == []
+    assert labelled[56:59] == open_(pool("precision"), labelled[:56]) and pairs(labelled[:59], "precision") < 35
+    assert open_(pool("apex"), labelled[:59]) == [] and pairs(labelled[:59], "apex") < 20
+    assert labelled[59:60] == open_(pool("distributed"), labelled[:59]) and pairs(labelled[:60], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before and code bases
+    # at 8 files, until the file that brought the split to 350 pairs.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:60])
+    assert labelled[60:] == later[:len(labelled) - 60]
+    assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
+    assert labelled[-1] == ("CCNet", "evaluate.py")
+    assert len(labelled) == 73
 
 
 def test_test22_files_are_exactly_what_its_rule_draws():
