@@ -40,13 +40,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+from recall import wilson  # noqa: E402  (the benches' one Wilson interval)
+
 TREES = BENCH / "_projects"
 OUT = BENCH / "project_files" / "precision"
 SPLITS = ("dev", "test", "test2")
@@ -139,13 +141,6 @@ def sample_cmd() -> int:
     return 0
 
 
-def _wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95 % Wilson score interval for k successes in n trials."""
-    p = k / n
-    mid, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return (mid - half) / (1 + z * z / n), (mid + half) / (1 + z * z / n)
-
-
 def run(as_json: bool) -> int:
     meta = json.loads((OUT / "sample.json").read_text())
     sample = meta["sample"]
@@ -179,7 +174,7 @@ def run(as_json: bool) -> int:
         by_repo[s["repo"]]["right"] += lab["verdict"] == "right"
     pop = meta["population_by_repo"]
     weighted = sum(pop[r] * c["right"] / c["n"] for r, c in by_repo.items()) / sum(pop[r] for r in by_repo)
-    lo, hi = _wilson(right, n)
+    lo, hi = wilson(right, n)
     report = {"sampled": n, "right": right, "precision": right / n if n else None, "wilson95": [lo, hi],
               "precision_weighted_by_repo_population": weighted,
               "by_repo": {k: {"n": v["n"], "right": v["right"], "population": pop[k]} for k, v in sorted(by_repo.items())},
@@ -236,7 +231,7 @@ def rescore(as_json: bool) -> int:
                             "now": same[0].severity if same else None, "outcome": outcome})
     made = counts["right"] + counts["wrong"] + counts["right-severity-changed"]
     right = counts["right"]
-    lo, hi = _wilson(right, made) if made else (0.0, 0.0)
+    lo, hi = wilson(right, made)
     report = {"sampled": len(sample), "still_made": made, "right": right,
               "precision_after_tuning_on_the_sample": right / made if made else None, "wilson95": [lo, hi],
               "outcomes": dict(counts), "changed": changes}

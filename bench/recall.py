@@ -780,14 +780,13 @@ def record_first_run(split: str, result: dict, labels: list[LabelledFile], measu
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95 % Wilson score interval of k in n, in percent."""
+    """95 % Wilson score interval for k successes in n trials, as fractions ((0, 0) for no trial); the benches'
+    one interval (project_precision.py uses it too)."""
     if not n:
         return (0.0, 0.0)
     p = k / n
-    den = 1 + z * z / n
-    mid = (p + z * z / (2 * n)) / den
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return (round(100 * (mid - half), 1), round(100 * (mid + half), 1))
+    mid, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (mid - half) / (1 + z * z / n), (mid + half) / (1 + z * z / n)
 
 
 def pool_first_runs(measure: str = "default") -> dict:
@@ -828,7 +827,8 @@ def cmd_first_runs(args: argparse.Namespace) -> int:
 
     def cell(row: dict) -> str:
         lo, hi = wilson(row["found"], row["labelled"])
-        return f"{row['found']:>5}/{row['labelled']:<5} {fmt_pct(pct(row['found'], row['labelled']))} ({lo}-{hi})"
+        return (f"{row['found']:>5}/{row['labelled']:<5} {fmt_pct(pct(row['found'], row['labelled']))} "
+                f"({100 * lo:.1f}-{100 * hi:.1f})")
 
     print(f"first runs ({pooled['measure']}): {len(pooled['splits'])} blind splits, each scored by the tool that met "
           "it first")
