@@ -168,7 +168,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     try:
         if args.config and not args.config.is_file():
             raise ConfigError(f"config file {args.config} does not exist")
-        config = load_config(args.config if args.config else find_pyproject(args.paths[0] if args.paths else Path.cwd()))
+        config = load_config(args.config if args.config else find_pyproject(args.paths[0] if args.paths else Path.cwd()),
+                             explicit=bool(args.config))
         baseline = read_baseline(args.baseline) if args.baseline else None
         catalogue = load_rules()
         for flag, value in (("--select", args.select), ("--extend-select", args.extend_select),
@@ -176,6 +177,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             check_selectors(split_codes(value), catalogue, flag)
     except ConfigError as exc:
         raise UsageError(str(exc)) from exc
+    if config.unread:
+        print(f"audit: warning: {config.unread}", file=sys.stderr)
     if args.select:
         config.select = split_codes(args.select)
     config.extend_select += split_codes(args.extend_select)

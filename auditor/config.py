@@ -35,6 +35,7 @@ class Config:
     respect_gitignore: bool = True
     ignore_errors: bool = False                          # files that cannot be audited do not fail the run
     source: Path | None = None                           # the pyproject.toml it came from
+    unread: str | None = None                            # why a found pyproject.toml was passed over (printed as a warning)
 
     @staticmethod
     def _hits(selector: str, rule: Rule) -> bool:
@@ -157,15 +158,24 @@ def _strings(value: Any, key: str) -> list[str]:
     raise ConfigError(f"[tool.{SECTION}] {key} must be a string or a list of strings")
 
 
-def load_config(path: Path | None) -> Config:
-    """Read the [tool.npu-audit] table of a pyproject.toml; a file without it gives the defaults."""
+def load_config(path: Path | None, explicit: bool = False) -> Config:
+    """Read the [tool.npu-audit] table of a pyproject.toml; a file without it gives the defaults.
+
+    A found (not `--config`) file that is not valid TOML and never names the table gives the defaults too, with a
+    warning: a broken pyproject.toml of the audited project holds no settings of this tool and must not stop its audit
+    (ruff likewise passes over pyproject.toml files without its table)."""
     if path is None:
         return Config()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from exc
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
+        if not explicit and f"tool.{SECTION}" not in text and f'tool."{SECTION}"' not in text:
+            return Config(unread=f"{path} is not valid TOML ({exc}) and has no [tool.{SECTION}] table: "
+                                 "auditing with the default settings")
         raise ConfigError(f"{path} is not valid TOML: {exc}") from exc
     tool = data.get("tool", {})
     if not isinstance(tool, dict):

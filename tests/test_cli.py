@@ -72,6 +72,25 @@ def test_bad_config_is_a_usage_error(project, capsys):
     assert code == 2 and "unknown keys" in err
 
 
+def test_invalid_pyproject_without_our_table_is_a_warning(project, capsys):
+    # a project's own broken pyproject.toml (a duplicate key, as some real trees ship) holds no settings of ours
+    (project / "pyproject.toml").write_text('[project]\nname = "demo"\nname = "demo2"\n'
+                                            'dependencies = ["torch==2.1.0+cu118"]\n')
+    code, out, err = audit(capsys, str(project), "--format", "json", "--no-cache", "--fail-on", "never")
+    assert "is not valid TOML" in err and "default settings" in err
+    doc = json.loads(out)
+    assert {f["code"] for f in doc["findings"]} >= {"NPU001"}         # the other files are audited
+    # the file itself is still one that could not be audited: the run exits 2 unless --ignore-errors
+    assert code == 2 and [e["path"] for e in doc["errors"]] == ["pyproject.toml"]
+    # the same file naming our table, or given by --config, still stops the run
+    (project / "pyproject.toml").write_text('[tool.npu-audit]\nignore = ["NPU002"\n')
+    code, _, err = audit(capsys, str(project), "--no-cache")
+    assert code == 2 and "is not valid TOML" in err
+    (project / "other.toml").write_text('[project]\nname = "a"\nname = "b"\n')
+    code, _, err = audit(capsys, str(project), "--no-cache", "--config", str(project / "other.toml"))
+    assert code == 2 and "is not valid TOML" in err
+
+
 def test_target_from_pyproject(project, capsys):
     (project / "pyproject.toml").write_text('[tool.npu-audit]\nproduct = "910b"\ntorch-npu = "2.5.1"\n')
     _, doc = as_json(capsys, str(project))

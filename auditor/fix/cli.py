@@ -129,6 +129,8 @@ def run_fix(args: argparse.Namespace, target) -> int:
             check_selectors(split_codes(value), load_rules(), flag)
     except ConfigError as exc:
         raise UsageError(str(exc)) from exc
+    if config.unread:
+        print(f"audit: warning: {config.unread}", file=sys.stderr)
     if args.select:
         config.select = split_codes(args.select)
     config.ignore += split_codes(args.ignore)
