@@ -232,11 +232,13 @@ nvfuser_ofi_inference = get_inference(context_managers=[get_dynamo_optimizer(nam
 nnc_inference = get_inference(context_managers=[get_dynamo_optimizer(name="nnc_ofi")])
 timings["pytorch nvfuser_ofi fp32"] = benchmark(nvfuser_ofi_inference)
 print("nvfuser")
+if fuser == "nvfuser":
+    torch._C._jit_set_nvfuser_enabled(True)
 """
 
 
 def test_torchdynamo_nvfuser_backend_names(tmp_path):
     found = audit_file(tmp_path, "demo/benchmark.py", DYNAMO)
     assert codes_of_line(found, 8) == {"NPU925"}
-    for line in (9, 10):                           # NNC (CPU / LLVM), a dict key holding the name in a label
+    for line in (9, 10, 11, 12):                   # NNC (CPU / LLVM), a label, a message, a choice read
         assert "NPU925" not in codes_of_line(found, line), line
