@@ -242,3 +242,22 @@ def test_torchdynamo_nvfuser_backend_names(tmp_path):
     assert codes_of_line(found, 8) == {"NPU925"}
     for line in (9, 10, 11, 12):                   # NNC (CPU / LLVM), a label, a message, a choice read
         assert "NPU925" not in codes_of_line(found, line), line
+
+
+SPACK_SCRIPT = """\
+#!/bin/bash
+# spack install ginkgo +cuda cuda_arch=80
+spack install -j 16 amrex@22.11 +cuda cuda_arch=80 %nvhpc@23.9
+spack install hoomd-blue
+spack add "kokkos@3.7.00+cuda cuda_arch=90"
+spack install slate ~cuda
+echo "spack install petsc +cuda"
+"""
+
+
+def test_spack_commands_read_as_specs(tmp_path):
+    found = audit_file(tmp_path, "stacks/gpu-stack.sh", SPACK_SCRIPT)
+    assert codes_of_line(found, 3) == {"NPU922", "NPU923"}
+    assert codes_of_line(found, 5) == {"NPU922"}              # a variant right after the version, in quotes
+    for line in (2, 4, 6, 7):                                  # a comment, a plain spec, CUDA off, a message
+        assert not codes_of_line(found, line), line

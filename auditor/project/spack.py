@@ -28,9 +28,9 @@ from auditor.project.requirements import yaml_entries
 _PACKAGE_KEYS = frozenset({"variants", "require", "externals", "buildable", "providers", "prefer"})
 # a CUDA build: the variant turned on (`+cuda`, `++cuda`, `cuda=True`) or the architectures asked for (`cuda_arch=80`),
 # one finding a spec (`+cuda cuda_arch=80` is one choice); NVIDIA's compilers: `%nvhpc@22.5`, a spec of the `nvhpc`
-# package. A spec's `~cuda` is off.
+# package. A spec's `~cuda` is off; a variant may follow the name or version directly (`kokkos@3.7+cuda`).
 _SPEC_PARTS = (
-    re.compile(r"(?<![\w~-])\+\+?cuda(?![\w-])|(?<![\w-])cuda==?(?:true|True|TRUE)(?![\w-])"
+    re.compile(r"(?<!\+)\+\+?cuda(?![\w-])|(?<![\w-])cuda==?(?:true|True|TRUE)(?![\w-])"
                r"|(?<![\w-])cuda_arch==?[\w,]+"),
     re.compile(r"(?<![\w-])%nvhpc(?![\w-])(?:@[\w.:-]*)?|(?<![\w%^-])nvhpc(?![\w-])(?:@[\w.:-]*)?"),
 )
