@@ -87,6 +87,11 @@ def project_kind(name: str, rel: str = "") -> str | None:
         return "config"
     if low.endswith(".json") and _ARM_TEMPLATE_RE.fullmatch(low):
         return "config"       # Azure Resource Manager templates: the VMs a deployment makes (tp46b)
+    if low.endswith(".json") and ("snapshot" in low or any(part.lower() == "snapshots"
+                                                            for part in rel.split("/")[:-1])):
+        # ComfyUI-Manager's snapshots (`snapshots/<date>_snapshot.json`, `restore-snapshot.json`): the pip packages
+        # a restore installs; configs.py reads only a file of that schema (tp48a)
+        return "config"
     if low.endswith(".json") and "autoprovisioning" in low:
         # GKE node auto-provisioning configs (`gcloud container clusters update --autoprovisioning-config-file
         # autoprovisioning.json`: `resourceLimits` of CPU, memory and `nvidia-tesla-*` GPUs the cluster may add; tp47a)

@@ -19,6 +19,7 @@ from auditor.project import is_github_workflow
 from auditor.project.conda_recipe import analyze_recipe, is_recipe_file
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.makefile import keep_call
+from auditor.project.spack import scan_spack_specs
 from auditor.project.hits import (NCCL_VERSION_NAME_RE, Collector, cuda_member_siblings, decode_text,
                                   lower_cuda_member, matchers)
 from auditor.project.requirements import (_CUDA_INDEX_RE, analyze_requirements_txt, conda_export_text,
@@ -128,6 +129,8 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
             json.loads(text)
         except ValueError as exc:
             return FileResult(rel, error=FileError(rel, "syntax", f"invalid JSON: {exc}"))
+    if is_json and _snapshot_file(rel):
+        return _manager_snapshot(engine, text, rel)
     try:
         # JSON is YAML 1.2 flow syntax; the composer gives each value its line either way
         roots = list(yaml.compose_all(text.replace("\t", " ") if is_json else text, Loader=_AliasTolerantLoader))
@@ -166,6 +169,7 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         return analyze_conda(engine, data, rel)
     col = Collector(engine, rel, text)
     scan_config_roots(col, roots)
+    scan_spack_specs(col, matchers(engine), roots)      # Spack environments and config scopes (tp48a)
     _gpu_service_images(col, roots)
     _superbench_config(col, roots)
     result = col.done()
@@ -192,6 +196,31 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         result.findings = [f for f in result.findings if f.category != "precision"
                            or not _on_cpu(sections, f.line)]
     return result
+
+
+def _snapshot_file(rel: str) -> bool:
+    """A JSON file named or filed as a snapshot (project_kind reads such files as configs for ComfyUI-Manager's)."""
+    parts = rel.lower().split("/")
+    return "snapshot" in parts[-1] or "snapshots" in parts[:-1]
+
+
+def _manager_snapshot(engine: "StaticEngine", text: str, rel: str) -> FileResult:
+    """A ComfyUI-Manager snapshot (glob/manager_core.py `get_current_snapshot`: `comfyui` (a commit),
+    `git_custom_nodes`, `file_custom_nodes`, `pips` {requirement: ""}): `restore_snapshot` pip-installs each `pips`
+    key (git_helper.py `restore_pip_snapshot`), so each is read as a line of requirements.txt (NVIDIA's CUDA runtime
+    wheels pinned beside torch). Another JSON named for a snapshot is data: nothing is read (tp48a)."""
+    col = Collector(engine, rel, text)
+    try:
+        root = yaml.compose(text.replace("\t", " "), Loader=_AliasTolerantLoader)
+    except yaml.YAMLError:
+        return col.done()
+    entries = yaml_entries(root)
+    pips = entries.get("pips")
+    if "comfyui" in entries and isinstance(pips, yaml.MappingNode):
+        for key, _value in pips.value:
+            if isinstance(key, yaml.ScalarNode) and isinstance(key.value, str):
+                _requirement_item(col, key)
+    return col.done()
 
 
 def _display_name(path: str) -> bool:

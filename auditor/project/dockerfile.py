@@ -414,15 +414,19 @@ def _build_settings(col: Collector, m, words: list[str], lines: list[str], first
             # installs (tp38); its `+cuda10.1` local part names the CUDA it was built for, the name says NCCL
             key, value = name.lower(), value.split("+", 1)[0]
         setting = m.match_setting(key, value) if sep and value and ("$" not in value or passed) else None
-        if not sep and name not in inherited and re.fullmatch(r"CUDA|(?:\w+_)?CUDA_VER(?:SION)?", name.upper()):
+        bare_version = not sep and name not in inherited and re.fullmatch(r"CUDA|(?:\w+_)?CUDA_VER(?:SION)?(?:_\w+)?",
+                                                                          name.upper()) is not None
+        if bare_version:
             # `ARG CUDA` / `ARG CUDA_VERSION` without a default (alphafold, raster-vision; t35a): the CUDA version
-            # the build command passes, which the FROM line or the installs use (not a switch: `ARG USE_CUDA`)
+            # the build command passes, which the FROM line or the installs use (not a switch: `ARG USE_CUDA`);
+            # also one named for what it feeds (`ARG CUDA_VERSION_FOR_COMFY`, worker-comfyui; tp48a)
             setting = m.match_setting("cuda_version", "")
         if setting is None and sep and value and name.upper().startswith("NV_"):
             # NVIDIA's CUDA image package variables (`NV_CUDNN_PACKAGE=libcudnn9-cuda-12=${NV_CUDNN_VERSION}`):
             # the name says what it is whatever the value reads (rules/project_nvidia_tools_images.yaml, NPU072)
             setting = m.match_setting(name.lower(), value)
-        if setting is None or not (name.endswith(("_VERSION", "_VER")) or col.engine.compiled.match_env(name) is None):
+        if setting is None or not (name.endswith(("_VERSION", "_VER")) or bare_version
+                                   or col.engine.compiled.match_env(name) is None):
             continue
         if setting.code in SCHEDULER_REQUESTS:
             # `ENV USE_GPU=true`, `ARG GPUS=1`: an image's own variable asks no scheduler for GPUs (a launcher's

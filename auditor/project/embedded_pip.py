@@ -50,13 +50,11 @@ def add_embedded_pip_commands(engine: "StaticEngine", data: bytes, rel: str, res
     seen = {(f.line, f.code) for f in result.findings}
     added = False
     strings = string_names(tree)
-    for node in module_nodes_of(tree, ast.Call):
-        if not node.args:
-            continue
-        command = _pip_command(node, strings)
-        if command is None:
-            continue
-        text, spans = command
+    commands = [c for c in (_pip_command(node, strings) for node in module_nodes_of(tree, ast.Call) if node.args)
+                if c is not None]
+    commands += [_joined([("pip install", item), (str(item.value), item)])
+                 for item in runtime_env_packages(tree)]
+    for text, spans in commands:
         inner = analyze_shell(engine, (text + "\n").encode("utf-8"), rel)
         for f in inner.findings:
             if f.line != 1:
@@ -107,6 +105,29 @@ def _pip_command(call: ast.Call, strings: dict[str, ast.Constant]) -> tuple[str,
         return f"{prefix} {text}", [(s + len(prefix) + 1, e + len(prefix) + 1, line, col)
                                     for s, e, line, col in spans]
     return None
+
+
+def runtime_env_packages(tree: ast.Module) -> list[ast.Constant]:
+    """The string items of a Ray runtime environment's pip list built in Python: `ray.init(runtime_env={"pip":
+    ["torch", ...]})`, `@ray.remote(runtime_env=...)`, `.options(runtime_env=...)`, also `{"pip": {"packages":
+    [...]}}` (Ray docs, "Runtime environments": `pip (dict | List[str] | str)`; Ray pip-installs them into every
+    worker's environment before it runs, as the YAML `runtime_env: pip:` lists configs.py reads; tp48a)."""
+    from auditor.astnodes import module_nodes_of
+
+    out: list[ast.Constant] = []
+    for node in module_nodes_of(tree, ast.keyword):
+        if node.arg != "runtime_env" or not isinstance(node.value, ast.Dict):
+            continue
+        for key, value in zip(node.value.keys, node.value.values):
+            if not (isinstance(key, ast.Constant) and key.value == "pip"):
+                continue
+            if isinstance(value, ast.Dict):
+                value = next((v for k, v in zip(value.keys, value.values)
+                              if isinstance(k, ast.Constant) and k.value == "packages"), None)
+            if isinstance(value, (ast.List, ast.Tuple)):
+                out += [e for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+                        and e.value.strip() and "\n" not in e.value and not e.value.startswith("-")]
+    return out
 
 
 def runner_call(call: ast.Call) -> bool:

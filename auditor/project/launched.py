@@ -676,7 +676,8 @@ def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Cal
     new = []
     for call in calls:
         try:
-            line, col, end_col, rel = call["line"], call["col"], call["end_col"], call["file"]
+            rel = call["file"]
+            launched_word_position(call)      # the launch's position: recorded with it
         except (KeyError, TypeError):
             continue
         why, source, shown = None, rel, rel
@@ -706,7 +707,8 @@ def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Cal
         if why is None or rule is None:
             continue
         message = rule.message.replace("{symbol}", shown) + f" ({source}:{why.line}: `{why.symbol}`, {why.code})"
-        new.append(call_finding(rule, product, result, (line, col, end_col), message, rel,
+        # on the wrapper's own word (`train_fast.py \` below `torchrun \`), as a default's finding is (tp48a)
+        new.append(call_finding(rule, product, result, launched_word_position(call), message, rel,
                                 {"launched": rel, "line": why.line, "code": why.code}))
     if new:
         return unsuppressed(new, calls, Path(result.path), root)

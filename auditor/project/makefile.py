@@ -377,7 +377,8 @@ def unsuppressed(new: list[Finding], calls: list, here: Path, root: Path) -> lis
     that read the file kept with each call (note_suppressions); calls recorded without them (a caller that built the
     summary itself, an older cache entry) have the file read, as before (relative to root unless absolute)."""
     if all(isinstance(call, dict) and isinstance(call.get(IGNORE_KEY), list) for call in calls):
-        return [f for f in new if not any(call["line"] == f.line and covered(call[IGNORE_KEY], f.code)
+        return [f for f in new if not any(f.line in (call["line"], call.get("file_line"))
+                                          and covered(call[IGNORE_KEY], f.code)
                                           for call in calls)]
     try:
         text = (here if here.is_absolute() else root / here).read_text(encoding="utf-8", errors="replace")

@@ -149,6 +149,34 @@ def _system_call_lines(code: str) -> list[tuple[int, str]]:
     return out
 
 
+def _switches_passed(code: str, switches: list[tuple[int, int, str, str]], offset: int
+                     ) -> tuple[str, dict[tuple[int, int], str]]:
+    """The cell's code with each keyword value that is a `True` switch of the notebook (`ScalingConfig(num_workers=2,
+    use_gpu=use_gpu)` after `use_gpu = True`) written as that value, padded to keep the columns, so that the call's
+    keyword is read as set (Ray's GPU request); and {(notebook line, keyword column): switch}. Lead decision 47: the
+    switch is `none`, the request it turns on the pair (tp48a). A switch bound more than once is not read."""
+    names = [s[2] for s in switches]
+    on = {s[2] for s in switches if s[3] == "True" and names.count(s[2]) == 1 and len(s[2]) >= len("True")}
+    if not on:
+        return code, {}
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return code, {}
+    lines = code.split("\n")
+    passed: dict[tuple[int, int], str] = {}
+    for node in walk_list(tree):
+        if isinstance(node, ast.keyword) and node.arg and isinstance(node.value, ast.Name) \
+                and node.value.id in on and node.value.lineno == node.lineno:
+            text = lines[node.lineno - 1]
+            start = len(text.encode("utf-8")[:node.value.col_offset].decode("utf-8", "replace"))
+            name = node.value.id
+            lines[node.lineno - 1] = text[:start] + "True".ljust(len(name)) + text[start + len(name):]
+            column = len(text.encode("utf-8")[:node.col_offset].decode("utf-8", "replace")) + 1
+            passed[(offset + node.lineno, column)] = name
+    return "\n".join(lines), passed
+
+
 def _names_read(code: str) -> set[str]:
     try:
         tree = ast.parse(code)
@@ -210,6 +238,7 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
     imported: list[str] = []      # the kernel's imports so far, put on one line before each later cell
     switches: list[tuple[int, int, str, str]] = []     # `cuda = True` at a cell's top level: (line, col, name, value)
     read: set[str] = set()        # names the notebook's code reads
+    handed_on: set[str] = set()   # switches passed as a keyword whose call has its own finding there
     python_code: list[str] = []   # the Python of every code cell, a line per notebook line (blank elsewhere)
     shifted: dict[int, tuple[int, int]] = {}   # line -> (column of a magic read as shell, columns it grew)
     for number, source in cells:
@@ -288,8 +317,11 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
         switches.extend((offset + ln, c, name, value) for ln, c, name, value in _switches(code))
         read |= _names_read(code)
         prefix = 1 if imported else 0
+        code, passed = _switches_passed(code, switches, offset)
         cell = engine.analyze_bytes(((("; ".join(imported) + "\n") if prefix else "") + code).encode("utf-8"),
                                     rel + ".py")
+        handed_on |= {name for (line, c), name in passed.items()
+                      if any(f.line - prefix + offset == line and f.col == c for f in cell.findings)}
         imported.extend(i for i in _cell_imports(code) if i not in imported)
         result.suppressed += cell.suppressed
         if cell.error is not None and result.error is None:
@@ -311,7 +343,7 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
         if shell.result.summary:
             result.summary = _unshifted(shell.result.summary, shifted)
         shell.result.findings = [_unshift(f, shifted) for f in shell.result.findings]
-    _switch_findings(shell, switches, read)
+    _switch_findings(shell, [s for s in switches if s[2] not in handed_on], read)
     if shell.result.findings:
         starts = []
         total = 0

@@ -23,6 +23,7 @@ from auditor.project.local_extras import SUMMARY_KEY as LOCAL_EXTRAS, local_extr
 from auditor.project.makefile import _join as make_join
 from auditor.project.makefile import cd as make_cd
 from auditor.project.makefile import keep_call, make_call
+from auditor.project.spack import spec_parts
 from auditor.project.requirements import (_ALL_BUILDS_PAGE_RE, _CPU_INDEX_RE, _CUDA_INDEX_RE, _OTHER_ACCELERATOR_RE,
                                          conda_spec_name, conda_archive_symbols, cpu_builds_only, extra_hits, requirement_hits,
                                          wheel_symbols)
@@ -2283,6 +2284,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         else:
             sub = f"{name} {words[1]}"
             col.add(m.match_command(sub), sub, line, c, c + len(sub))
+        if name == "spack" and words[1] in _SPACK_SPEC_COMMANDS:
+            _spack_command_specs(col, m, pos, words[2:], nodes[2:])
         if name == "helm" and words[1] in ("install", "upgrade", "template"):
             # `helm install ... nvidia/gpu-operator`: the chart, named repo/chart among the options (t34a)
             for i, w in enumerate(words[2:], 2):
@@ -2787,6 +2790,27 @@ def _make_folder(col: Collector, m, pos: _Positions, words: list[str], nodes: li
     if rule is not None and rule.extra.get("folder_build"):
         line, c = pos.at(nodes[0].start_point)
         col.add(rule, symbol, line, c, c + len(words[0]), note=" (built here)")
+
+
+# Spack's commands that take specs (`spack install amrex +cuda cuda_arch=80`, `spack add`, `spack spec`, `spack develop`)
+_SPACK_SPEC_COMMANDS = frozenset({"install", "add", "spec", "develop"})
+
+
+def _spack_command_specs(col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
+    """The specs of a Spack command read as those of an environment (auditor/project/spack.py): the first CUDA
+    variant or architecture and the first NVIDIA compiler of the command's words (tp48a)."""
+    found: set[str] = set()
+    for w, node in zip(words, nodes):
+        if w.startswith("-"):
+            continue
+        for offset, symbol in spec_parts(w):
+            rule = m.match_requirement(f"spack:{symbol}")
+            if rule is None or rule.code in found:
+                continue
+            found.add(rule.code)
+            wl, wc = pos.at(node.start_point)
+            wc += node.text[:1] in (b"'", b'"')
+            col.add(rule, symbol, wl, wc + offset, wc + offset + len(symbol))
 
 
 def _module_options(col: Collector, m, pos: _Positions, module: str, words: list[str], nodes: list) -> None:
