@@ -19,6 +19,7 @@ from auditor.project import is_github_workflow
 from auditor.project.conda_recipe import analyze_recipe, is_recipe_file
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.makefile import keep_call
+from auditor.project.monai_bundle import bundle_packages
 from auditor.project.hits import (NCCL_VERSION_NAME_RE, Collector, cuda_member_siblings, decode_text,
                                   lower_cuda_member, matchers)
 from auditor.project.requirements import (_CUDA_INDEX_RE, analyze_requirements_txt, conda_export_text,
@@ -168,6 +169,7 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     scan_config_roots(col, roots)
     _gpu_service_images(col, roots)
     _superbench_config(col, roots)
+    bundle_packages(col, roots)
     result = col.done()
     members = _cuda_services(roots)
     if members:
