@@ -638,6 +638,18 @@ def _exports(declaration) -> bool:
         c.type == "word" and c.text.startswith(b"-") and b"x" in c.text for c in declaration.children))
 
 
+# `python3.7 -u $SC`: a variable holding the script a Python launch runs, with its options (PaddleRec's run_gpubox.sh:
+# `SC="tools/static_gpubox_trainer.py -m models/rank/dnn/config_gpubox.yaml"`)
+_LAUNCHED_SCRIPT_VAR_RE = re.compile(r"(?m)(?:^|[;&|(]\s*)(?:\S*/)?python[\d.]*(?:\s+-[A-Za-z]+)*\s+\"?\$\{?([A-Za-z_]\w*)\}?")
+
+
+def _launched_script(m, value: str) -> tuple[str, Rule | None]:
+    """(the script, its program rule) of a Python launch's script path (`tools/static_gpubox_trainer.py`): a trainer
+    named for a CUDA-only mode is that mode's program (NPU929, tp48b)."""
+    script = value.strip("\"'").split(maxsplit=1)[0] if value.strip("\"'") else ""
+    return script, (m.match_command(script.rsplit("/", 1)[-1]) if script.endswith(".py") else None)
+
+
 def _evaluated_vars(text: str) -> set[str]:
     """The variables whose string the script runs as a command line: with `eval` (hallo3's `run_cmd="PYTORCH_CUDA_
     ALLOC_CONF=... torchrun ..."; eval ${run_cmd}`: bash reads the string as a command line, environment assignments
@@ -747,6 +759,7 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
     environment_names = _environment_names(tree, raw, text, evaluated)
     appenders = _appender_functions(tree) if "$@" in text or "$*" in text else {}
     container_vars = _container_variables(tree.root_node) if "$" in text else {}
+    launched_vars = set(_LAUNCHED_SCRIPT_VAR_RE.findall(text)) if "python" in text else set()
     build_tags = _build_tag_variables(tree.root_node) if "$" in text and "build" in text else set()
     # the evaluated variables a command under srun / mpirun expands (`srun ... bash -c "source vars.sh && $cmd"`)
     multi_process_vars = _Everything() if multi_process else \
@@ -777,6 +790,10 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
                 # PYTORCH_DEPS=${PYTORCH_DEPS}` (stable-baselines3's build_docker.sh): a CUDA wheel index the script
                 # hands on to the install that reads it, as decision 62 reads a held NVIDIA download URL (tp47b)
                 index_env(col, m, name, _word(value), line, c, frozenset({name.upper()}))
+            if value is not None and name in launched_vars:
+                script, rule = _launched_script(m, _word(value))
+                vline, vc = pos.at(value.start_point)
+                col.add(rule, script, vline, vc + (value.type in ("string", "raw_string")))
             if value is not None and name in container_vars:
                 _container_options_variable(col, m, pos, name, value, container_vars[name])
             if value is not None and value.type in ("word", "concatenation", "expansion"):
@@ -2417,6 +2434,13 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         # Hydra / OmegaConf overrides on the command line: `trainer.accelerator=gpu`, `++device=cuda:0`; also of a
         # script run by uv (NeMo-RL's `uv run examples/run_sft.py cluster.gpus_per_node=2`, t15s)
         _overrides(col, m, pos, words[1:], nodes[1:])
+    if name.startswith("python"):
+        # `python3.7 -u tools/static_gpubox_trainer.py -m config.yaml`: the script is the program run
+        at = next((i for i, w in enumerate(words[1:], 1) if not w.startswith("-")), None)
+        script, rule = _launched_script(m, words[at]) if at is not None else ("", None)
+        if rule is not None:
+            sl, sc = pos.at(nodes[at].start_point)
+            col.add(rule, script, sl, sc, sc + len(words[at]))
     if name == "python" or name.startswith("python3") or name in ("torchrun", "deepspeed") or \
             name == "accelerate" and words[1:2] == ["launch"]:
         # `deepspeed llava/train/train_mem.py` (t15k); with the bare expansions (`${PT_SCRIPT}`: a script the caller
