@@ -225,7 +225,10 @@ HELD_TRAINER = """\
 SC="tools/static_gpubox_trainer.py -m models/rank/dnn/config_gpubox.yaml"
 CPU="tools/static_ps_trainer.py -m models/rank/dnn/config.yaml"
 NOT_RUN="tools/static_gpubox_trainer.py"
-python3.7 -u $SC &> ./log/pserver.log &
+for((i=0;i<$PADDLE_PSERVER_NUMS;i++))
+do
+    python3.7 -u $SC &> ./log/pserver.$i.log &
+done
 python3.7 -u $CPU &> ./log/cpu.log
 python -u tools/static_gpubox_trainer.py -m config_gpubox.yaml
 echo "run tools/static_gpubox_trainer.py for GPUBox"
@@ -235,6 +238,6 @@ echo "run tools/static_gpubox_trainer.py for GPUBox"
 def test_gpubox_trainer_launches(tmp_path):
     found = audit_file(tmp_path, "tools/run_gpubox.sh", HELD_TRAINER)
     assert codes_of_line(found, 3) == {"NPU929"}    # the held launch, on its assignment
-    assert codes_of_line(found, 8) == {"NPU929"}    # a direct launch
-    for line in (2, 4, 5, 6, 7, 9):                # a comment, the CPU trainer, a path never launched, a message
+    assert codes_of_line(found, 11) == {"NPU929"}   # a direct launch
+    for line in (2, 4, 5, 8, 10, 12):              # a comment, the CPU trainer, a path never launched, a message
         assert not codes_of_line(found, line), line

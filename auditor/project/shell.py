@@ -640,7 +640,7 @@ def _exports(declaration) -> bool:
 
 # `python3.7 -u $SC`: a variable holding the script a Python launch runs, with its options (PaddleRec's run_gpubox.sh:
 # `SC="tools/static_gpubox_trainer.py -m models/rank/dnn/config_gpubox.yaml"`)
-_LAUNCHED_SCRIPT_VAR_RE = re.compile(r"(?m)(?:^|[;&|(]\s*)(?:\S*/)?python[\d.]*(?:\s+-[A-Za-z]+)*\s+\"?\$\{?([A-Za-z_]\w*)\}?")
+_LAUNCHED_SCRIPT_VAR_RE = re.compile(r"(?m)(?:^|[;&|(])\s*(?:\S*/)?python[\d.]*(?:\s+-[A-Za-z]+)*\s+\"?\$\{?([A-Za-z_]\w*)\}?")
 
 
 def _launched_script(m, value: str) -> tuple[str, Rule | None]:
