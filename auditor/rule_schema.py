@@ -198,6 +198,9 @@ RULE_SCHEMA: dict[str, Any] = {
             # requirement rules: a `path:` pattern of the folder a `make` builds (`make -C nvdsinfer_custom_impl_Yolo`,
             # `cd $NVDSINFER_PATH && make`; shell.py `_make_folder`) (tp47a)
             "folder_build": {"type": "boolean"},
+            # command rules matched on an option (`python* --use_gemm_plugin*`): reported once on the command's first
+            # word, the options being parts of one command (decision 18; shell.py's option loop) (tp48b)
+            "at_command": {"type": "boolean"},
             # qualname rules: not the module named on its own (`assert hvd is not None`, `self._HVD = hvd`): what the
             # code calls or reads in it is the finding (t18a: Horovod)
             "not_bare_module": {"type": "boolean"},

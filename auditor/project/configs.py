@@ -19,6 +19,7 @@ from auditor.project import is_github_workflow
 from auditor.project.conda_recipe import analyze_recipe, is_recipe_file
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.makefile import keep_call
+from auditor.project.monai_bundle import bundle_packages
 from auditor.project.spack import scan_spack_specs
 from auditor.project.hits import (NCCL_VERSION_NAME_RE, Collector, cuda_member_siblings, decode_text,
                                   lower_cuda_member, matchers)
@@ -172,6 +173,7 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     scan_spack_specs(col, matchers(engine), roots)      # Spack environments and config scopes (tp48a)
     _gpu_service_images(col, roots)
     _superbench_config(col, roots)
+    bundle_packages(col, roots)
     result = col.done()
     members = _cuda_services(roots)
     if members:

@@ -563,6 +563,8 @@ _GREP_PICKED_RE = re.compile(r"\$\((?:grep|egrep)(?:\s+-[A-Za-z]+)*\s+(['\"]?)\^
 _MPI_LAUNCHERS = frozenset({"mpirun", "mpiexec", "orterun", "mpiexec.hydra"})
 # a PBS / Cobalt directive's queue (`#PBS -q gpu`, `#COBALT -q training-gpu`, `#COBALT --queue=full-node`)
 _QUEUE_DIRECTIVE_RE = re.compile(r"#(?:PBS|COBALT)\b[^#]*?(?<!\S)(-q|--queue)(?:=|[ \t]+)([^\s#]+)")
+# an LSF directive's GPU requirement or queue (`#BSUB -gpu "num=4:mode=exclusive_process"`, `#BSUB -q gpu`)
+_BSUB_DIRECTIVE_RE = re.compile(r"#BSUB[ \t]+(-gpu|-q)[ \t]+(\"[^\"]*\"|'[^']*'|[^\s#]+)")
 # rules that read a count or a node type from a setting: a script variable holding a count only computes with it
 SCHEDULER_REQUESTS = {"NPU022", "NPU028"}
 _INDEX_LIST_RE = re.compile(r"\d+(?:,\d+)*")
@@ -635,6 +637,18 @@ def _exports(declaration) -> bool:
     keyword = declaration.children[0].type
     return keyword == "export" or (keyword in ("declare", "typeset") and any(
         c.type == "word" and c.text.startswith(b"-") and b"x" in c.text for c in declaration.children))
+
+
+# `python3.7 -u $SC`: a variable holding the script a Python launch runs, with its options (PaddleRec's run_gpubox.sh:
+# `SC="tools/static_gpubox_trainer.py -m models/rank/dnn/config_gpubox.yaml"`)
+_LAUNCHED_SCRIPT_VAR_RE = re.compile(r"(?m)(?:^|[;&|(])\s*(?:\S*/)?python[\d.]*(?:\s+-[A-Za-z]+)*\s+\"?\$\{?([A-Za-z_]\w*)\}?")
+
+
+def _launched_script(m, value: str) -> tuple[str, Rule | None]:
+    """(the script, its program rule) of a Python launch's script path (`tools/static_gpubox_trainer.py`): a trainer
+    named for a CUDA-only mode is that mode's program (NPU929, tp48b)."""
+    script = value.strip("\"'").split(maxsplit=1)[0] if value.strip("\"'") else ""
+    return script, (m.match_command(script.rsplit("/", 1)[-1]) if script.endswith(".py") else None)
 
 
 def _evaluated_vars(text: str) -> set[str]:
@@ -746,6 +760,7 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
     environment_names = _environment_names(tree, raw, text, evaluated)
     appenders = _appender_functions(tree) if "$@" in text or "$*" in text else {}
     container_vars = _container_variables(tree.root_node) if "$" in text else {}
+    launched_vars = set(_LAUNCHED_SCRIPT_VAR_RE.findall(text)) if "python" in text else set()
     build_tags = _build_tag_variables(tree.root_node) if "$" in text and "build" in text else set()
     # the evaluated variables a command under srun / mpirun expands (`srun ... bash -c "source vars.sh && $cmd"`)
     multi_process_vars = _Everything() if multi_process else \
@@ -776,6 +791,10 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
                 # PYTORCH_DEPS=${PYTORCH_DEPS}` (stable-baselines3's build_docker.sh): a CUDA wheel index the script
                 # hands on to the install that reads it, as decision 62 reads a held NVIDIA download URL (tp47b)
                 index_env(col, m, name, _word(value), line, c, frozenset({name.upper()}))
+            if value is not None and name in launched_vars:
+                script, rule = _launched_script(m, _word(value))
+                vline, vc = pos.at(value.start_point)
+                col.add(rule, script, vline, vc + (value.type in ("string", "raw_string")))
             if value is not None and name in container_vars:
                 _container_options_variable(col, m, pos, name, value, container_vars[name])
             if value is not None and value.type in ("word", "concatenation", "expansion"):
@@ -819,6 +838,8 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
             _loop_values(col, m, pos, node)
         elif node.type == "pipeline" and b"lspci" in node.text:
             _pci_vendor_probe(col, m, pos, node)
+        elif node.type == "pipeline" and b"pip" in node.text and b"grep" in node.text:
+            _pip_package_query(col, m, pos, node)
         elif node.type == "array":
             _array_options(col, m, pos, node)
         elif node.type == "binary_expression" and node.parent is not None and node.parent.type == "test_command":
@@ -863,7 +884,7 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
                 # `cmake -D WITH_CUDA=ON ..`: the define in the next word (tp37)
                 text_here += " " * (following.start_point[1] - node.end_point[1]) \
                     + following.text.decode("utf-8", errors="replace")
-            scan_fragment(col, text_here, row + 1, start_col, options=not own_word)
+            scan_fragment(col, _sed_pattern_blanked(node, text_here), row + 1, start_col, options=not own_word)
         elif node.type == "concatenation" and node.children and node.children[0].type == "word" \
                 and b"/releases/download/" in node.text and not _in_message(node):
             _release_asset_url(col, m, pos, node)
@@ -898,6 +919,14 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
             value = directive.group(2)
             col.add(m.match_setting("batch_queue", value), f"-q {value}", row + 1, start + directive.start(1),
                     start + directive.end(2), value=value)
+        elif node.type == "comment" and (directive := _BSUB_DIRECTIVE_RE.match(
+                node.text.decode("utf-8", errors="replace"))):
+            # LSF reads `#BSUB -gpu "num=4"` / `#BSUB -q gpu` as bsub's options (tp48b)
+            row, byte_col = node.start_point
+            start = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + 1
+            value = directive.group(2).strip("\"'")
+            symbol = f"bsub {directive.group(1)}={value}"
+            col.add(m.match_command(symbol), symbol, row + 1, start + directive.start(1), start + directive.end(2))
 
 
 def _release_asset_url(col: Collector, m, pos: _Positions, node) -> None:
@@ -2000,6 +2029,30 @@ def _pci_vendor_probe(col: Collector, m, pos: _Positions, pipeline) -> None:
             return
 
 
+def _pip_package_query(col: Collector, m, pos: _Positions, pipeline) -> None:
+    """`pip list | grep paddlepaddle-gpu | awk '{print $2}'` (PaddleRec's benchmark_train.sh reads the framework's
+    version so): a question about an installed package, read as that package (pip's `list` / `freeze` print one
+    installed distribution a line; tp48b). A pattern naming no package a rule reports above information stays
+    quiet."""
+    commands = [c if c.type == "command" else next((n for n in _walk(c) if n.type == "command"), None)
+                for c in pipeline.children if c.is_named and c.type != "comment"]
+    words = [[w.text.decode("utf-8", errors="replace") for w in c.children if w.type in ("command_name", "word")]
+             if c is not None else [] for c in commands]
+    if not words or words[0][:2] not in (["pip", "list"], ["pip", "freeze"], ["pip3", "list"], ["pip3", "freeze"]):
+        return
+    for command, grep in zip(commands[1:], words[1:]):
+        if grep[:1] not in (["grep"], ["egrep"]):
+            continue
+        package = next((w for w in grep[1:] if not w.startswith("-")), None)
+        if package is not None and re.fullmatch(r"[A-Za-z0-9][\w.-]*", package):
+            node = next(w for w in command.children if w.text.decode("utf-8", errors="replace") == package)
+            line, c = pos.at(node.start_point)
+            for symbol, _, rule, note in requirement_hits(m, package):
+                if rule.severity != "info":     # torch's own version (NPU011's pin note) is no CUDA build
+                    col.add(rule, symbol, line, c, c + len(package), note=note)
+        return
+
+
 def _masked_in_pipeline(col: Collector, node) -> bool:
     """`NVLINK_COUNT=$(nvidia-smi topo -m | grep -o NV | wc -l)` without `set -o pipefail`: the pipeline's status is
     its last command's, so a missing tool stops nothing (even under `set -e`); only the value it gives differs."""
@@ -2342,7 +2395,12 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         symbol = f"{name} {option}"
         rule = m.match_command(symbol)
         line, c = pos.at(nodes[i].start_point)
-        if rule is not None:
+        if rule is not None and rule.extra.get("at_command"):
+            # `python build.py ... \ --use_gemm_plugin float16`: the options are parts of one build, reported once on
+            # the command's first word (decision 18; tp48b)
+            cl, cc = pos.at(nodes[0].start_point)
+            col.add(rule, " ".join(words[:2]), cl, cc, cc + len(words[0]))
+        elif rule is not None:
             col.add(rule, symbol, line, c, c + len(w))
         key, _, value = option.partition("=")
         if key.startswith("--") and len(key) > 2:       # `--bf16`, `--ds.param_dtype bf16`: a setting
@@ -2379,6 +2437,13 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         # Hydra / OmegaConf overrides on the command line: `trainer.accelerator=gpu`, `++device=cuda:0`; also of a
         # script run by uv (NeMo-RL's `uv run examples/run_sft.py cluster.gpus_per_node=2`, t15s)
         _overrides(col, m, pos, words[1:], nodes[1:])
+    if name.startswith("python"):
+        # `python3.7 -u tools/static_gpubox_trainer.py -m config.yaml`: the script is the program run
+        at = next((i for i, w in enumerate(words[1:], 1) if not w.startswith("-")), None)
+        script, rule = _launched_script(m, words[at]) if at is not None else ("", None)
+        if rule is not None:
+            sl, sc = pos.at(nodes[at].start_point)
+            col.add(rule, script, sl, sc, sc + len(words[at]))
     if name == "python" or name.startswith("python3") or name in ("torchrun", "deepspeed") or \
             name == "accelerate" and words[1:2] == ["launch"]:
         # `deepspeed llava/train/train_mem.py` (t15k); with the bare expansions (`${PT_SCRIPT}`: a script the caller
@@ -3120,6 +3185,20 @@ _RPM_NAME_RE = re.compile(r"([A-Za-z][\w.+]*(?:-[A-Za-z][\w.+]*)*)-(?=\d|-)")
 # sed's one-line append / insert commands (GNU sed, "Commands": `4a text`, `/re/i text`, `$a\\text`): the text
 # becomes a line of the file
 _SED_APPEND_RE = re.compile(r"\s*(?:\d+|\$|/[^/]*/)\s*[ai]\\?\s*(\S.*)", re.S)
+
+
+def _sed_pattern_blanked(node, text: str) -> str:
+    """`sed -i "s/--use_gpu:/--use_npu:/g" $file` (PaddleRec's prepare_npu_test.sh): a substitution's pattern is
+    the text the edit takes out, so it is blanked (columns kept) before the words are read; its replacement is what
+    the file gets (tp48b)."""
+    command = node.parent
+    while command is not None and command.type in ("string", "concatenation"):
+        command = command.parent
+    name = command.child_by_field_name("name") if command is not None and command.type == "command" else None
+    if name is None or name.text.rsplit(b"/", 1)[-1] != b"sed":
+        return text
+    return _SED_SUBSTITUTION_RE.sub(lambda s: f"s{s.group(1)}{' ' * len(s.group(2))}{s.group(1)}"
+                                    f"{s.group(3)}{s.group(1)}", text)
 
 
 def _sed_appended_commands(col: Collector, pos: _Positions, words: list[str], nodes: list) -> None:
