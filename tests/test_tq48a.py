@@ -1,0 +1,124 @@
+"""Precision fixes of tq48a (session 48, tuned on heldout57's labels).
+
+A device choice in a config whose value the tree's code takes only when CUDA is there, else the CPU
+(auditor/project/setting_reads.py, `_fallback_keys`): a trainer's `set_device(cfg['Global']['device'])` with
+`if device == 'gpu' and torch.cuda.is_available(): ... else: torch.device('cpu')`. On Ascend the run goes on, on the
+CPU: `device: gpu` is a warning (clause `slower`), not an error. Controls: a chain whose last arm raises, a value the
+code compares with another string, and a comparison without a probe keep the error. Code written afresh in the shape
+of an OCR toolkit's trainer and inference scripts, not copied."""
+from __future__ import annotations
+
+from auditor.project.tree_calls import apply_tree_calls
+from tests.test_project_t23c import ENGINE, RULES, _tree
+
+TRAINER = """\
+    import torch
+
+
+    class Trainer:
+        def __init__(self, cfg, mode="train"):
+            self.cfg = cfg
+            self.local_rank = 0
+            self.set_device(self.cfg['Global']['device'])
+            self.epochs = self.cfg['Global']['epoch_num']
+            self.out = self.cfg['Global']['output_dir']
+
+        def set_device(self, device):
+            if device == 'gpu' and torch.cuda.is_available():
+                device = torch.device(f'cuda:{self.local_rank}')
+            else:
+                device = torch.device('cpu')
+            self.device = device
+    """
+
+INFER = """\
+    import torch
+
+
+    def pick_device(device, index=0):
+        if device == 'gpu' and torch.cuda.is_available():
+            return torch.device(f'cuda:{index}')
+        elif device == 'mps' and torch.backends.mps.is_available():
+            return torch.device('mps')
+        else:
+            print('GPU is not available, using CPU.')
+            return torch.device('cpu')
+
+
+    class Recognizer:
+        def __init__(self, config):
+            self.device = pick_device(config['Global']['device'], index=0)
+            self.batch = config['Global']['batch_size']
+    """
+
+STRICT = """\
+    import torch
+
+
+    def pick_device(device):
+        if device == 'gpu' and torch.cuda.is_available():
+            return torch.device('cuda')
+        elif device == 'cpu':
+            return torch.device('cpu')
+        else:
+            raise RuntimeError(f'device {device} is not available')
+
+
+    class Recognizer:
+        def __init__(self, config):
+            self.device = pick_device(config['Global']['device'])
+            self.batch = config['Global']['batch_size']
+    """
+
+INLINE = """\
+    import torch
+
+
+    def build(cfg):
+        if cfg.Global.device == 'gpu' and torch.cuda.is_available():
+            dev = torch.device('cuda')
+        else:
+            dev = torch.device('cpu')
+        return dev, cfg.Global.epoch_num, cfg.Global.output_dir
+    """
+
+CONFIG = """\
+    Global:
+      device: gpu
+      epoch_num: 20
+      output_dir: ./output/rec
+      batch_size: 8
+    """
+
+
+def _severities(tmp_path, files: dict[str, str]) -> list[tuple[int, str, str]]:
+    root = _tree(tmp_path, {**files, "configs/rec/svtr.yml": CONFIG})
+    result = ENGINE.analyze_bytes((root / "configs/rec/svtr.yml").read_bytes(), "configs/rec/svtr.yml")
+    apply_tree_calls([result], root, RULES, lambda: ENGINE.analyze_bytes)
+    return sorted((f.line, f.code, f.severity) for f in result.findings if f.code == "NPU019")
+
+
+def test_a_device_the_trainer_method_takes_only_with_cuda_is_a_warning(tmp_path):
+    assert _severities(tmp_path, {"tools/engine/trainer.py": TRAINER}) == [(2, "NPU019", "warning")]
+
+
+def test_a_device_a_plain_function_takes_only_with_cuda_is_a_warning(tmp_path):
+    assert _severities(tmp_path, {"tools/infer_rec.py": INFER}) == [(2, "NPU019", "warning")]
+
+
+def test_a_read_compared_beside_the_probe_itself_is_a_warning(tmp_path):
+    assert _severities(tmp_path, {"tools/train.py": INLINE}) == [(2, "NPU019", "warning")]
+
+
+def test_a_chain_whose_last_arm_raises_keeps_the_error(tmp_path):
+    assert _severities(tmp_path, {"tools/infer_rec.py": STRICT}) == [(2, "NPU019", "error")]
+
+
+def test_a_value_compared_with_another_string_keeps_the_error(tmp_path):
+    other = TRAINER.replace("device == 'gpu'", "device == 'cuda'")
+    assert _severities(tmp_path, {"tools/engine/trainer.py": other}) == [(2, "NPU019", "error")]
+
+
+def test_a_comparison_without_a_probe_keeps_the_error(tmp_path):
+    other = TRAINER.replace(" and torch.cuda.is_available()", "")
+    assert _severities(tmp_path, {"tools/engine/trainer.py": other}) == [(2, "NPU019", "error")]
