@@ -122,3 +122,118 @@ def test_a_value_compared_with_another_string_keeps_the_error(tmp_path):
 def test_a_comparison_without_a_probe_keeps_the_error(tmp_path):
     other = TRAINER.replace(" and torch.cuda.is_available()", "")
     assert _severities(tmp_path, {"tools/engine/trainer.py": other}) == [(2, "NPU019", "error")]
+
+
+# -- a library's checkout at the root, `diffusers/src/diffusers`, installed with `pip install -e diffusers` -----------
+# (mustango's diffusers copy, policy (j): the copy's own tests and examples are upstream's checks, nothing runs them)
+
+PIPELINE = """\
+import torch
+from diffusers.models.unet import UNetModel
+from diffusers.utils.torch_utils import randn_tensor
+
+
+class TextToMusic:
+    def __init__(self):
+        self.unet = UNetModel()
+
+    def sample(self, shape):
+        return self.unet(randn_tensor(shape))
+"""
+
+UNET = """\
+import torch
+from diffusers.utils.torch_utils import randn_tensor
+
+
+class UNetModel(torch.nn.Module):
+    def forward(self, x):
+        return x + randn_tensor(x.shape).to(x.device)
+"""
+
+TORCH_UTILS = """\
+import torch
+
+
+def randn_tensor(shape):
+    return torch.randn(shape)
+"""
+
+UPSTREAM_TEST = """\
+import gc
+import unittest
+
+import torch
+from diffusers.models.unet import UNetModel
+
+
+class UNetIntegrationTests(unittest.TestCase):
+    def tearDown(self):
+        super().tearDown()
+        gc.collect()
+        torch.cuda.empty_cache()
+
+    def test_forward(self):
+        model = UNetModel()
+        self.assertEqual(model(torch.zeros(1)).shape, (1,))
+"""
+
+UPSTREAM_EXAMPLE = """\
+import torch
+from diffusers.models.unet import UNetModel
+
+
+def main():
+    model = UNetModel()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+    return model
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+OWN_TRAIN = """\
+import torch
+from pipeline import TextToMusic
+
+
+def main():
+    model = TextToMusic()
+    torch.cuda.empty_cache()
+    return model
+"""
+
+
+def _checkout_tree(tmp_path, root_package: bool = False) -> dict:
+    from tests.static_snippets import code_severity_in_tree
+
+    files = {"pipeline.py": PIPELINE, "train.py": OWN_TRAIN,
+             "diffusers/setup.py": "from setuptools import setup, find_packages\nsetup(package_dir={'': 'src'})\n",
+             "diffusers/src/diffusers/__init__.py": "", "diffusers/src/diffusers/models/__init__.py": "from diffusers.models.unet import UNetModel\n",
+             "diffusers/src/diffusers/models/unet.py": UNET, "diffusers/src/diffusers/utils/__init__.py": "",
+             "diffusers/src/diffusers/utils/torch_utils.py": TORCH_UTILS,
+             "diffusers/tests/models/test_unet.py": UPSTREAM_TEST,
+             "diffusers/examples/train_unconditional.py": UPSTREAM_EXAMPLE}
+    if root_package:       # the tree's own `diffusers` package at the root: no copy
+        files["diffusers/__init__.py"] = ""
+    return code_severity_in_tree(tmp_path, files)
+
+
+def _on(found: dict, suffix: str, needle: str, src: str) -> dict[str, str]:
+    line = next(i for i, text in enumerate(src.splitlines(), 1) if needle in text)
+    return next(codes for (path, at), codes in found.items() if path.endswith(suffix) and at == line)
+
+
+def test_tests_and_examples_of_a_root_checkout_of_a_library_are_info(tmp_path):
+    found = _checkout_tree(tmp_path)
+    assert set(_on(found, "tests/models/test_unet.py", "empty_cache", UPSTREAM_TEST).values()) == {"info"}
+    assert set(_on(found, "examples/train_unconditional.py", "empty_cache", UPSTREAM_EXAMPLE).values()) == {"info"}
+    # the tree's own code keeps its finding
+    assert "info" not in _on(found, "train.py", "empty_cache", OWN_TRAIN).values()
+
+
+def test_a_root_package_of_the_trees_own_is_no_checkout(tmp_path):
+    found = _checkout_tree(tmp_path, root_package=True)
+    assert "info" not in _on(found, "tests/models/test_unet.py", "empty_cache", UPSTREAM_TEST).values()

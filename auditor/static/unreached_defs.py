@@ -2032,7 +2032,10 @@ def _vendored_copies(project: Any) -> dict[str, str]:
                    if load and load[0] and not str(load[0]).startswith(".") and "." in str(load[0])]
         for k in range(len(folders), 1, -1):
             name, parent = folders[k - 1], "/".join(folders[:k - 1])
-            if name in own or k == 2 and folders[0] in _SOURCE_FOLDERS:
+            # (a root folder `diffusers/` holding `src/diffusers` is that package's checkout, not a package of the
+            # tree's own: mustango's diffusers copy, installed with `pip install -e diffusers`; tq48a)
+            checkout = k == 3 and folders[0] == name and folders[1] in _SOURCE_FOLDERS
+            if name in own and not checkout or k == 2 and folders[0] in _SOURCE_FOLDERS:
                 continue
             mine = [m for m in modules if m.split("/", 1)[0] == name]
             if mine:
