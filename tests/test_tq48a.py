@@ -237,3 +237,57 @@ def test_tests_and_examples_of_a_root_checkout_of_a_library_are_info(tmp_path):
 def test_a_root_package_of_the_trees_own_is_no_checkout(tmp_path):
     found = _checkout_tree(tmp_path, root_package=True)
     assert "info" not in _on(found, "tests/models/test_unet.py", "empty_cache", UPSTREAM_TEST).values()
+
+
+# -- a `_gpu` module its `_cpu` namesake imports: no per-backend pair (Det3D's numba NMS, `nms_cpu.py` importing
+# `rotate_iou_gpu` from `nms_gpu.py`) ------------------------------------------------------------------------------
+
+NMS_GPU = """\
+import numba
+from numba import cuda
+
+
+@cuda.jit("(float32[:], int32)", device=True, inline=True)
+def area(int_pts, num_of_inter):
+    return 0.0
+
+
+def rotate_iou_gpu(boxes, query_boxes, device_id=0):
+    cuda.select_device(device_id)
+    return boxes
+"""
+
+NMS_CPU = """\
+import numpy as np
+
+from det3d.ops.nms.nms_gpu import rotate_iou_gpu
+
+
+def rotate_nms_cc(dets, thresh):
+    return rotate_iou_gpu(dets, dets)
+"""
+
+NMS_CPU_ALONE = """\
+import numpy as np
+
+
+def rotate_iou_cpu(boxes, query_boxes):
+    return np.zeros((len(boxes), len(query_boxes)))
+"""
+
+
+def _nms(tmp_path, cpu: str) -> dict[str, str]:
+    from tests.static_snippets import code_severity_in_tree
+
+    found = code_severity_in_tree(tmp_path, {"det3d/__init__.py": "", "det3d/ops/__init__.py": "",
+                                             "det3d/ops/nms/__init__.py": "", "det3d/ops/nms/nms_gpu.py": NMS_GPU,
+                                             "det3d/ops/nms/nms_cpu.py": cpu})
+    return _on(found, "nms/nms_gpu.py", "@cuda.jit", NMS_GPU)
+
+
+def test_a_gpu_module_its_cpu_namesake_imports_keeps_its_severity(tmp_path):
+    assert "info" not in _nms(tmp_path, NMS_CPU).values()
+
+
+def test_a_gpu_module_beside_a_cpu_namesake_that_does_not_load_it_is_info(tmp_path):
+    assert set(_nms(tmp_path, NMS_CPU_ALONE).values()) == {"info"}
