@@ -291,3 +291,38 @@ def test_a_gpu_module_its_cpu_namesake_imports_keeps_its_severity(tmp_path):
 
 def test_a_gpu_module_beside_a_cpu_namesake_that_does_not_load_it_is_info(tmp_path):
     assert set(_nms(tmp_path, NMS_CPU_ALONE).values()) == {"info"}
+
+
+# -- the CUDA spelling of autocast switched off where CUDA is absent (OpenOCR's eval loop) ---------------------------
+
+EVAL_LOOP = """\
+import torch
+
+
+class Trainer:
+    def eval(self, loader):
+        for batch in loader:
+            tensors = [t.to(self.device) for t in batch]
+            if self.scaler:
+                with torch.cuda.amp.autocast(
+                        enabled=self.device.type == 'cuda'):
+                    preds = self.model(tensors[0])
+            else:
+                preds = self.model(tensors[0])
+        return preds
+"""
+
+
+def test_a_cuda_autocast_enabled_only_on_cuda_devices_is_a_warning(tmp_path):
+    from tests.static_snippets import code_severity_in_tree
+
+    found = code_severity_in_tree(tmp_path, {"tools/engine/trainer.py": EVAL_LOOP})
+    assert _on(found, "trainer.py", "torch.cuda.amp.autocast(", EVAL_LOOP)["NPU012"] == "warning"
+
+
+def test_a_cuda_autocast_enabled_by_the_users_switch_keeps_the_error(tmp_path):
+    from tests.static_snippets import code_severity_in_tree
+
+    src = EVAL_LOOP.replace("enabled=self.device.type == 'cuda'", "enabled=self.use_amp")
+    found = code_severity_in_tree(tmp_path, {"tools/engine/trainer.py": src})
+    assert _on(found, "trainer.py", "torch.cuda.amp.autocast(", src)["NPU012"] == "error"
