@@ -326,3 +326,71 @@ def test_a_cuda_autocast_enabled_by_the_users_switch_keeps_the_error(tmp_path):
     src = EVAL_LOOP.replace("enabled=self.device.type == 'cuda'", "enabled=self.use_amp")
     found = code_severity_in_tree(tmp_path, {"tools/engine/trainer.py": src})
     assert _on(found, "trainer.py", "torch.cuda.amp.autocast(", src)["NPU012"] == "error"
+
+
+# -- a bare `import common` / `import typing` loads the script's own or the standard library's module, not a copy's
+# file of that name (dash-infer: googletest's `scripts/common.py`, CUTLASS's `cutlass/emit/common.py`, `pycute/typing.py`)
+
+CUTLASS = "engine/thirdparty/cutlass/"
+
+COMPILER = """\
+import ctypes
+
+import cutlass
+from cutlass.backend.utils import device_cc
+
+
+def compile_kernel(source):
+    return cutlass.CUTLASS_PATH, device_cc()
+"""
+
+EMIT_COMMON = """\
+from cutlass.backend.compiler import compile_kernel
+
+
+def version(source):
+    return compile_kernel(source)
+"""
+
+RELEASE = """\
+import os
+import sys
+import typing
+
+import common
+
+
+def main(argv: typing.List[str]):
+    return common.version(argv[1])
+
+
+if __name__ == "__main__":
+    main(sys.argv)
+"""
+
+
+def _cutlass_tree(tmp_path, local_common: bool) -> dict:
+    from tests.static_snippets import code_severity_in_tree
+
+    files = {CUTLASS + "pyproject.toml": "[project]\nname = \"nvidia-cutlass\"\n",
+             CUTLASS + "python/cutlass/__init__.py": "CUTLASS_PATH = ''\n",
+             CUTLASS + "python/cutlass/backend/__init__.py": "from cutlass.backend.compiler import compile_kernel\n",
+             CUTLASS + "python/cutlass/backend/utils.py": "def device_cc():\n    return 80\n",
+             CUTLASS + "python/cutlass/backend/compiler.py": COMPILER,
+             CUTLASS + "python/cutlass/emit/__init__.py": "", CUTLASS + "python/cutlass/emit/common.py": EMIT_COMMON,
+             CUTLASS + "python/pycute/__init__.py": "", CUTLASS + "python/pycute/typing.py": EMIT_COMMON,
+             "gtest/scripts/release_docs.py": RELEASE}
+    if local_common:
+        files["gtest/scripts/common.py"] = "def version(text):\n    return text\n"
+    return code_severity_in_tree(tmp_path, files)
+
+
+def test_a_bare_import_of_the_scripts_own_module_loads_no_copy(tmp_path):
+    found = _cutlass_tree(tmp_path, local_common=True)
+    assert set(_on(found, "backend/compiler.py", "return cutlass.CUTLASS_PATH", COMPILER).values()) == {"info"}
+
+
+def test_a_bare_import_no_file_of_the_folder_answers_may_load_the_copys_module(tmp_path):
+    # (`import common` with no `common.py` beside the script: a folder put on sys.path may hold it)
+    found = _cutlass_tree(tmp_path, local_common=False)
+    assert "info" not in _on(found, "backend/compiler.py", "return cutlass.CUTLASS_PATH", COMPILER).values()

@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from dataclasses import replace
 from collections.abc import Callable, Collection
 from typing import Any
@@ -2170,6 +2171,14 @@ def _import_loads(project: Any) -> Callable[[str], set[str]]:
         out: set[str] = set()
         for target in (dotted, *(f"{dotted}.{n}" for n in names)):
             out.update(f for f in by_stem.get(target.rsplit(".", 1)[-1], ()) if _is_module(f, target))
+        # a script's folder comes first on sys.path, and a standard-library name is the standard library's module:
+        # `import common` beside googletest's `scripts/common.py`, or `import typing`, loads no other file of that
+        # name (a copied CUTLASS's `pycute/typing.py`, `cutlass/emit/common.py`; tq48a)
+        top = dotted.split(".", 1)[0]
+        folder = "/".join(rel.split("/")[:-1])
+        own = f"{folder}/{top}" if folder else top
+        if f"{own}.py" in inits or f"{own}/__init__.py" in inits or top in sys.stdlib_module_names:
+            out = {f for f in out if f == f"{own}.py" or f.startswith(own + "/")}
         return out
 
     def loads(rel: str) -> set[str]:
