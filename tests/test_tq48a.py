@@ -159,14 +159,31 @@ def randn_tensor(shape):
     return torch.randn(shape)
 """
 
+TESTING_UTILS = """\
+import unittest
+
+import torch
+
+
+def slow(test_case):
+    return unittest.skipUnless(False, "test is slow")(test_case)
+
+
+def require_torch_gpu(test_case):
+    return unittest.skipUnless(torch.cuda.is_available(), "test requires GPU")(test_case)
+"""
+
 UPSTREAM_TEST = """\
 import gc
 import unittest
 
 import torch
 from diffusers.models.unet import UNetModel
+from diffusers.utils.testing_utils import require_torch_gpu, slow
 
 
+@slow
+@require_torch_gpu
 class UNetIntegrationTests(unittest.TestCase):
     def tearDown(self):
         super().tearDown()
@@ -214,6 +231,7 @@ def _checkout_tree(tmp_path, root_package: bool = False) -> dict:
              "diffusers/src/diffusers/__init__.py": "", "diffusers/src/diffusers/models/__init__.py": "from diffusers.models.unet import UNetModel\n",
              "diffusers/src/diffusers/models/unet.py": UNET, "diffusers/src/diffusers/utils/__init__.py": "",
              "diffusers/src/diffusers/utils/torch_utils.py": TORCH_UTILS,
+             "diffusers/src/diffusers/utils/testing_utils.py": TESTING_UTILS,
              "diffusers/tests/models/test_unet.py": UPSTREAM_TEST,
              "diffusers/examples/train_unconditional.py": UPSTREAM_EXAMPLE}
     if root_package:       # the tree's own `diffusers` package at the root: no copy

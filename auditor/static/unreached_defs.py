@@ -1248,8 +1248,11 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
         # (webui builds every `scripts.Script` subclass of an extension's scripts modules, found by type: pd27)
         # (a module kept only for the classes a loader may build by its path reaches those classes, not every
         # function beside them: tq46b)
+        # (a decorator registers nothing in a module nothing loads or runs: a copied suite's `@slow
+        # @require_torch_gpu` test classes; tq48a)
+        runs = rel not in unloaded or f.get("entry") or f.get("script")
         reached.update((rel, name) for name, _, _, registered in f.get("top", ())
-                       if registered or name.startswith("__")
+                       if (registered or name.startswith("__")) and runs
                        or f.get("entry") and name in f.get("loadable", (name,)))
     reached |= _listed_members(facts, unloaded)
 
