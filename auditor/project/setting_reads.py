@@ -42,7 +42,7 @@ from pathlib import Path
 import yaml
 
 from auditor.astnodes import module_nodes_of, walk_list
-from auditor.findings import FileResult, Finding
+from auditor.findings import FileResult, Finding, as_info
 
 _CONFIG_SUFFIXES = (".yaml", ".yml")
 # the configs whose settings this pass decides: YAML, and JSON (hifi-gan's `config.json`, pd37)
@@ -101,6 +101,8 @@ class _Reads:
     # pd47: (section, key) the code picks by the hardware: a string stored in every arm of an `if` chain on an
     # `is_available()` probe (foundry's `set_accelerator_based_on_availability` sets `cfg.trainer.accelerator`)
     picked: set[tuple[str, str]] = field(default_factory=set)
+    # tq48a: (section, key, value) whose value the code takes only with CUDA present, else the CPU (`_fallback_keys`)
+    fallback: set[tuple[str, str, str]] = field(default_factory=set)
 
     def add(self, other: "_Reads") -> None:
         self.under |= other.under
@@ -111,6 +113,7 @@ class _Reads:
         self.forwards |= other.forwards
         self.to_trainer |= other.to_trainer
         self.picked |= other.picked
+        self.fallback |= other.fallback
 
 
 FACT = "setting_reads"      # the summary key of a Python file's reads (auditor/cache.py FACTS)
@@ -203,6 +206,79 @@ def _picked_keys(tree: ast.Module) -> set[tuple[str, str]]:
                 isinstance(v, ast.Constant) and isinstance(v.value, str) for v in (value.body, value.orelse)):
             picked.update(k for k in map(_read_key, node.targets) if k)
     return {k for k in picked if k[0] not in _NOT_ROOTS}     # `self.device`: the object's own field, no config's
+
+
+def _fallback_tests(tree: ast.Module) -> list[tuple[ast.expr, list[ast.stmt]]]:
+    """The tests of `if` chains and conditional expressions that `and` a string comparison with an `is_available()`
+    probe and end in an arm that does not raise (`if device == 'gpu' and torch.cuda.is_available(): ... else: cpu`),
+    each with the chain's last arm."""
+    found: list[tuple[ast.expr, list[ast.stmt]]] = []
+    for node in module_nodes_of(tree, (ast.If, ast.IfExp)):
+        if isinstance(node, ast.IfExp):
+            tests, last = [node.test], [ast.Expr(node.orelse)]
+        else:
+            tests, at = [], node
+            while isinstance(at, ast.If):
+                tests.append(at.test)
+                at = at.orelse[0] if len(at.orelse) == 1 and isinstance(at.orelse[0], ast.If) else at.orelse
+            last = at
+        if last and not any(isinstance(n, ast.Raise) for s in last for n in walk_list(s)):
+            found.extend((t, last) for t in tests if isinstance(t, ast.BoolOp) and isinstance(t.op, ast.And)
+                         and any(map(_probe, t.values)))
+    return found
+
+
+def _compared_strings(test: ast.expr) -> list[tuple[ast.expr, str]]:
+    """(operand, string) of the `x == "gpu"` comparisons an `and` test holds."""
+    out = []
+    for value in test.values if isinstance(test, ast.BoolOp) else ():
+        if isinstance(value, ast.Compare) and len(value.ops) == 1 and isinstance(value.ops[0], ast.Eq):
+            left, right = value.left, value.comparators[0]
+            for a, b in ((left, right), (right, left)):
+                if isinstance(b, ast.Constant) and isinstance(b.value, str):
+                    out.append((a, b.value))
+    return out
+
+
+def _fallback_keys(tree: ast.Module) -> set[tuple[str, str, str]]:
+    """(section, key, value) of config reads whose value the code takes only with CUDA present and else falls back on
+    (tq48a, heldout57's OpenOCR: `set_device(cfg['Global']['device'])` with `if device == 'gpu' and
+    torch.cuda.is_available(): cuda:N` / `else: cpu`): the read compared in such a test, or passed to a function of
+    the same file (a plain function, or a method called on `self`) whose parameter is. On Ascend the run goes on
+    without the GPU: slower, not failing."""
+    keys: set[tuple[str, str, str]] = set()
+    tests = _fallback_tests(tree)
+    if not tests:
+        return keys
+    compared: dict[int, list[tuple[str, str]]] = {}     # id of a function node -> [(parameter, value)]
+    params: dict[str, list[tuple[ast.AST, list[str]]]] = {}
+    owner: dict[int, ast.AST] = {}      # node id -> the innermost function holding it (outer ones come first)
+    for func in module_nodes_of(tree, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        params.setdefault(func.name, []).append((func, [a.arg for a in func.args.posonlyargs + func.args.args]))
+        owner.update((id(n), func) for n in walk_list(func))
+    for test, _ in tests:
+        for operand, value in _compared_strings(test):
+            read = _read_key(operand)
+            if read and read[0] not in _NOT_ROOTS:
+                keys.add((*read, value))
+            elif isinstance(operand, ast.Name) and id(test) in owner:
+                compared.setdefault(id(owner[id(test)]), []).append((operand.id, value))
+    if not compared:
+        return keys
+    for call in module_nodes_of(tree, (ast.Call,)):
+        func = call.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) and \
+            isinstance(func.value, ast.Name) and func.value.id == "self" else None
+        for target, names in params.get(name, ()) if name else ():
+            if id(target) not in compared:
+                continue
+            names = names[1:] if isinstance(func, ast.Attribute) and names[:1] == ["self"] else names
+            given = dict(zip(names, call.args)) | {kw.arg: kw.value for kw in call.keywords if kw.arg}
+            for param, value in compared[id(target)]:
+                read = _read_key(given[param]) if param in given else None
+                if read and read[0] not in _NOT_ROOTS:
+                    keys.add((*read, value))
+    return keys
 
 
 def _probe(test: ast.expr) -> bool:
@@ -310,7 +386,8 @@ def reads_fact(tree: ast.AST | None) -> dict | None:
             "passed": sorted([s, k, w] for s, k, w in reads.passed if _KEY_LIKE_RE.fullmatch(k)),
             "forwards": sorted([n, w] for n, w in reads.forwards),
             "to_trainer": sorted([s, k] for s, k in reads.to_trainer if _KEY_LIKE_RE.fullmatch(k)),
-            "picked": sorted([s, k] for s, k in _picked_keys(tree) if _KEY_LIKE_RE.fullmatch(k))}
+            "picked": sorted([s, k] for s, k in _picked_keys(tree) if _KEY_LIKE_RE.fullmatch(k)),
+            "fallback": sorted([s, k, v] for s, k, v in _fallback_keys(tree) if _KEY_LIKE_RE.fullmatch(k))}
     return {k: v for k, v in fact.items() if v} or None
 
 
@@ -326,7 +403,8 @@ def _from_fact(fact) -> _Reads | None:
                       passed={(str(s), str(k), str(w)) for s, k, w in fact.get("passed") or []},
                       forwards={(str(n), str(w)) for n, w in fact.get("forwards") or []},
                       to_trainer={(str(s), str(k)) for s, k in fact.get("to_trainer") or []},
-                      picked={(str(s), str(k)) for s, k in fact.get("picked") or []})
+                      picked={(str(s), str(k)) for s, k in fact.get("picked") or []},
+                      fallback={(str(s), str(k), str(v)) for s, k, v in fact.get("fallback") or []})
     except (TypeError, ValueError):
         return None
 
@@ -476,6 +554,21 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Pat
     return len(parts) > 1 and _unread_by_readers(key, siblings, reads, parts[-2])
 
 
+_FALLBACK_NOTE = ("the tree's code takes this value only when `torch.cuda.is_available()`, and else runs on the CPU: "
+                  "on Ascend it runs, slower, until the device choice names the NPU")
+
+
+def _falls_back(finding: Finding, rel: str, reads: _Reads) -> bool:
+    """A device / accelerator choice whose value the code compares beside a CUDA probe with a CPU arm
+    (`_fallback_keys`)."""
+    parts = _setting_path(finding)
+    if finding.code not in _PICKED_CODES or not parts:
+        return False
+    value = (finding.symbol or "").partition(":")[2].strip().strip("'\"").lower()
+    sections = [parts[-2]] if len(parts) > 1 else rel.split("/")[-2:-1]
+    return any(s in sections and k == parts[-1] and v.lower() == value for s, k, v in reads.fallback)
+
+
 def _unbuilt_target(parts: list[str], loaded, reads: _Reads, top: Path) -> bool:
     """The key's nearest `target:` (ldm / sgm configs: `network_config: {target: sgm.modules...UNetModel, params:
     {spatial_transformer_attn_type: softmax-xformers}}`) names a package the tree neither holds nor imports, and no
@@ -579,6 +672,10 @@ def drop_code_read_settings(results: list[FileResult], root: Path) -> None:
         dropped = {id(f) for f in candidates if _decided_by_code(f, rel, loaded, reads, top)}
         if dropped:
             result.findings = [f for f in result.findings if id(f) not in dropped]
+        if reads.fallback:
+            result.findings = [as_info(f, "cpu-fallback", _FALLBACK_NOTE, severity="warning")
+                               if f.severity == "error" and _falls_back(f, rel, reads) else f
+                               for f in result.findings]
 
 
 tree_reads = _tree_reads     # the tree's reads for auditor/project/setting_keywords.py (t24b)

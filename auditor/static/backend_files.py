@@ -217,9 +217,9 @@ def per_backend_sibling(path: Path, rel: str, members: ModuleMembers | None = No
                 continue
             if names and _tokens(other) <= _tokens(name):      # `Dockerfile.metax` for `Dockerfile.cuda`
                 return "/".join(parts[:-1] + [other])
-            if not names and _cpu_swap(name, other) and \
-                    (folder / other).is_file():   # `requirements-cpu.txt` for `requirements-gpu.txt` (t11v)
-                return "/".join(parts[:-1] + [other])
+            if not names and _cpu_swap(name, other) and (folder / other).is_file() \
+                    and not _imports_module(folder / other, name):   # `requirements-cpu.txt` for `requirements-gpu.txt`
+                return "/".join(parts[:-1] + [other])                  # (t11v)
             if _member_swap(name, other) and (folder / other).is_file():
                 return "/".join(parts[:-1] + [other])   # `build-windows-cpu.yml` for `build-windows-cuda-12.6.yml`
             if not names and (_kind(name) == "requirements" or _compose_file(name)) and _cuda_dropped(name, other) \
@@ -295,6 +295,21 @@ def _lead_backends(name: str) -> set[str]:
         return set()
     first = words[0].lower()
     return {"cpu"} if first == "cpu" else _name_backends(first)
+
+
+def _imports_module(path: Path, name: str) -> bool:
+    """Whether the Python file `path` imports the module file `name` of its folder (Det3D's `nms_cpu.py` runs
+    `from det3d.ops.nms.nms_gpu import rotate_iou_gpu`): a file that loads the CUDA one is no alternative to it, the
+    CUDA module loads wherever it does (tq48a)."""
+    if not name.endswith(".py") or path.suffix != ".py":
+        return False
+    stem = re.escape(name[:-3])
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return re.search(rf"(?m)^\s*(?:from\s+[\w.]*\b{stem}\s+import\b|import\s+[\w.]*\b{stem}\b|"
+                     rf"from\s+[\w.]+\s+import\s+(?:\(\s*)?(?:\w+\s*,\s*)*{stem}\b)", text) is not None
 
 
 def _cpu_swap(cuda_name: str, cpu_name: str) -> bool:

@@ -1085,12 +1085,22 @@ def _built_gates(tree: ast.Module, extra: frozenset[str]) -> Gates:
             enabled, named = keywords.get("enabled"), keywords.get("device_type")
             if enabled is not None and named is not None and is_cuda_test(enabled, flags):
                 add(node_span(named), f"enabled={gate_text(enabled)}")
+        if isinstance(node, ast.Call) and _dotted(node.func).endswith(_CUDA_AMP_CALLEES):
+            # `torch.cuda.amp.autocast(enabled=self.device.type == 'cuda')`: the CUDA spelling itself is switched off
+            # where CUDA is absent, and a disabled autocast / scaler does nothing (tq48a, OpenOCR's eval loop)
+            enabled = next((kw.value for kw in node.keywords if kw.arg == "enabled"), None)
+            if enabled is not None and is_cuda_test(enabled, flags):
+                add(node_span(node.func), f"enabled={gate_text(enabled)}")
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)) and \
                 _cuda_count_range(node.generators[0].iter):
             # `[torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]`: no element on Ascend
             first, last = (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt, node.elt)
             add(node_span(first, last), f"for ... in {gate_text(node.generators[0].iter)}")
     return gates
+
+
+# the CUDA spellings of AMP's context and scaler, which take `enabled=` (torch.cuda.amp, deprecated but kept in torch 2)
+_CUDA_AMP_CALLEES = ("cuda.amp.autocast", "cuda.amp.GradScaler")
 
 
 # keywords of a process launcher that give the number of processes (torch.multiprocessing.spawn's `nprocs`,

@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from dataclasses import replace
 from collections.abc import Callable, Collection
 from typing import Any
@@ -1247,8 +1248,11 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
         # (webui builds every `scripts.Script` subclass of an extension's scripts modules, found by type: pd27)
         # (a module kept only for the classes a loader may build by its path reaches those classes, not every
         # function beside them: tq46b)
+        # (a decorator registers nothing in a module nothing loads or runs: a copied suite's `@slow
+        # @require_torch_gpu` test classes; tq48a)
+        runs = rel not in unloaded or f.get("entry") or f.get("script")
         reached.update((rel, name) for name, _, _, registered in f.get("top", ())
-                       if registered or name.startswith("__")
+                       if (registered or name.startswith("__")) and runs
                        or f.get("entry") and name in f.get("loadable", (name,)))
     reached |= _listed_members(facts, unloaded)
 
@@ -2032,7 +2036,10 @@ def _vendored_copies(project: Any) -> dict[str, str]:
                    if load and load[0] and not str(load[0]).startswith(".") and "." in str(load[0])]
         for k in range(len(folders), 1, -1):
             name, parent = folders[k - 1], "/".join(folders[:k - 1])
-            if name in own or k == 2 and folders[0] in _SOURCE_FOLDERS:
+            # (a root folder `diffusers/` holding `src/diffusers` is that package's checkout, not a package of the
+            # tree's own: mustango's diffusers copy, installed with `pip install -e diffusers`; tq48a)
+            checkout = k == 3 and folders[0] == name and folders[1] in _SOURCE_FOLDERS
+            if name in own and not checkout or k == 2 and folders[0] in _SOURCE_FOLDERS:
                 continue
             mine = [m for m in modules if m.split("/", 1)[0] == name]
             if mine:
@@ -2167,6 +2174,14 @@ def _import_loads(project: Any) -> Callable[[str], set[str]]:
         out: set[str] = set()
         for target in (dotted, *(f"{dotted}.{n}" for n in names)):
             out.update(f for f in by_stem.get(target.rsplit(".", 1)[-1], ()) if _is_module(f, target))
+        # a script's folder comes first on sys.path, and a standard-library name is the standard library's module:
+        # `import common` beside googletest's `scripts/common.py`, or `import typing`, loads no other file of that
+        # name (a copied CUTLASS's `pycute/typing.py`, `cutlass/emit/common.py`; tq48a)
+        top = dotted.split(".", 1)[0]
+        folder = "/".join(rel.split("/")[:-1])
+        own = f"{folder}/{top}" if folder else top
+        if f"{own}.py" in inits or f"{own}/__init__.py" in inits or top in sys.stdlib_module_names:
+            out = {f for f in out if f == f"{own}.py" or f.startswith(own + "/")}
         return out
 
     def loads(rel: str) -> set[str]:
