@@ -1817,6 +1817,19 @@ def _unrun_launchers(project: Any, facts: dict[str, dict[str, Any]]) -> set[str]
     return out
 
 
+def _checkout_bench_file(rel: str, project: Any) -> bool:
+    """A file of a copied checkout's own examples or tests: below a folder (not the root) that holds the checkout's
+    files (`_CHECKOUT_FILE`: SwissArmyTransformer's `setup.py` in `modules/SwissArmyTransformer/`), inside its
+    `examples/` / `tests/` folder."""
+    parts = rel.split("/")
+    paths = getattr(project, "paths", {})
+    for k in range(1, len(parts) - 1):
+        folder = "/".join(parts[:k])
+        if parts[k] in _BENCH_FOLDERS and any(f"{folder}/{name}" in paths for name in _CHECKOUT_NAMES):
+            return True
+    return False
+
+
 def _shell_facts(project: Any) -> dict[str, dict[str, Any]]:
     """Each shell script of the tree with its facts (ProjectImports.shell: from the summaries the worker made, so a
     warm run reads no script); a script that cannot be read is left out."""
@@ -1993,6 +2006,7 @@ _COPY_RUN_FOLDERS = _APP_TOOL_FOLDERS | {"demo"}
 # the top-level files of a copied checkout that run without a launch of the tree's: torch.hub's entry, the build
 _CHECKOUT_ENTRIES = frozenset({"hubconf.py", "setup.py"})
 # the files of a project's checkout: its build and install metadata, torch.hub's entry file, its licence
+_CHECKOUT_NAMES = ("setup.py", "setup.cfg", "pyproject.toml", "hubconf.py")      # (the discovered ones)
 _CHECKOUT_FILE = re.compile(r"^(?:setup\.py|setup\.cfg|pyproject\.toml|hubconf\.py|requirements[\w.-]*\.txt|"
                             r"LICEN[CS]E(?:\.\w+)?|COPYING)$")
 
@@ -2484,8 +2498,10 @@ def apply_unreached_defs(results: list, project: Any) -> int:
     if host_note == _NOTE:      # (a node pack: ComfyUI's own modules always import)
         for f in facts.values():
             f["fallbacks"] = f.get("host_fallbacks", [])
-    # (an application's own launchers and kernels are the user's to run and build: only its Python is read)
-    launchers = set() if app else _unrun_launchers(project, facts)
+    # (an application's own launchers and kernels are the user's to run and build: only its Python is read; a
+    # copied checkout's example and test launchers are upstream's, policy (j): tq48b)
+    launchers = {rel for rel in _unrun_launchers(project, facts) if _checkout_bench_file(rel, project)} if app else \
+        _unrun_launchers(project, facts)
     for rel in () if app else _unbuilt_kernels(results, facts, spans):
         spans[rel] = [(1, _END)]
     return _lower_spans(results, facts, spans, host_note, launchers)
