@@ -100,3 +100,131 @@ def test_cuda_marker_nothing_wires_keeps_its_errors(tmp_path):
                                      "tests/test_quant.py": TEST_QUANT,
                                      "tests/CMakeLists.txt": CMAKE.replace('-m "not cuda" ', '-m "not slow" ')})
     assert _severities(found) == ("error", "error", "error")
+
+
+# -- `torch.version.cuda is not None and ...`: the operands after the gate run only on a CUDA build ----------------------
+
+TORCH_UTILS = """\
+    import torch
+
+
+    def check_bloat16_supported() -> bool:
+        try:
+            import packaging.version
+            import torch.cuda.nccl as nccl
+            import torch.distributed as dist
+
+            return (
+                (torch.version.cuda is not None)
+                and torch.cuda.is_bf16_supported()
+                and (packaging.version.parse(torch.version.cuda).release >= (11, 0))
+                and dist.is_nccl_available()
+                and (nccl.version() >= (2, 10))
+            )
+        except Exception:
+            return False
+
+
+    def cuda_build() -> bool:
+        if torch.version.cuda is None:
+            return False
+        return torch.cuda.get_device_capability()[0] >= 8
+
+
+    def nccl_ready() -> bool:
+        return torch.version.cuda == "12.1" or torch.cuda.is_bf16_supported()
+"""
+
+
+def test_operands_after_a_cuda_version_test_are_gated(tmp_path):
+    found = dedented_tree(tmp_path, {"util/torch_utils.py": TORCH_UTILS})
+    assert severity_at(found, "util/torch_utils.py", TORCH_UTILS, "and torch.cuda.is_bf16_supported()") == \
+        {"NPU002": "warning", "NPU209": "warning"}
+    assert severity_at(found, "util/torch_utils.py", TORCH_UTILS, "nccl.version()").get("NPU103") == "warning"
+    # `if torch.version.cuda is None: return` gates the rest of the function
+    assert severity_at(found, "util/torch_utils.py", TORCH_UTILS, "get_device_capability").get("NPU002") == "warning"
+    # the test itself is the finding; a version compared with a value gates nothing after an `or`
+    assert severity_at(found, "util/torch_utils.py", TORCH_UTILS, "(torch.version.cuda is not None)").get("NPU008") \
+        == "error"
+    assert severity_at(found, "util/torch_utils.py", TORCH_UTILS, 'torch.version.cuda == "12.1"').get("NPU209") == \
+        "error"
+
+
+# -- `not torch.cuda.is_available() and x.device.type != "cpu"`: the path written for hosts without CUDA ---------------
+
+MODEL_LOAD = """\
+    import torch
+
+
+    class MPNN(torch.nn.Module):
+        @classmethod
+        def _load(cls, path, map_location):
+            d = torch.load(path, map_location, weights_only=False)
+            hparams = d["hyper_parameters"]
+            hparams["metrics"] = [
+                cls._rebuild_metric(metric)
+                if not hasattr(metric, "_defaults")
+                or (not torch.cuda.is_available() and metric.device.type != "cpu")
+                else metric
+                for metric in hparams["metrics"]
+            ]
+            criterion = hparams["criterion"]
+            if not torch.cuda.is_available() and str(criterion.device) != "cpu":
+                hparams["criterion"] = cls._rebuild_metric(criterion)
+            if not torch.cuda.is_available():
+                raise RuntimeError("training needs a GPU")
+            return hparams
+"""
+
+
+def test_negated_probe_beside_an_off_host_test_is_info(tmp_path):
+    found = dedented_tree(tmp_path, {"chem/models/model.py": MODEL_LOAD})
+    assert severity_at(found, "chem/models/model.py", MODEL_LOAD, 'metric.device.type != "cpu"') == {"NPU002": "info"}
+    assert severity_at(found, "chem/models/model.py", MODEL_LOAD, "str(criterion.device)") == {"NPU002": "info"}
+    # a probe that stops the program without CUDA keeps its error
+    assert severity_at(found, "chem/models/model.py", MODEL_LOAD, "if not torch.cuda.is_available():") == \
+        {"NPU002": "error"}
+
+
+# -- an application's copied checkout: its examples' launchers are upstream's (policy (j)) -----------------------------
+
+APP = """\
+    import gradio as gr
+    from pipeline import get_model
+
+
+    def run(prompt):
+        return get_model(prompt)
+
+
+    gr.Interface(fn=run, inputs="text", outputs="text").launch()
+"""
+
+EXAMPLE_LAUNCHER = """\
+    #!/bin/bash
+    OPTIONS_NCCL="NCCL_DEBUG=info NCCL_IB_DISABLE=0 NCCL_NET_GDR_LEVEL=2"
+    run_cmd="${OPTIONS_NCCL} deepspeed --num_gpus 8 finetune_t5.py --distributed-backend nccl --fp16"
+    eval ${run_cmd}
+"""
+
+OWN_LAUNCHER = """\
+    #!/bin/bash
+    export NCCL_DEBUG=info
+    torchrun --nproc_per_node 8 train_video.py --distributed-backend nccl
+"""
+
+
+def test_example_launchers_of_a_copied_checkout_in_an_application_are_info(tmp_path):
+    found = dedented_tree(tmp_path, {
+        "app.py": APP, "pipeline.py": "from sat.model.base_model import get_model\n", "train_video.py": "import torch\n\ntorch.distributed.init_process_group('nccl')\n",
+        "finetune.sh": OWN_LAUNCHER,
+        "modules/sat_lib/setup.py": "from setuptools import setup\n\nsetup(name='sat')\n",
+        "modules/sat_lib/sat/__init__.py": "", "modules/sat_lib/sat/model/__init__.py": "",
+        "modules/sat_lib/sat/model/base_model.py": "def get_model(x):\n    return x\n",
+        "modules/sat_lib/examples/t5/finetune_t5.py": "import torch\n\nmodel = torch.nn.Linear(2, 2).cuda()\n",
+        "modules/sat_lib/examples/t5/scripts/finetune_t5.sh": EXAMPLE_LAUNCHER})
+    example = "modules/sat_lib/examples/t5/scripts/finetune_t5.sh"
+    assert set(severity_at(found, example, EXAMPLE_LAUNCHER, "--distributed-backend nccl").values()) == {"info"}
+    assert set(severity_at(found, example, EXAMPLE_LAUNCHER, "OPTIONS_NCCL=").values()) == {"info"}
+    # the application's own launcher keeps its findings
+    assert "error" in severity_at(found, "finetune.sh", OWN_LAUNCHER, "--distributed-backend nccl").values()

@@ -1620,9 +1620,8 @@ _OFF_HOST_NOTE = "tests for an object left on an accelerator where this host has
 
 
 def _off_host_test(node: ast.expr) -> bool:
-    """`metric.device.type != "cpu"`, `str(x.device) != "cpu"`, `x.is_cuda`: the object is not on the host."""
-    if isinstance(node, ast.Attribute) and node.attr == "is_cuda":
-        return True
+    """`metric.device.type != "cpu"`, `str(x.device) != "cpu"`: the object is on some accelerator, any backend's
+    (not `x.is_cuda`, CUDA's own, which is False for an NPU tensor)."""
     if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.NotEq)):
         return False
     sides = (node.left, node.comparators[0])
