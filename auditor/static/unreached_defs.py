@@ -2531,6 +2531,12 @@ def _lower_copies(results: list, project: Any) -> int:
     # (only files of the copies the tree does not run itself: a script of a copy's checkout keeps its findings)
     spans = {rel: found for rel, found in _unreached(facts, words, unimported).items()
              if rel.startswith(tuple(copies)) and rel not in entries}
+    # a copy's notebooks are upstream's examples, which nothing in the tree runs (policy (j); tq48b: Matcha-TTS's
+    # `synthesis.ipynb` in LLaMA-Omni2's `third_party/`)
+    for r in results:
+        copy = next((c for c in copies if r.path.startswith(c)), None) if r.path.endswith(".ipynb") else None
+        if copy is not None and r.findings:
+            spans[r.path] = [(1, _END)]
     notes = {rel: _VENDORED_NOTE.format(copy.rstrip("/"), name) for rel in spans
              for copy, name in copies.items() if rel.startswith(copy)}
     return _lower_spans(results, {rel: {} for rel in spans}, spans, notes, set())
