@@ -2,7 +2,7 @@
 labellers called false, in code written afresh in the shape of its tree) and a control that keeps its finding."""
 from __future__ import annotations
 
-from tests.static_snippets import dedented_tree, severity_at
+from tests.static_snippets import dedented_tree, findings_by_line, first_line_of, severity_at
 
 
 # -- a CUDA-named test marker the suite's own configuration deselects without CUDA -----------------------------------
@@ -228,3 +228,63 @@ def test_example_launchers_of_a_copied_checkout_in_an_application_are_info(tmp_p
     assert set(severity_at(found, example, EXAMPLE_LAUNCHER, "OPTIONS_NCCL=").values()) == {"info"}
     # the application's own launcher keeps its findings
     assert "error" in severity_at(found, "finetune.sh", OWN_LAUNCHER, "--distributed-backend nccl").values()
+
+
+# -- a CUDA default the function only compares with "cuda" ---------------------------------------------------------
+
+BUILDER = """\
+    from transformers import AutoModelForCausalLM
+
+
+    def load_pretrained_model(model_path, load_8bit=False, device_map="auto", device="cuda", **kwargs):
+        kwargs = {"device_map": device_map, **kwargs}
+        if device != "cuda":
+            kwargs["device_map"] = {"": device}
+        return AutoModelForCausalLM.from_pretrained(model_path, low_cpu_mem_usage=True, **kwargs)
+
+
+    def load_vision_tower(path, device="cuda"):
+        if device == "cuda":
+            print("loading on the GPU")
+        return AutoModelForCausalLM.from_pretrained(path).to(device)
+"""
+
+
+def test_cuda_default_only_compared_is_info(tmp_path):
+    found = dedented_tree(tmp_path, {"llava/model/builder.py": BUILDER})
+    assert severity_at(found, "llava/model/builder.py", BUILDER, 'device_map="auto", device="cuda"') == \
+        {"NPU003": "info"}
+    # a default the function also moves a model to keeps its finding
+    assert severity_at(found, "llava/model/builder.py", BUILDER, 'def load_vision_tower').get("NPU003") == "error"
+
+
+# -- a list of torch.nn classes a library builds wrappers from --------------------------------------------------------
+
+REGISTRY = """\
+    import torch
+    import torch.nn as nn
+
+    _TORCH_NN_UNARY_MODULES = [
+        nn.AdaptiveAvgPool2d,
+        nn.AdaptiveMaxPool2d,
+        nn.AlphaDropout,
+        nn.ReflectionPad3d,
+    ]
+
+    for _module_cls in _TORCH_NN_UNARY_MODULES:
+        globals()["Quantized" + _module_cls.__name__] = type("Quantized" + _module_cls.__name__, (_module_cls,), {})
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pool = nn.AdaptiveMaxPool2d(1)
+"""
+
+
+def test_module_class_registry_entries_run_no_op(coverage_engine):
+    found = findings_by_line(coverage_engine, REGISTRY, "quant/fake_quant.py")
+    assert not found.get(first_line_of(REGISTRY, "    nn.AdaptiveMaxPool2d,"))
+    assert not found.get(first_line_of(REGISTRY, "    nn.ReflectionPad3d,"))
+    # the model that builds the layer keeps the support-list hint
+    assert {f.code for f in found.get(first_line_of(REGISTRY, "nn.AdaptiveMaxPool2d(1)"), [])} == {"NPU502"}

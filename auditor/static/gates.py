@@ -1646,6 +1646,53 @@ def _lower_off_host_probes(findings: list, tree: ast.Module) -> list:
             f.severity != "info" and _held_by(regions, f) else f for f in findings]
 
 
+_COMPARED_DEFAULT_NOTE = "a default the function only compares with \"cuda\" (it selects no device here: with it the " \
+    "branch written for the default runs, on Ascend too); the comparison is the line to port"
+
+
+def _compared_only_defaults(tree: ast.Module) -> set[tuple[int, int]]:
+    """(line, col) of CUDA string defaults (`device="cuda"`) of parameters that the function reads only in a comparison
+    with a CUDA string (`if device != "cuda": kwargs["device_map"] = {"": device}`: LLaVA's load_pretrained_model,
+    where the default keeps `device_map="auto"`)."""
+    out: set[tuple[int, int]] = set()
+    for fn in _walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        args = fn.args
+        positional = [*args.posonlyargs, *args.args]
+        pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults)) + \
+            [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+        for arg, default in pairs:
+            if not _cuda_string(default):
+                continue
+            def compares(node: ast.AST, op: type) -> bool:
+                return isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], op) and any(
+                    isinstance(a, ast.Name) and a.id == arg.arg and _cuda_string(b)
+                    for a, b in ((node.left, node.comparators[0]), (node.comparators[0], node.left)))
+
+            nodes = [n for stmt in fn.body for n in walk_list(stmt)]
+            # reads in the branch where the value is not "cuda" (`if device != "cuda": ... {"": device}`) use
+            # another value than the default
+            other_arm = {id(n) for node in nodes if isinstance(node, ast.If)
+                         for arm in ([node.body] if compares(node.test, ast.NotEq) else
+                                     [node.orelse] if compares(node.test, ast.Eq) else [])
+                         for stmt in arm for n in walk_list(stmt)}
+            compared = [n for n in nodes if compares(n, ast.Eq) or compares(n, ast.NotEq)]
+            inside = {id(n) for c in compared for n in walk_list(c)}
+            if compared and not any(isinstance(n, ast.Name) and n.id == arg.arg and id(n) not in inside
+                                    and id(n) not in other_arm for n in nodes):
+                out.add((default.lineno, default.col_offset + 1))
+    return out
+
+
+def _lower_compared_only_defaults(findings: list, tree: ast.Module) -> list:
+    if not any(f.category == "device" and f.severity != "info" and f.symbol == "cuda" for f in findings):
+        return findings
+    spots = _compared_only_defaults(tree)
+    return [as_info(f, "compared-default", _COMPARED_DEFAULT_NOTE) if (f.line, f.col) in spots and
+            f.category == "device" and f.severity != "info" else f for f in findings] if spots else findings
+
+
 def _lower_logged_queries(findings: list, tree: ast.Module) -> list:
     """`log.info(f"Number of GPUs: {torch.cuda.device_count()}")`, `print("CUDA:", torch.cuda.is_available())`: a
     query that does not raise without CUDA, whose value only a message statement shows (HunyuanWorld-Mirror's
@@ -1790,6 +1837,7 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     findings = _drop_capability_keys(findings, tree)
     findings = apply_gate_regions(_drop_choiceless_tests(findings, tree), tree)
     findings = _lower_off_host_probes(_lower_redundant_cpu_moves(findings, tree), tree)
+    findings = _lower_compared_only_defaults(findings, tree)
     return _lower_logged_queries(_lower_environment_reports(findings, tree), tree)
 
 
