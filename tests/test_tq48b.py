@@ -216,7 +216,8 @@ OWN_LAUNCHER = """\
 
 def test_example_launchers_of_a_copied_checkout_in_an_application_are_info(tmp_path):
     found = dedented_tree(tmp_path, {
-        "app.py": APP, "pipeline.py": "from sat.model.base_model import get_model\n", "train_video.py": "import torch\n\ntorch.distributed.init_process_group('nccl')\n",
+        "app.py": APP, "pipeline.py": "from sat.model.base_model import get_model\n",
+        "train_video.py": "import torch\n\ntorch.distributed.init_process_group('nccl')\n",
         "finetune.sh": OWN_LAUNCHER,
         "modules/sat_lib/setup.py": "from setuptools import setup\n\nsetup(name='sat')\n",
         "modules/sat_lib/sat/__init__.py": "", "modules/sat_lib/sat/model/__init__.py": "",
