@@ -289,3 +289,51 @@ def test_module_class_registry_entries_run_no_op(coverage_engine):
     assert not found.get(first_line_of(REGISTRY, "    nn.ReflectionPad3d,"))
     # the model that builds the layer keeps the support-list hint
     assert {f.code for f in found.get(first_line_of(REGISTRY, "nn.AdaptiveMaxPool2d(1)"), [])} == {"NPU502"}
+
+
+# -- an examples helper no example names ----------------------------------------------------------------------------
+
+EXAMPLE_UTILS = """\
+    import torch
+    from pynvml import nvmlDeviceGetHandleByIndex, nvmlDeviceGetMemoryInfo, nvmlInit
+
+
+    def masked_mae_loss(y_pred, y_true):
+        mask = (y_true != 0).float()
+        return (torch.abs(y_pred - y_true) * mask).mean()
+
+
+    def collect_metrics():
+        nvmlInit()
+        handle = nvmlDeviceGetHandleByIndex(0)
+        info = nvmlDeviceGetMemoryInfo(handle)
+        return info.used
+
+
+    def peak_memory():
+        nvmlInit()
+        return nvmlDeviceGetMemoryInfo(nvmlDeviceGetHandleByIndex(0)).used
+"""
+
+EXAMPLE_MAIN = """\
+    import torch
+    from utils import *
+
+
+    def main():
+        loss = masked_mae_loss(torch.ones(3), torch.ones(3))
+        print(loss, peak_memory())
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def test_example_helper_no_example_names_is_info(tmp_path):
+    found = dedented_tree(tmp_path, {"stgnn/__init__.py": "", "examples/a3tgcn/utils.py": EXAMPLE_UTILS,
+                                     "examples/a3tgcn/metr_la_main.py": EXAMPLE_MAIN})
+    rel = "examples/a3tgcn/utils.py"
+    assert set(severity_at(found, rel, EXAMPLE_UTILS, "handle = nvmlDeviceGetHandleByIndex(0)").values()) == {"info"}
+    # a helper a main calls keeps its findings
+    assert "warning" in severity_at(found, rel, EXAMPLE_UTILS, "return nvmlDeviceGetMemoryInfo(").values()
