@@ -2,7 +2,7 @@
 
 An `examples/` folder holds programs a user runs one at a time and the helper modules they share (PyTorch Geometric
 Temporal's `examples/indexBatching/A3TGCN/utils.py`, star-imported by each `*_main.py`). A top-level function of such
-a helper module whose name no Python file or notebook of the examples folder spells (outside the function itself and
+a helper module (one another file of the folder imports; a program's own functions are its own) whose name no Python file or notebook of the examples folder spells (outside the function itself and
 other modules' definitions of the same name) is
 called by no example: `collect_metrics`, an NVML memory probe the mains never call, runs for no one. Its findings
 are lowered to info (context `unreached`), never dropped: a user who copies the helper meets the line. The library's
@@ -55,6 +55,10 @@ def lower_unnamed_example_helpers(results: list, project: Any) -> int:
             texts[root] = {rel: _text(project, rel) for rel in getattr(project, "paths", {})
                            if rel.startswith(root) and rel.endswith(_TEXT_SUFFIXES)}
         own = texts[root].get(r.path, "")
+        stem = re.escape(r.path.rsplit("/", 1)[-1][:-3])
+        imported = re.compile(rf"(?m)^\s*(?:from\s+[\w.]*\b{stem}\s+import|import\s+[\w.]*\b{stem}\b)")
+        if not any(imported.search(text) for rel, text in texts[root].items() if rel != r.path):
+            continue        # a program of its own (a demo's functions), not a helper module the examples share
         if any(call in own for call in _CALLS_BY_NAME):
             continue        # `fire.Fire()` exposes every function; `globals()[name]` calls one by a computed name
         try:
