@@ -2,9 +2,9 @@
 
 An `examples/` folder holds programs a user runs one at a time and the helper modules they share (PyTorch Geometric
 Temporal's `examples/indexBatching/A3TGCN/utils.py`, star-imported by each `*_main.py`). A top-level function of such
-a helper module (one another file of the folder imports; a program's own functions are its own) whose name no Python file or notebook of the examples folder spells (outside the function itself and
-other modules' definitions of the same name) is
-called by no example: `collect_metrics`, an NVML memory probe the mains never call, runs for no one. Its findings
+a helper module (one another file of the folder imports; a program's own functions are its own) whose name no Python
+file or notebook of the examples folder spells (outside the function itself and other modules' definitions of the
+same name) is called by no example: `collect_metrics`, an NVML memory probe the mains never call, runs for no one. Its findings
 are lowered to info (context `unreached`), never dropped: a user who copies the helper meets the line. The library's
 own code never imports its examples, so the examples folder is the whole of what may call it; a name spelled
 anywhere there (a call, a string, `__all__`) keeps the function's findings.
