@@ -2,6 +2,8 @@
 labellers called false, in code written afresh in the shape of its tree) and a control that keeps its finding."""
 from __future__ import annotations
 
+import pytest
+
 from tests.static_snippets import dedented_tree, findings_by_line, first_line_of, severity_at
 
 
@@ -76,22 +78,15 @@ def _severities(found: dict, rel: str = "tests/test_quant.py") -> tuple[str | No
             severity_at(found, rel, TEST_QUANT, 'torch.device("cuda:0")]').get("NPU003"))
 
 
-def test_cuda_marker_deselected_by_cmake_is_a_skip_guard(tmp_path):
+@pytest.mark.parametrize("folder, config, text", [
+    ("tests", "CMakeLists.txt", CMAKE),               # `-m "not cuda"` in the CMake arm without CUDA
+    ("nightly", "CMakeLists.txt", CMAKE_VARIABLE),    # `set(CUDA_FLAG "not cuda")` ... `-m ${CUDA_FLAG}`
+    ("tests", "conftest.py", CONFTEST),               # a collection hook that skips marked items without CUDA
+])
+def test_cuda_marker_the_suite_deselects_is_a_skip_guard(tmp_path, folder, config, text):
     found = dedented_tree(tmp_path, {"quantlib/__init__.py": "", "quantlib/sim.py": LIB,
-                                     "tests/test_quant.py": TEST_QUANT, "tests/CMakeLists.txt": CMAKE})
-    assert _severities(found) == ("warning", "warning", "warning")
-
-
-def test_cuda_marker_deselected_through_a_cmake_variable(tmp_path):
-    found = dedented_tree(tmp_path, {"quantlib/__init__.py": "", "quantlib/sim.py": LIB,
-                                     "nightly/test_quant.py": TEST_QUANT, "nightly/CMakeLists.txt": CMAKE_VARIABLE})
-    assert _severities(found, "nightly/test_quant.py") == ("warning", "warning", "warning")
-
-
-def test_cuda_marker_skipped_by_a_conftest_hook(tmp_path):
-    found = dedented_tree(tmp_path, {"quantlib/__init__.py": "", "quantlib/sim.py": LIB,
-                                     "tests/test_quant.py": TEST_QUANT, "tests/conftest.py": CONFTEST})
-    assert _severities(found) == ("warning", "warning", "warning")
+                                     f"{folder}/test_quant.py": TEST_QUANT, f"{folder}/{config}": text})
+    assert _severities(found, f"{folder}/test_quant.py") == ("warning", "warning", "warning")
 
 
 def test_cuda_marker_nothing_wires_keeps_its_errors(tmp_path):
