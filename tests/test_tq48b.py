@@ -229,6 +229,9 @@ def test_example_launchers_of_a_copied_checkout_in_an_application_are_info(tmp_p
 # -- a CUDA default the function only compares with "cuda" ---------------------------------------------------------
 
 BUILDER = """\
+    import gc
+
+    import torch
     from transformers import AutoModelForCausalLM
 
 
@@ -243,6 +246,12 @@ BUILDER = """\
         if device == "cuda":
             print("loading on the GPU")
         return AutoModelForCausalLM.from_pretrained(path).to(device)
+
+
+    def clean_memory(device="cuda"):
+        if device == "cuda":
+            torch.cuda.empty_cache()
+        gc.collect()
 """
 
 
@@ -250,8 +259,9 @@ def test_cuda_default_only_compared_is_info(tmp_path):
     found = dedented_tree(tmp_path, {"llava/model/builder.py": BUILDER})
     assert severity_at(found, "llava/model/builder.py", BUILDER, 'device_map="auto", device="cuda"') == \
         {"NPU003": "info"}
-    # a default the function also moves a model to keeps its finding
+    # a default the function also moves a model to keeps its finding, and so does one whose arm is CUDA's path
     assert severity_at(found, "llava/model/builder.py", BUILDER, 'def load_vision_tower').get("NPU003") == "error"
+    assert severity_at(found, "llava/model/builder.py", BUILDER, 'def clean_memory').get("NPU003") == "error"
 
 
 # -- a list of torch.nn classes a library builds wrappers from --------------------------------------------------------

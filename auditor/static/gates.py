@@ -1679,6 +1679,13 @@ def _compared_only_defaults(tree: ast.Module) -> set[tuple[int, int]]:
                          for stmt in arm for n in walk_list(stmt)}
             compared = [n for n in nodes if compares(n, ast.Eq) or compares(n, ast.NotEq)]
             inside = {id(n) for c in compared for n in walk_list(c)}
+            # the arm the default takes must be device-neutral (`if device == "cuda": torch.cuda.empty_cache()` is
+            # the CUDA path the default chooses); a comparison outside an `if` test is not read
+            tests = {id(node.test): node for node in nodes if isinstance(node, ast.If)}
+            arms = [tests[id(c)].body if compares(c, ast.Eq) else tests[id(c)].orelse for c in compared
+                    if id(c) in tests]
+            if len(arms) != len(compared) or any("cuda" in ast.unparse(stmt).lower() for arm in arms for stmt in arm):
+                continue
             if compared and not any(isinstance(n, ast.Name) and n.id == arg.arg and id(n) not in inside
                                     and id(n) not in other_arm for n in nodes):
                 out.add((default.lineno, default.col_offset + 1))
