@@ -206,6 +206,13 @@ def cli_setting(m, path: str, value: str):
         else None
 
 
+def option_setting(m, path: str, value: str):
+    """The rule of a command-line option: a `cli:` key first, the reading only a command line has (`--tf32 True` is
+    HF TrainingArguments' option, which raises without CUDA, where a config's `tf32: true` only switches TF32), then
+    the plain setting."""
+    return cli_setting(m, path, value) or m.match_setting(path, value)
+
+
 # Kaldi's (and ESPnet's) queue scripts and the `*_cmd` variables recipes hold them in (`cuda_cmd="queue.pl --gpu 1"`,
 # then `${cuda_cmd} --gpu ${ngpu} exp/train.log train.py`): their `--gpu N` asks the grid engine / Slurm for N GPUs
 # (kaldi-asr.org/doc/queue.html; t34a, project test61: Conv-TasNet); also their variants named `queue-<what>.pl`
@@ -227,7 +234,7 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
         for opt in _OPTION_RE.finditer(text):
             value = opt.group(2) or opt.group(3) or "true"
             path = setting_path(opt.group(1))
-            rule = m.match_setting(path, value) or cli_setting(m, path, value)
+            rule = option_setting(m, path, value)
             if rule is not None and rule.code == "NPU028" and _SCRIPT_RUN_RE.search(text[:opt.start()]) \
                     and not _SCHEDULER_WORD_RE.search(text[:opt.start()]):
                 rule = None        # `CMD="python extract.py --use_gpu"`: the script's own switch (t11y)
@@ -1174,8 +1181,7 @@ def _runner_option(col: Collector, m, pos: _Positions, runner: str, option: str,
         return
     key, _, value = option.partition("=")
     if key.startswith("--") and len(key) > 2:
-        setting = m.match_setting(setting_path(key), value or "true") or cli_setting(m, setting_path(key),
-                                                                                    value or "true")
+        setting = option_setting(m, setting_path(key), value or "true")
         if setting is not None:
             col.add(setting, f"{key} {value}".strip(), line, c, c + len(word), value=value or "true")
 
@@ -2405,10 +2411,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         key, _, value = option.partition("=")
         if key.startswith("--") and len(key) > 2:       # `--bf16`, `--ds.param_dtype bf16`: a setting
             value = value or "true"
-            setting = m.match_setting(setting_path(key), value)
-            if setting is None:
-                # a setting only a command line makes (`--device 0`: the script's own option, a bare index)
-                setting = cli_setting(m, setting_path(key), value)
+            # (`cli:` keys first: a setting only a command line makes, `--device 0`: the script's own option)
+            setting = option_setting(m, setting_path(key), value)
             if setting is None and "=" not in w and (following := nodes[i].next_sibling) is not None \
                     and following.type in ("simple_expansion", "expansion") and value == "true":
                 # `install_dependencies.py --cuda $CUDA_VERSION`: the value is a variable the caller sets, named

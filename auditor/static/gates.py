@@ -64,6 +64,9 @@ _REQUIRE = re.compile(r"^require_\w+$")
 _SKIP_UNLESS = re.compile(r"^skip_(?:unless|if_no|if_lt_x)_\w+$")
 _MARK_SUFFIX = "@mark"      # in `flags`: a module-level name bound to a CUDA skip mark
 _CAP_SUFFIX = "#cap"        # in `flags`: a name bound to torch.cuda.get_device_capability()
+# in `flags`: a CUDA-named marker the tree's test configuration deselects without CUDA (`-m "not cuda"`;
+# auditor/static/deselected_marks.py), so `@pytest.mark.cuda` is a skip mark like `skipif(not cuda available)`
+DESELECTED_SUFFIX = "@deselected"
 _COUNT_SUFFIX = "#count"    # in `flags`: a module-level name bound only to torch.cuda.device_count() (pd17)
 # `is_cuda()` (sglang's utils), `current_platform.is_cuda()` / `is_cuda_alike()` (vLLM), `is_torch_cuda_available()`
 _CUDA_PROBE = re.compile(r"^_?is_(?:torch_)?(?:cuda|nvidia)(?:_alike|_available|_platform)?$")
@@ -309,6 +312,8 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
         return (_flag_name(node) or _option_attribute(node)) in flags
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         left, op, right = node.left, node.ops[0], node.comparators[0]
+        if _version_none_test(node, ast.IsNot):
+            return True      # `torch.version.cuda is not None`: None on a build without CUDA (tq48b)
         if isinstance(op, (ast.Eq, ast.In)) and (_cuda_string(left) or _cuda_string(right) and isinstance(op, ast.Eq)):
             return True      # `x.type == "cuda"`, `"cuda" in str(device)`, `device == "cuda"`
         if _oom_text(node) == "CUDA":
@@ -372,6 +377,14 @@ def _skips_without_capability(node: ast.AST) -> bool:
         for v in body.values)
 
 
+def _version_none_test(node: ast.Compare, op: type) -> bool:
+    """`torch.version.cuda is not None` (op IsNot) / `torch.version.cuda is None` (op Is), also with `!=` / `==`."""
+    ops = (ast.IsNot, ast.NotEq) if op is ast.IsNot else (ast.Is, ast.Eq)
+    sides = (node.left, node.comparators[0])
+    return isinstance(node.ops[0], ops) and any(isinstance(a, ast.Constant) and a.value is None and
+                                                _dotted(b) == "torch.version.cuda" for a, b in (sides, sides[::-1]))
+
+
 def _negated_cuda_test(node: ast.AST, flags: set[str]) -> bool:
     """Whether an expression is false only where CUDA is present: `not <cuda test>`, `device != "cuda"`, an `or`
     with one such operand (`_device_type(device) != "cuda" or not torch.cuda.is_available()`; t11r)."""
@@ -382,6 +395,8 @@ def _negated_cuda_test(node: ast.AST, flags: set[str]) -> bool:
         return True      # `gpu_unavailable[0]` (`_no_cuda_tuples`)
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
         return any(_negated_cuda_test(v, flags) for v in node.values)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and _version_none_test(node, ast.Is):
+        return True      # `torch.version.cuda is None` (tq48b)
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.NotEq):
         return is_cuda_test(ast.Compare(left=node.left, ops=[ast.Eq()], comparators=node.comparators), flags)
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.NotIn) and \
@@ -805,6 +820,8 @@ def _cuda_decorator(dec: ast.expr, flags: set[str]) -> bool:
         return True      # `@require_torch_gpu`, veScale's `@skip_unless_torch_gpu`, torch's `@skip_if_lt_x_gpu(2)`
     if isinstance(dec, ast.Name) and dec.id + _MARK_SUFFIX in flags:
         return True      # `requires_cuda = pytest.mark.skipif(not CUDA_SM90, ...)` ... `@requires_cuda`
+    if name + DESELECTED_SUFFIX in flags and _dotted(func).rsplit(".", 2)[-2:-1] == ["mark"]:
+        return True      # `@pytest.mark.cuda` where the suite runs `pytest -m "not cuda"` without CUDA (tq48b)
     if isinstance(dec, ast.Call) and dec.args:
         if name in ("skipIf", "skipif"):
             test = dec.args[0]
@@ -830,7 +847,9 @@ def _cuda_pytestmark(stmt: ast.stmt, flags: set[str]) -> bool:
             and stmt.targets[0].id == "pytestmark"):
         return False
     marks = stmt.value.elts if isinstance(stmt.value, (ast.List, ast.Tuple)) else [stmt.value]
-    return any(isinstance(m, ast.Call) and _cuda_decorator(m, flags) for m in marks)
+    # (`pytestmark = pytest.mark.cuda`, a deselected marker, is an attribute, not a call)
+    return any((isinstance(m, ast.Call) or isinstance(m, ast.Attribute) and m.attr + DESELECTED_SUFFIX in flags)
+               and _cuda_decorator(m, flags) for m in marks)
 
 
 def _skip_pytestmark(stmt: ast.stmt) -> bool:
@@ -1606,6 +1625,91 @@ def _lower_redundant_cpu_moves(findings: list, tree: ast.Module) -> list:
             f.severity != "info" and _held_by(regions, f) else f for f in findings] if regions else findings
 
 
+_OFF_HOST_NOTE = "tests for an object left on an accelerator where this host has no CUDA: on Ascend the test holds " \
+    "for NPU and CUDA objects alike and the code takes the path written for hosts without CUDA, which handles them"
+
+
+def _off_host_test(node: ast.expr) -> bool:
+    """`metric.device.type != "cpu"`, `str(x.device) != "cpu"`: the object is on some accelerator, any backend's
+    (not `x.is_cuda`, CUDA's own, which is False for an NPU tensor)."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.NotEq)):
+        return False
+    sides = (node.left, node.comparators[0])
+    return any(isinstance(a, ast.Constant) and a.value == "cpu" and "device" in ast.unparse(b)
+               for a, b in (sides, sides[::-1]))
+
+
+def _lower_off_host_probes(findings: list, tree: ast.Module) -> list:
+    """`not torch.cuda.is_available() and metric.device.type != "cpu"` (chemprop's checkpoint loading: rebuild a
+    metric saved on a GPU when the loading host has no CUDA): on Ascend the probe answers False, the object saved on
+    any accelerator is rebuilt or moved as written for a host without CUDA, and nothing fails: info (tq48b)."""
+    if not any(f.symbol == "torch.cuda.is_available" and f.severity != "info" for f in findings):
+        return findings
+    regions = []
+    for n in _walk(tree):
+        if isinstance(n, ast.BoolOp) and isinstance(n.op, ast.And) and any(map(_off_host_test, n.values)):
+            regions += [(node_span(v, open_end=True), True) for v in n.values if isinstance(v, ast.UnaryOp) and
+                        isinstance(v.op, ast.Not) and is_cuda_test(v.operand) and isinstance(v.operand, ast.Call)]
+    if not regions:
+        return findings
+    return [as_info(f, "off-host-fallback", _OFF_HOST_NOTE) if f.symbol == "torch.cuda.is_available" and
+            f.severity != "info" and _held_by(regions, f) else f for f in findings]
+
+
+_COMPARED_DEFAULT_NOTE = "a default the function only compares with \"cuda\" (it selects no device here: with it the " \
+    "branch written for the default runs, on Ascend too); the comparison is the line to port"
+
+
+def _compared_only_defaults(tree: ast.Module) -> set[tuple[int, int]]:
+    """(line, col) of CUDA string defaults (`device="cuda"`) of parameters that the function reads only in a comparison
+    with a CUDA string (`if device != "cuda": kwargs["device_map"] = {"": device}`: LLaVA's load_pretrained_model,
+    where the default keeps `device_map="auto"`)."""
+    out: set[tuple[int, int]] = set()
+    for fn in _walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        args = fn.args
+        positional = [*args.posonlyargs, *args.args]
+        pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults)) + \
+            [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+        for arg, default in pairs:
+            if not _cuda_string(default):
+                continue
+            def compares(node: ast.AST, op: type) -> bool:
+                return isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], op) and any(
+                    isinstance(a, ast.Name) and a.id == arg.arg and _cuda_string(b)
+                    for a, b in ((node.left, node.comparators[0]), (node.comparators[0], node.left)))
+
+            nodes = [n for stmt in fn.body for n in walk_list(stmt)]
+            # reads in the branch where the value is not "cuda" (`if device != "cuda": ... {"": device}`) use
+            # another value than the default
+            other_arm = {id(n) for node in nodes if isinstance(node, ast.If)
+                         for arm in ([node.body] if compares(node.test, ast.NotEq) else
+                                     [node.orelse] if compares(node.test, ast.Eq) else [])
+                         for stmt in arm for n in walk_list(stmt)}
+            compared = [n for n in nodes if compares(n, ast.Eq) or compares(n, ast.NotEq)]
+            inside = {id(n) for c in compared for n in walk_list(c)}
+            # the arm the default takes must be device-neutral (`if device == "cuda": torch.cuda.empty_cache()` is
+            # the CUDA path the default chooses); a comparison outside an `if` test is not read
+            tests = {id(node.test): node for node in nodes if isinstance(node, ast.If)}
+            arms = [tests[id(c)].body if compares(c, ast.Eq) else tests[id(c)].orelse for c in compared
+                    if id(c) in tests]
+            if len(arms) != len(compared) or any("cuda" in ast.unparse(stmt).lower() for arm in arms for stmt in arm):
+                continue
+            if compared and not any(isinstance(n, ast.Name) and n.id == arg.arg and id(n) not in inside
+                                    and id(n) not in other_arm for n in nodes):
+                out.add((default.lineno, default.col_offset + 1))
+    return out
+
+
+def _lower_compared_only_defaults(findings: list, tree: ast.Module) -> list:
+    if not any(f.category == "device" and f.severity != "info" and f.symbol == "cuda" for f in findings):
+        return findings
+    spots = _compared_only_defaults(tree)
+    return [as_info(f, "compared-default", _COMPARED_DEFAULT_NOTE) if (f.line, f.col) in spots and
+            f.category == "device" and f.severity != "info" else f for f in findings] if spots else findings
+
+
 def _lower_logged_queries(findings: list, tree: ast.Module) -> list:
     """`log.info(f"Number of GPUs: {torch.cuda.device_count()}")`, `print("CUDA:", torch.cuda.is_available())`: a
     query that does not raise without CUDA, whose value only a message statement shows (HunyuanWorld-Mirror's
@@ -1749,7 +1853,8 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     findings = _lower_library_refusals(_lower_fallback_gates(findings, tree), tree)
     findings = _drop_capability_keys(findings, tree)
     findings = apply_gate_regions(_drop_choiceless_tests(findings, tree), tree)
-    findings = _lower_redundant_cpu_moves(findings, tree)
+    findings = _lower_off_host_probes(_lower_redundant_cpu_moves(findings, tree), tree)
+    findings = _lower_compared_only_defaults(findings, tree)
     return _lower_logged_queries(_lower_environment_reports(findings, tree), tree)
 
 
@@ -1977,5 +2082,5 @@ def _sorted(regions: list[Region], hows: list[str]) -> tuple[list[Region], list[
     return [r for r, _ in pairs], [h for _, h in pairs]
 
 
-__all__ = ["Gates", "apply_gate_regions", "apply_gates", "build_gates", "cuda_flags", "cuda_probes", "is_cuda_test",
+__all__ = ["DESELECTED_SUFFIX", "Gates", "apply_gate_regions", "apply_gates", "build_gates", "cuda_flags", "cuda_probes", "is_cuda_test",
            "module_gates", "triton_helpers_only"]

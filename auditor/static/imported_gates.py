@@ -23,7 +23,8 @@ from pathlib import Path
 
 from auditor.findings import as_info
 from auditor.static.module_paths import absolute_module, module_names
-from auditor.static.gates import _ATTR_SUFFIX, _COUNT_SUFFIX
+from auditor.static.deselected_marks import deselected_cuda_marks
+from auditor.static.gates import _ATTR_SUFFIX, _COUNT_SUFFIX, DESELECTED_SUFFIX
 from auditor.static.project_imports import ProjectImports
 from auditor.static.astutil import module_nodes
 
@@ -111,12 +112,13 @@ def _lower_class_defaults(findings: list, tree: ast.Module, attrs: set[str]) -> 
 
 def apply_imported_gates(results: list, files: Sequence[tuple[Path, str]],
                          project: ProjectImports | None = None) -> int:
-    """Re-read the gates of files that import another module's gates; returns how many findings changed."""
+    """Re-read the gates of files that import another module's gates, and of test files using a CUDA marker the
+    tree's test configuration deselects without CUDA (auditor/static/deselected_marks.py); returns how many findings
+    changed."""
     from auditor.static.gates import apply_gate_regions
 
     offered = _offered(results)
-    if not offered:
-        return 0
+    marks: frozenset[str] | None = None       # read once, when a file may use one
     rels = [rel for _, rel in files]
     modules = module_names(rels)
     by_module = {name: rel for rel, name in modules.items()}
@@ -135,10 +137,15 @@ def apply_imported_gates(results: list, files: Sequence[tuple[Path, str]],
         me = modules.get(r.path, r.path.rsplit("/", 1)[-1][:-3])
         is_package = r.path.endswith("/__init__.py") or r.path == "__init__.py"
         extra = _imported_names(summary["imports"], me, is_package, r.path, by_module, offered)
-        source = project.source(r.path) if extra or methods or counts else None
+        marked = "test" in r.path.rsplit("/", 1)[-1] or "conftest" in r.path
+        source = project.source(r.path) if extra or methods or counts or marked else None
         if source is None:
             continue
         tree = source[1]
+        if marked and "mark." in source[0]:
+            if marks is None:
+                marks = deselected_cuda_marks(files, project)
+            extra |= {m + DESELECTED_SUFFIX for m in marks if "mark." + m in source[0]}
         extra |= _called_methods(source[0], tree, methods)
         extra |= {g for g in counts if g[:-len(_COUNT_SUFFIX)] in source[0]}
         if not extra:

@@ -61,6 +61,10 @@ def _class_of(node: ast.expr) -> bool:
         isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) == 1
 
 
+_CLASS_LIST_MIN = 3       # a list of this many `torch.nn` classes or more is a registry, not a model's layers
+_NN_CLASS_REF = re.compile(r"(?:^|\.)nn\.(?:modules\.[\w.]+\.)?[A-Z]\w*$")     # `nn.AdaptiveMaxPool2d` as written
+
+
 def _type_reference_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
     """Spans of class references that build nothing: the keys of a dict (`{nn.MaxPool3d: pool_flops_counter_hook}`),
     the classes of `isinstance(m, ...)` / `issubclass(c, ...)` / `self.assertIsInstance(m, ...)`, and a class compared
@@ -69,6 +73,11 @@ def _type_reference_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
     for node in module_nodes(tree):
         if isinstance(node, ast.Dict):
             found += [k for k in node.keys if isinstance(k, (ast.Attribute, ast.Name))]
+        elif isinstance(node, (ast.List, ast.Tuple, ast.Set)) and len(node.elts) >= _CLASS_LIST_MIN and all(
+                isinstance(e, ast.Attribute) and _NN_CLASS_REF.search(ast_dotted(e) or "") for e in node.elts):
+            # `_TORCH_NN_UNARY_MODULES = [nn.AdaptiveAvgPool1d, nn.AdaptiveMaxPool2d, ...]`: a list of module classes
+            # a library builds wrappers from (AIMET's fake-quant registry; tq48b) names classes and runs no op
+            found += node.elts
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
                 node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
             found.append(node.args[1])

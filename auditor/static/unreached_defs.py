@@ -1821,6 +1821,19 @@ def _unrun_launchers(project: Any, facts: dict[str, dict[str, Any]]) -> set[str]
     return out
 
 
+def _checkout_bench_file(rel: str, project: Any) -> bool:
+    """A file of a copied checkout's own examples or tests: below a folder (not the root) that holds the checkout's
+    files (`_CHECKOUT_FILE`: SwissArmyTransformer's `setup.py` in `modules/SwissArmyTransformer/`), inside its
+    `examples/` / `tests/` folder."""
+    parts = rel.split("/")
+    paths = getattr(project, "paths", {})
+    for k in range(1, len(parts) - 1):
+        folder = "/".join(parts[:k])
+        if parts[k] in _BENCH_FOLDERS and any(f"{folder}/{name}" in paths for name in _CHECKOUT_NAMES):
+            return True
+    return False
+
+
 def _shell_facts(project: Any) -> dict[str, dict[str, Any]]:
     """Each shell script of the tree with its facts (ProjectImports.shell: from the summaries the worker made, so a
     warm run reads no script); a script that cannot be read is left out."""
@@ -1997,6 +2010,7 @@ _COPY_RUN_FOLDERS = _APP_TOOL_FOLDERS | {"demo"}
 # the top-level files of a copied checkout that run without a launch of the tree's: torch.hub's entry, the build
 _CHECKOUT_ENTRIES = frozenset({"hubconf.py", "setup.py"})
 # the files of a project's checkout: its build and install metadata, torch.hub's entry file, its licence
+_CHECKOUT_NAMES = ("setup.py", "setup.cfg", "pyproject.toml", "hubconf.py")      # (the discovered ones)
 _CHECKOUT_FILE = re.compile(r"^(?:setup\.py|setup\.cfg|pyproject\.toml|hubconf\.py|requirements[\w.-]*\.txt|"
                             r"LICEN[CS]E(?:\.\w+)?|COPYING)$")
 
@@ -2504,8 +2518,10 @@ def apply_unreached_defs(results: list, project: Any) -> int:
     if host_note == _NOTE:      # (a node pack: ComfyUI's own modules always import)
         for f in facts.values():
             f["fallbacks"] = f.get("host_fallbacks", [])
-    # (an application's own launchers and kernels are the user's to run and build: only its Python is read)
-    launchers = set() if app else _unrun_launchers(project, facts)
+    # (an application's own launchers and kernels are the user's to run and build: only its Python is read; a
+    # copied checkout's example and test launchers are upstream's, policy (j): tq48b)
+    launchers = {rel for rel in _unrun_launchers(project, facts) if _checkout_bench_file(rel, project)} if app else \
+        _unrun_launchers(project, facts)
     for rel in () if app else _unbuilt_kernels(results, facts, spans):
         spans[rel] = [(1, _END)]
     return _lower_spans(results, facts, spans, host_note, launchers)
@@ -2535,6 +2551,12 @@ def _lower_copies(results: list, project: Any) -> int:
     # (only files of the copies the tree does not run itself: a script of a copy's checkout keeps its findings)
     spans = {rel: found for rel, found in _unreached(facts, words, unimported).items()
              if rel.startswith(tuple(copies)) and rel not in entries}
+    # a copy's notebooks are upstream's examples, which nothing in the tree runs (policy (j); tq48b: Matcha-TTS's
+    # `synthesis.ipynb` in LLaMA-Omni2's `third_party/`)
+    for r in results:
+        copy = next((c for c in copies if r.path.startswith(c)), None) if r.path.endswith(".ipynb") else None
+        if copy is not None and r.findings:
+            spans[r.path] = [(1, _END)]
     notes = {rel: _VENDORED_NOTE.format(copy.rstrip("/"), name) for rel in spans
              for copy, name in copies.items() if rel.startswith(copy)}
     return _lower_spans(results, {rel: {} for rel in spans}, spans, notes, set())
