@@ -121,11 +121,12 @@ def runtime_env_packages(tree: ast.Module) -> list[ast.Constant]:
         for key, value in zip(node.value.keys, node.value.values):
             if not (isinstance(key, ast.Constant) and key.value == "pip"):
                 continue
+            packages: ast.expr | None = value
             if isinstance(value, ast.Dict):
-                value = next((v for k, v in zip(value.keys, value.values)
-                              if isinstance(k, ast.Constant) and k.value == "packages"), None)
-            if isinstance(value, (ast.List, ast.Tuple)):
-                out += [e for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+                packages = next((v for k, v in zip(value.keys, value.values)
+                                 if isinstance(k, ast.Constant) and k.value == "packages"), None)
+            if isinstance(packages, (ast.List, ast.Tuple)):
+                out += [e for e in packages.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
                         and e.value.strip() and "\n" not in e.value and not e.value.startswith("-")]
     return out
 

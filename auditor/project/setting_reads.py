@@ -214,6 +214,7 @@ def _fallback_tests(tree: ast.Module) -> list[tuple[ast.expr, list[ast.stmt]]]:
     each with the chain's last arm."""
     found: list[tuple[ast.expr, list[ast.stmt]]] = []
     for node in module_nodes_of(tree, (ast.If, ast.IfExp)):
+        last: list[ast.stmt]
         if isinstance(node, ast.IfExp):
             tests, last = [node.test], [ast.Expr(node.orelse)]
         else:

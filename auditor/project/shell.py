@@ -799,9 +799,9 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
                 # hands on to the install that reads it, as decision 62 reads a held NVIDIA download URL (tp47b)
                 index_env(col, m, name, _word(value), line, c, frozenset({name.upper()}))
             if value is not None and name in launched_vars:
-                script, rule = _launched_script(m, _word(value))
+                held_script, held_rule = _launched_script(m, _word(value))
                 vline, vc = pos.at(value.start_point)
-                col.add(rule, script, vline, vc + (value.type in ("string", "raw_string")))
+                col.add(held_rule, held_script, vline, vc + (value.type in ("string", "raw_string")))
             if value is not None and name in container_vars:
                 _container_options_variable(col, m, pos, name, value, container_vars[name])
             if value is not None and value.type in ("word", "concatenation", "expansion"):
@@ -2047,7 +2047,7 @@ def _pip_package_query(col: Collector, m, pos: _Positions, pipeline) -> None:
     if not words or words[0][:2] not in (["pip", "list"], ["pip", "freeze"], ["pip3", "list"], ["pip3", "freeze"]):
         return
     for command, grep in zip(commands[1:], words[1:]):
-        if grep[:1] not in (["grep"], ["egrep"]):
+        if command is None or grep[:1] not in (["grep"], ["egrep"]):
             continue
         package = next((w for w in grep[1:] if not w.startswith("-")), None)
         if package is not None and re.fullmatch(r"[A-Za-z0-9][\w.-]*", package):
@@ -2443,11 +2443,12 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         _overrides(col, m, pos, words[1:], nodes[1:])
     if name.startswith("python"):
         # `python3.7 -u tools/static_gpubox_trainer.py -m config.yaml`: the script is the program run
-        at = next((i for i, w in enumerate(words[1:], 1) if not w.startswith("-")), None)
-        script, rule = _launched_script(m, words[at]) if at is not None else ("", None)
-        if rule is not None:
-            sl, sc = pos.at(nodes[at].start_point)
-            col.add(rule, script, sl, sc, sc + len(words[at]))
+        script_at = next((i for i, w in enumerate(words[1:], 1) if not w.startswith("-")), None)
+        if script_at is not None:
+            run_script, run_rule = _launched_script(m, words[script_at])
+            if run_rule is not None:
+                sl, sc = pos.at(nodes[script_at].start_point)
+                col.add(run_rule, run_script, sl, sc, sc + len(words[script_at]))
     if name == "python" or name.startswith("python3") or name in ("torchrun", "deepspeed") or \
             name == "accelerate" and words[1:2] == ["launch"]:
         # `deepspeed llava/train/train_mem.py` (t15k); with the bare expansions (`${PT_SCRIPT}`: a script the caller
