@@ -130,6 +130,22 @@ def test_comfyui_manager_snapshot_pips(tmp_path):
     assert audit_file(tmp_path / "o", "tests/__snapshots__/api_snapshot.json", other) == []
 
 
+def test_snapshot_is_chosen_by_its_schema_and_malformed_lookalikes_are_no_error():
+    from auditor.rules import load_rules
+    from auditor.static import StaticEngine
+
+    engine = StaticEngine(load_rules())
+    # review48 item 2 (p8): JSON lines and JSON with comments named for a snapshot are a test's data, never an error
+    for rel, text in (("tests/snapshots/events.json", '{"event": "start", "device": "cuda"}\n{"event": "stop"}\n'),
+                      ("src/page_snapshot.json", '{\n  // recorded page\n  "title": "cuda",\n}\n')):
+        result = engine.analyze_bytes(text.encode(), rel)
+        assert result.error is None and result.findings == [], (rel, result.error, result.findings)
+    # the schema under another name (a restore file beside the Dockerfile) is still read
+    text = _snapshot({"nvidia-cudnn-cu12==8.9.2.26": ""})
+    result = engine.analyze_bytes(text.encode(), "configs/restore.json")
+    assert "NPU440" in {f.code for f in result.findings}
+
+
 COMFY_DOCKERFILE = """\
 ARG BASE_IMAGE=ubuntu:24.04
 FROM ${BASE_IMAGE} AS base
