@@ -268,6 +268,9 @@ spack install hoomd-blue
 spack add "kokkos@3.7.00+cuda cuda_arch=90"
 spack install slate ~cuda
 echo "spack install petsc +cuda"
+spack install -j 16 hypre~cuda cuda_arch=none
+spack spec -I trilinos ~cuda cuda_arch=none
+spack install kokkos cuda_arch=90
 """
 
 
@@ -275,5 +278,7 @@ def test_spack_commands_read_as_specs(tmp_path):
     found = audit_file(tmp_path, "stacks/gpu-stack.sh", SPACK_SCRIPT)
     assert codes_of_line(found, 3) == {"NPU922", "NPU923"}
     assert codes_of_line(found, 5) == {"NPU922"}              # a variant right after the version, in quotes
-    for line in (2, 4, 6, 7):                                  # a comment, a plain spec, CUDA off, a message
+    assert codes_of_line(found, 10) == {"NPU922"}             # an architecture alone asks for the CUDA build
+    # a comment, a plain spec, CUDA off, a message; CUDA off beside `cuda_arch=none` (review48 item 5, p2)
+    for line in (2, 4, 6, 7, 8, 9):
         assert not codes_of_line(found, line), line
