@@ -260,6 +260,39 @@ def test_torchdynamo_nvfuser_backend_names(tmp_path):
         assert "NPU925" not in codes_of_line(found, line), line
 
 
+BACKEND_MENU = """\
+import argparse
+
+import torch
+
+BACKENDS = ("inductor", "aot_eager", "nvfuser")
+
+
+def parse():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--backend", default="inductor", choices=["inductor", "aot_eager", "nvfuser"])
+    return parser.parse_args()
+
+
+def compile_model(model, backend):
+    if backend not in BACKENDS:
+        raise ValueError(backend)
+    return torch.compile(model, backend=backend)
+
+
+def nvfuser_model(model):
+    return torch.compile(model, backend="nvfuser")
+"""
+
+
+def test_torchdynamo_backend_menu_is_no_choice(tmp_path):
+    # review48 item 10 (p5): a tuple of backend names and argparse's `choices=` list options, none chosen
+    found = audit_file(tmp_path, "train.py", BACKEND_MENU)
+    for line in (5, 10):
+        assert "NPU925" not in codes_of_line(found, line), line
+    assert "NPU925" in codes_of_line(found, 20)
+
+
 SPACK_SCRIPT = """\
 #!/bin/bash
 # spack install ginkgo +cuda cuda_arch=80
