@@ -290,7 +290,7 @@ def test_torchdynamo_backend_menu_is_no_choice(tmp_path):
     found = audit_file(tmp_path, "train.py", BACKEND_MENU)
     for line in (5, 10):
         assert "NPU925" not in codes_of_line(found, line), line
-    assert "NPU925" in codes_of_line(found, 20)
+    assert "NPU925" in codes_of_line(found, 21)
 
 
 SPACK_SCRIPT = """\
