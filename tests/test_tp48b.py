@@ -7,7 +7,7 @@ package. Quiet: a sed substitution's pattern (the text it takes out), comments a
 nnUNet, PaddleRec, WhisperFusion, SynapseML and MONAI bundles; each with controls."""
 from __future__ import annotations
 
-from tests.static_snippets import audit_file, codes_of_line
+from tests.static_snippets import audit_file, codes_of_line, tree_findings, write_tree
 
 
 LSF_COMMANDS = """\
@@ -249,3 +249,15 @@ def test_gpubox_trainer_launches(tmp_path):
     assert codes_of_line(found, 11) == {"NPU929"}   # a direct launch
     for line in (2, 4, 5, 8, 10, 12):              # a comment, the CPU trainer, a path never launched, a message
         assert not codes_of_line(found, line), line
+
+
+def test_sourced_functions_after_an_empty_launch_variable(tmp_path):
+    # review48 item 1 (q4): an empty assignment to the variable a `python $VAR` launch expands must not stop the
+    # sourced file's functions from being recorded (the launch's locals once rebound scan_shell's `script` flag)
+    root = write_tree(tmp_path, {
+        "env.sh": "#!/bin/bash\nEXTRA_ARGS=\"\"\n\nsetup_gpu() {\n    export CUDA_VISIBLE_DEVICES=0,1\n"
+                  "    nvidia-smi -L\n}\n\nrun_train() {\n    python $EXTRA_ARGS train.py \"$@\"\n}\n",
+        "train.py": "import torch\nprint(torch.ones(1))\n",
+        "train.sh": "#!/bin/bash\nsource ./env.sh\nsetup_gpu\nrun_train --epochs 3\n",
+    })
+    assert "NPU004" in {code for line, code, _sev in tree_findings(root, "train.sh") if line == 3}
