@@ -155,6 +155,7 @@ RULE_SCHEMA: dict[str, Any] = {
             # string rules: not a literal a name is tested against (`libname.startswith("libnccl.so.2")`,
             # `name == "libnccl.so.2"`): a test of a name loads nothing (tq46a)
             "not_name_tests": {"type": "boolean"},
+            "not_listed": {"type": "boolean"},
             # string rules of commands: not a literal that ends as an exclamation or a question (`return False,
             # 'nvcc unavailable!'`: a status text handed back, not a command line, t33a)
             "not_sentences": {"type": "boolean"},

@@ -130,6 +130,22 @@ def test_comfyui_manager_snapshot_pips(tmp_path):
     assert audit_file(tmp_path / "o", "tests/__snapshots__/api_snapshot.json", other) == []
 
 
+def test_snapshot_is_chosen_by_its_schema_and_malformed_lookalikes_are_no_error():
+    from auditor.rules import load_rules
+    from auditor.static import StaticEngine
+
+    engine = StaticEngine(load_rules())
+    # review48 item 2 (p8): JSON lines and JSON with comments named for a snapshot are a test's data, never an error
+    for rel, text in (("tests/snapshots/events.json", '{"event": "start", "device": "cuda"}\n{"event": "stop"}\n'),
+                      ("src/page_snapshot.json", '{\n  // recorded page\n  "title": "cuda",\n}\n')):
+        result = engine.analyze_bytes(text.encode(), rel)
+        assert result.error is None and result.findings == [], (rel, result.error, result.findings)
+    # the schema under another name (a restore file beside the Dockerfile) is still read
+    text = _snapshot({"nvidia-cudnn-cu12==8.9.2.26": ""})
+    result = engine.analyze_bytes(text.encode(), "configs/restore.json")
+    assert "NPU440" in {f.code for f in result.findings}
+
+
 COMFY_DOCKERFILE = """\
 ARG BASE_IMAGE=ubuntu:24.04
 FROM ${BASE_IMAGE} AS base
@@ -244,6 +260,39 @@ def test_torchdynamo_nvfuser_backend_names(tmp_path):
         assert "NPU925" not in codes_of_line(found, line), line
 
 
+BACKEND_MENU = """\
+import argparse
+
+import torch
+
+BACKENDS = ("inductor", "aot_eager", "nvfuser")
+
+
+def parse():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--backend", default="inductor", choices=["inductor", "aot_eager", "nvfuser"])
+    return parser.parse_args()
+
+
+def compile_model(model, backend):
+    if backend not in BACKENDS:
+        raise ValueError(backend)
+    return torch.compile(model, backend=backend)
+
+
+def nvfuser_model(model):
+    return torch.compile(model, backend="nvfuser")
+"""
+
+
+def test_torchdynamo_backend_menu_is_no_choice(tmp_path):
+    # review48 item 10 (p5): a tuple of backend names and argparse's `choices=` list options, none chosen
+    found = audit_file(tmp_path, "train.py", BACKEND_MENU)
+    for line in (5, 10):
+        assert "NPU925" not in codes_of_line(found, line), line
+    assert "NPU925" in codes_of_line(found, 21)
+
+
 SPACK_SCRIPT = """\
 #!/bin/bash
 # spack install ginkgo +cuda cuda_arch=80
@@ -252,6 +301,9 @@ spack install hoomd-blue
 spack add "kokkos@3.7.00+cuda cuda_arch=90"
 spack install slate ~cuda
 echo "spack install petsc +cuda"
+spack install -j 16 hypre~cuda cuda_arch=none
+spack spec -I trilinos ~cuda cuda_arch=none
+spack install kokkos cuda_arch=90
 """
 
 
@@ -259,5 +311,7 @@ def test_spack_commands_read_as_specs(tmp_path):
     found = audit_file(tmp_path, "stacks/gpu-stack.sh", SPACK_SCRIPT)
     assert codes_of_line(found, 3) == {"NPU922", "NPU923"}
     assert codes_of_line(found, 5) == {"NPU922"}              # a variant right after the version, in quotes
-    for line in (2, 4, 6, 7):                                  # a comment, a plain spec, CUDA off, a message
+    assert codes_of_line(found, 10) == {"NPU922"}             # an architecture alone asks for the CUDA build
+    # a comment, a plain spec, CUDA off, a message; CUDA off beside `cuda_arch=none` (review48 item 5, p2)
+    for line in (2, 4, 6, 7, 8, 9):
         assert not codes_of_line(found, line), line

@@ -7,7 +7,7 @@ package. Quiet: a sed substitution's pattern (the text it takes out), comments a
 nnUNet, PaddleRec, WhisperFusion, SynapseML and MONAI bundles; each with controls."""
 from __future__ import annotations
 
-from tests.static_snippets import audit_file, codes_of_line
+from tests.static_snippets import audit_file, codes_of_line, tree_findings, write_tree
 
 
 LSF_COMMANDS = """\
@@ -154,14 +154,20 @@ curl -L https://repo1.maven.org/maven2/org/apache/spark/spark-avro_2.12/3.5.0/sp
 export str_tmp=$(echo `pip list|grep paddlepaddle-gpu|awk -F ' ' '{print $2}'`)
 export torch_version=$(pip list | grep torch | awk '{print $2}')
 export frame_commit=$(echo `python -c "import paddle;print(paddle.version.commit)"`)
+pip freeze | grep -v tensorrt | grep -v cupy-cuda12x > requirements-cpu.txt
+pip list | grep -q paddlepaddle-gpu && pip uninstall -y paddlepaddle-gpu
+if pip list | grep -q nvidia-dali-cuda120; then echo "remove DALI first"; exit 1; fi
+if pip list | grep nvidia-dali-cuda120; then exit 1; fi
 """
 
 
 def test_rapids_jar_and_package_query(tmp_path):
     found = audit_file(tmp_path, "tools/init_scripts/init-rapidsml.sh", INIT_SCRIPT)
     assert codes_of_line(found, 4) == {"NPU440"}
-    assert codes_of_line(found, 6) == {"NPU440"}
-    for line in (3, 5, 7, 8):                      # a version, Spark's own jar, torch's version, a commit
+    assert {(ln, code, sev) for ln, code, sev in found if ln == 6} == {(6, "NPU440", "warning")}   # a query
+    # a version, Spark's own jar, torch's version, a commit; greps that remove the CUDA packages or whose status alone
+    # the script reads (review48 item 8, p11)
+    for line in (3, 5, 7, 8, 9, 10, 11, 12):
         assert not codes_of_line(found, line), line
 
 
@@ -171,6 +177,7 @@ for file in ${config_files}; do
    sed -i "s/runner.use_gpu/runner.use_npu/g" $file
    sed -i "s/--use_gpu:/--use_npu:/g" $file
 done
+sed -i "s/^#\\(.*--device cuda\\)/\\1/" run.sh
 python tools/trainer.py --use_gpu true
 """
 
@@ -179,6 +186,7 @@ def test_sed_pattern_is_the_text_taken_out(tmp_path):
     found = audit_file(tmp_path, "test_tipc/prepare_npu_test.sh", SED_PORT)
     for line in (3, 4):
         assert not codes_of_line(found, line), line
+    assert "NPU019" in codes_of_line(found, 6)      # `\1` puts the pattern back: uncommented (review48 item 9, p4)
 
 
 BUNDLE_METADATA = """\
@@ -241,3 +249,15 @@ def test_gpubox_trainer_launches(tmp_path):
     assert codes_of_line(found, 11) == {"NPU929"}   # a direct launch
     for line in (2, 4, 5, 8, 10, 12):              # a comment, the CPU trainer, a path never launched, a message
         assert not codes_of_line(found, line), line
+
+
+def test_sourced_functions_after_an_empty_launch_variable(tmp_path):
+    # review48 item 1 (q4): an empty assignment to the variable a `python $VAR` launch expands must not stop the
+    # sourced file's functions from being recorded (the launch's locals once rebound scan_shell's `script` flag)
+    root = write_tree(tmp_path, {
+        "env.sh": "#!/bin/bash\nEXTRA_ARGS=\"\"\n\nsetup_gpu() {\n    export CUDA_VISIBLE_DEVICES=0,1\n"
+                  "    nvidia-smi -L\n}\n\nrun_train() {\n    python $EXTRA_ARGS train.py \"$@\"\n}\n",
+        "train.py": "import torch\nprint(torch.ones(1))\n",
+        "train.sh": "#!/bin/bash\nsource ./env.sh\nsetup_gpu\nrun_train --epochs 3\n",
+    })
+    assert "NPU004" in {code for line, code, _sev in tree_findings(root, "train.sh") if line == 3}

@@ -127,11 +127,15 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         text = _jsonc_to_json(text)       # devcontainer.json is JSON with comments and trailing commas
     if is_json:
         try:
-            json.loads(text)
+            parsed = json.loads(text)
         except ValueError as exc:
+            if _snapshot_file(rel):
+                return FileResult(rel, lines=text.count("\n"))    # a test's or a cache's data, not a config
             return FileResult(rel, error=FileError(rel, "syntax", f"invalid JSON: {exc}"))
-    if is_json and _snapshot_file(rel):
-        return _manager_snapshot(engine, text, rel)
+        if _manager_snapshot_schema(parsed):
+            return _manager_snapshot(engine, text, rel)
+        if _snapshot_file(rel):
+            return FileResult(rel, lines=text.count("\n"))        # named for a snapshot, not of the schema: data
     try:
         # JSON is YAML 1.2 flow syntax; the composer gives each value its line either way
         roots = list(yaml.compose_all(text.replace("\t", " ") if is_json else text, Loader=_AliasTolerantLoader))
@@ -206,11 +210,17 @@ def _snapshot_file(rel: str) -> bool:
     return "snapshot" in parts[-1] or "snapshots" in parts[:-1]
 
 
+def _manager_snapshot_schema(parsed: object) -> bool:
+    """ComfyUI-Manager's snapshot schema: a `comfyui` commit beside a `pips` mapping, whatever the file's name."""
+    return isinstance(parsed, dict) and "comfyui" in parsed and isinstance(parsed.get("pips"), dict)
+
+
 def _manager_snapshot(engine: "StaticEngine", text: str, rel: str) -> FileResult:
     """A ComfyUI-Manager snapshot (glob/manager_core.py `get_current_snapshot`: `comfyui` (a commit),
     `git_custom_nodes`, `file_custom_nodes`, `pips` {requirement: ""}): `restore_snapshot` pip-installs each `pips`
     key (git_helper.py `restore_pip_snapshot`), so each is read as a line of requirements.txt (NVIDIA's CUDA runtime
-    wheels pinned beside torch). Another JSON named for a snapshot is data: nothing is read (tp48a)."""
+    wheels pinned beside torch). The schema, not the name, chooses it: another JSON named for a snapshot (a test's
+    recorded response, a Hugging Face cache's `snapshots/<hash>/`) is data, and one that is not JSON is no error."""
     col = Collector(engine, rel, text)
     try:
         root = yaml.compose(text.replace("\t", " "), Loader=_AliasTolerantLoader)

@@ -2039,7 +2039,11 @@ def _pip_package_query(col: Collector, m, pos: _Positions, pipeline) -> None:
     """`pip list | grep paddlepaddle-gpu | awk '{print $2}'` (PaddleRec's benchmark_train.sh reads the framework's
     version so): a question about an installed package, read as that package (pip's `list` / `freeze` print one
     installed distribution a line; tp48b). A pattern naming no package a rule reports above information stays
-    quiet."""
+    quiet, and so does a grep that removes the package (`grep -v tensorrt`: the CPU image's requirements) or whose
+    status alone is read (`grep -q`, an `if` / `&&` condition: the script's own check). The query runs on Ascend and
+    prints nothing, so it is a warning (review48 item 8)."""
+    if _status_only(pipeline):
+        return
     commands = [c if c.type == "command" else next((n for n in _walk(c) if n.type == "command"), None)
                 for c in pipeline.children if c.is_named and c.type != "comment"]
     words = [[w.text.decode("utf-8", errors="replace") for w in c.children if w.type in ("command_name", "word")]
@@ -2049,14 +2053,39 @@ def _pip_package_query(col: Collector, m, pos: _Positions, pipeline) -> None:
     for command, grep in zip(commands[1:], words[1:]):
         if command is None or grep[:1] not in (["grep"], ["egrep"]):
             continue
+        if any(_GREP_NOT_A_QUERY.fullmatch(w) for w in grep[1:]):
+            return
         package = next((w for w in grep[1:] if not w.startswith("-")), None)
         if package is not None and re.fullmatch(r"[A-Za-z0-9][\w.-]*", package):
             node = next(w for w in command.children if w.text.decode("utf-8", errors="replace") == package)
             line, c = pos.at(node.start_point)
             for symbol, _, rule, note in requirement_hits(m, package):
                 if rule.severity != "info":     # torch's own version (NPU011's pin note) is no CUDA build
-                    col.add(rule, symbol, line, c, c + len(package), note=note)
+                    col.add(rule, symbol, line, c, c + len(package), severity="warning",
+                            note=note + " (here only queried: `pip list | grep` prints nothing where it is not "
+                            "installed, so what reads the answer differs)")
         return
+
+
+# grep options that make it no question about an installed package: an inverted match (`-v`, `-iv`,
+# `--invert-match`: the lines without it) or only the status (`-q`, `--quiet`, `--silent`)
+_GREP_NOT_A_QUERY = re.compile(r"-[A-Za-z]*[vq][A-Za-z]*|--invert-match|--quiet|--silent")
+
+
+def _status_only(pipeline) -> bool:
+    """A pipeline whose exit status is what the script reads: an `if` / `while` condition, or a `&&` / `||` operand
+    before the last."""
+    parent = pipeline.parent
+    if parent is None:
+        return False
+    if parent.type in ("if_statement", "elif_clause", "while_statement"):
+        for child in parent.children:
+            if child.type in ("then", "do"):
+                return False
+            if child.id == pipeline.id:
+                return True
+        return False
+    return parent.type == "list" and parent.named_children[-1].id != pipeline.id
 
 
 def _masked_in_pipeline(col: Collector, node) -> bool:
@@ -3169,6 +3198,8 @@ def _inline_python(col: Collector, pos: _Positions, code: str, node, output_read
 
 
 # a sed substitution `s/PATTERN/REPLACEMENT/`, with `/`, `#`, `|` or `@` as the delimiter
+# a sed replacement's back-reference to the matched text (`\1`..`\9`, an unescaped `&`)
+_SED_BACK_REFERENCE_RE = re.compile(r"\\[1-9]|(?<!\\)&")
 _SED_SUBSTITUTION_RE = re.compile(r"(?<![\w.])s([/#|@])((?:\\.|(?!\1).)*)\1((?:\\.|(?!\1).)*)\1")
 # the text a sed command must hold to be read for CUDA edits: a CUDA call, or a pin of a CUDA build (`+cu111`)
 _CUDA_WORD_RE = re.compile(r"cuda|\+cu\d", re.I)
@@ -3195,15 +3226,17 @@ _SED_APPEND_RE = re.compile(r"\s*(?:\d+|\$|/[^/]*/)\s*[ai]\\?\s*(\S.*)", re.S)
 def _sed_pattern_blanked(node, text: str) -> str:
     """`sed -i "s/--use_gpu:/--use_npu:/g" $file` (PaddleRec's prepare_npu_test.sh): a substitution's pattern is
     the text the edit takes out, so it is blanked (columns kept) before the words are read; its replacement is what
-    the file gets (tp48b)."""
+    the file gets (tp48b). A replacement that puts the matched text back (`\\1`..`\\9`, `&`: `s/^#\\(.*\\)/\\1/`
+    uncomments a line) keeps its pattern, which is then what the file gets (review48 item 9)."""
     command = node.parent
     while command is not None and command.type in ("string", "concatenation"):
         command = command.parent
     name = command.child_by_field_name("name") if command is not None and command.type == "command" else None
     if name is None or name.text.rsplit(b"/", 1)[-1] != b"sed":
         return text
-    return _SED_SUBSTITUTION_RE.sub(lambda s: f"s{s.group(1)}{' ' * len(s.group(2))}{s.group(1)}"
-                                    f"{s.group(3)}{s.group(1)}", text)
+    return _SED_SUBSTITUTION_RE.sub(lambda s: s.group(0) if _SED_BACK_REFERENCE_RE.search(s.group(3)) else
+                                    f"s{s.group(1)}{' ' * len(s.group(2))}{s.group(1)}{s.group(3)}{s.group(1)}",
+                                    text)
 
 
 def _sed_appended_commands(col: Collector, pos: _Positions, words: list[str], nodes: list) -> None:

@@ -28,12 +28,16 @@ from auditor.project.requirements import yaml_entries
 _PACKAGE_KEYS = frozenset({"variants", "require", "externals", "buildable", "providers", "prefer"})
 # a CUDA build: the variant turned on (`+cuda`, `++cuda`, `cuda=True`) or the architectures asked for (`cuda_arch=80`),
 # one finding a spec (`+cuda cuda_arch=80` is one choice); NVIDIA's compilers: `%nvhpc@22.5`, a spec of the `nvhpc`
-# package. A spec's `~cuda` is off; a variant may follow the name or version directly (`kokkos@3.7+cuda`).
+# package. A spec's `~cuda` is off, and so is `cuda_arch=none` (CudaPackage's default, "no architecture"); a variant
+# may follow the name or version directly (`kokkos@3.7+cuda`).
 _SPEC_PARTS = (
     re.compile(r"(?<!\+)\+\+?cuda(?![\w-])|(?<![\w-])cuda==?(?:true|True|TRUE)(?![\w-])"
-               r"|(?<![\w-])cuda_arch==?[\w,]+"),
+               r"|(?<![\w-])cuda_arch==?(?!none(?![\w,]))[\w,]+"),
     re.compile(r"(?<![\w-])%nvhpc(?![\w-])(?:@[\w.:-]*)?|(?<![\w%^-])nvhpc(?![\w-])(?:@[\w.:-]*)?"),
 )
+
+# the variant turned off (`~cuda`, `-cuda`, `cuda=False`): an architecture beside it builds nothing for a GPU
+_CUDA_OFF = re.compile(r"~cuda(?![\w-])|(?<!\S)-cuda(?![\w-])|(?<![\w-])cuda==?(?:false|False|FALSE)(?![\w-])")
 
 
 def spack_sections(root) -> dict:
@@ -92,8 +96,9 @@ def spec_scalars(sections: dict) -> Iterator[yaml.ScalarNode]:
 
 def spec_parts(text: str) -> Iterator[tuple[int, str]]:
     """(offset, symbol) of the first CUDA variant or architecture, and of the NVIDIA compiler, a spec names."""
+    off = _CUDA_OFF.search(text) is not None
     for regex in _SPEC_PARTS:
-        m = regex.search(text)
+        m = next((m for m in regex.finditer(text) if not (off and m.group(0).startswith("cuda_arch"))), None)
         if m is not None:
             yield m.start(), m.group(0)
 

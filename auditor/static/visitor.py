@@ -722,6 +722,8 @@ class MatchVisitor(cst.CSTVisitor):
         if rule.extra.get("not_name_tests") and (id(node) in self._name_tests or self._compared
                                                  and id(node) in self._operands):
             return      # `libname.startswith("libnccl.so.2")`: a name tested, nothing loaded (tq46a)
+        if rule.extra.get("not_listed") and (self._options or id(node) in self._listed):
+            return      # `choices=["inductor", "nvfuser"]`, `BACKENDS = (...)`: a menu of names, none chosen (review48)
         if rule.extra.get("compared_operand") and id(node) not in self._operands:
             return      # `find_spec("bitsandbytes") is None`: the literal is a call's argument, not what is compared
         if (self._compared or self._options) and rule.name in _CHOICE_STRINGS:
