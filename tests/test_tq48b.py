@@ -395,3 +395,25 @@ def test_tf32_option_through_a_wrapper_of_hf_training_arguments_raises(tmp_path)
                                      "llava/train/train_mem.py": "from llava.train.train import train\n\ntrain()\n",
                                      "run.sh": run})
     assert severity_at(found, "run.sh", run, "--tf32 True").get("NPU978") == "error"
+
+
+def test_example_helper_a_test_calls_keeps_its_severity(tmp_path):
+    # review48 item 7: tests import the examples' helpers (`from examples.common.utils import collect_metrics`)
+    utils = """\
+        import torch
+
+
+        def setup_device(rank):
+            torch.cuda.set_device(rank)
+            return torch.device("cuda", rank)
+
+
+        def collect_metrics(model):
+            return {"mem": torch.cuda.max_memory_allocated()}
+    """
+    found = dedented_tree(tmp_path, {
+        "mylib/__init__.py": "", "examples/common/utils.py": utils,
+        "examples/mnist/main.py": "from examples.common.utils import setup_device\n\ndevice = setup_device(0)\n",
+        "tests/test_examples.py": "from examples.common.utils import collect_metrics\n\n\n"
+                                  "def test_metrics():\n    assert 'mem' in collect_metrics(None)\n"})
+    assert severity_at(found, "examples/common/utils.py", utils, "max_memory_allocated").get("NPU002") == "error"
