@@ -272,7 +272,7 @@ def test_launch_and_pip_facts_from_the_engine_tree_are_those_of_their_own_parse(
 
     bom_data = b"\xef\xbb\xbf" + data
     bom = engine.analyze_bytes(bom_data, "train.py")
-    kept = {k: v for k, v in bom.summary[TREE].items() if k in ("patches", "defaults", "aliases", "guards")}
+    kept = {k: v for k, v in bom.summary[TREE].items() if k in ("patches", "defaults", "aliases", "guards", "hf_args")}
     assert kept == launch_facts(bom_data, bom.findings)
 
 

@@ -342,3 +342,78 @@ def test_example_helper_no_example_names_is_info(tmp_path):
     assert set(severity_at(found, rel, EXAMPLE_UTILS, "handle = nvmlDeviceGetHandleByIndex(0)").values()) == {"info"}
     # a helper a main calls keeps its findings
     assert "warning" in severity_at(found, rel, EXAMPLE_UTILS, "return nvmlDeviceGetMemoryInfo(").values()
+
+
+# -- `--tf32 True` reaches HF TrainingArguments only through a script that builds them (review48 item 6) ---------------
+
+OWN_TF32 = """\
+    import argparse
+
+    import torch
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tf32", type=lambda s: s.lower() == "true", default=False)
+    args = parser.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = args.tf32
+"""
+
+HF_TRAIN = """\
+    from dataclasses import dataclass
+
+    import transformers
+
+
+    @dataclass
+    class TrainingArguments(transformers.TrainingArguments):
+        model_max_length: int = 512
+
+
+    def train():
+        parser = transformers.HfArgumentParser((TrainingArguments,))
+        (args,) = parser.parse_args_into_dataclasses()
+"""
+
+RUN_TF32 = """\
+    #!/bin/bash
+    python {script} \\
+        --bf16 True \\
+        --tf32 True
+"""
+
+
+def test_tf32_option_of_a_script_own_argparse_is_the_plain_setting(tmp_path):
+    run = RUN_TF32.format(script="train.py")
+    found = dedented_tree(tmp_path, {"train.py": OWN_TF32, "run.sh": run})
+    assert severity_at(found, "run.sh", run, "--tf32 True") == {"NPU213": "warning"}
+
+
+def test_tf32_option_through_a_wrapper_of_hf_training_arguments_raises(tmp_path):
+    # control: LLaVA's `train_mem.py` calls the package's train(), which builds HfArgumentParser(TrainingArguments)
+    run = RUN_TF32.format(script="llava/train/train_mem.py")
+    found = dedented_tree(tmp_path, {"llava/__init__.py": "", "llava/train/__init__.py": "",
+                                     "llava/train/train.py": HF_TRAIN,
+                                     "llava/train/train_mem.py": "from llava.train.train import train\n\ntrain()\n",
+                                     "run.sh": run})
+    assert severity_at(found, "run.sh", run, "--tf32 True").get("NPU978") == "error"
+
+
+def test_example_helper_a_test_calls_keeps_its_severity(tmp_path):
+    # review48 item 7: tests import the examples' helpers (`from examples.common.utils import collect_metrics`)
+    utils = """\
+        import torch
+
+
+        def setup_device(rank):
+            torch.cuda.set_device(rank)
+            return torch.device("cuda", rank)
+
+
+        def collect_metrics(model):
+            return {"mem": torch.cuda.max_memory_allocated()}
+    """
+    found = dedented_tree(tmp_path, {
+        "mylib/__init__.py": "", "examples/common/utils.py": utils,
+        "examples/mnist/main.py": "from examples.common.utils import setup_device\n\ndevice = setup_device(0)\n",
+        "tests/test_examples.py": "from examples.common.utils import collect_metrics\n\n\n"
+                                  "def test_metrics():\n    assert 'mem' in collect_metrics(None)\n"})
+    assert severity_at(found, "examples/common/utils.py", utils, "max_memory_allocated").get("NPU002") == "error"

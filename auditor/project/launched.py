@@ -163,7 +163,13 @@ def launch_facts(data: bytes, findings, parsed: ast.Module | None = None) -> dic
     guards = _setting_guards(tree, findings)
     if guards:
         out["guards"] = guards
+    if _HF_ARGS_RE.search(text):
+        out[HF_ARGS] = True         # tq48b / review48 item 6: the file builds HF's TrainingArguments options
     return out
+
+
+HF_ARGS = "hf_args"
+_HF_ARGS_RE = re.compile(r"\b(?:HfArgumentParser|\w*TrainingArguments)\b")
 
 
 def _setting_path(node: ast.expr) -> str | None:
@@ -733,6 +739,48 @@ def _default_call_finding(rule, product: str, result: FileResult, call: dict, re
         f" ({read_as or rel}:{chosen.line}: `{chosen.symbol}`, {chosen.code}{'; ' + via if via else ''})"
     return call_finding(rule, product, result, (line, col, end_col), message, rel,
                         {"launched": rel, "line": chosen.line, "code": chosen.code})
+
+
+def tf32_options_reach_hf(result: FileResult, line: int, root: Path, by_rel: dict[str, FileResult],
+                          hf_tree: bool, cache: dict) -> bool:
+    """Whether the launch holding `line` (a `--tf32` option) hands its options to HF TrainingArguments (review48
+    item 6): False only when the launched script is a file of the tree and no Python file of the tree builds
+    HfArgumentParser / TrainingArguments (its own argparse `--tf32`); a script outside the tree (an installed
+    trainer's entry) stays HF's as before."""
+    calls, bases = recorded_calls(result, root, SUMMARY_KEY)
+    held = [c for c in calls if isinstance(c, dict) and isinstance(c.get("line"), int) and c["line"] <= line
+            and "tf32" in (c.get("options") or [])]
+    if not held or hf_tree:
+        return True
+    call = max(held, key=lambda c: c["line"])
+    rel = call.get("file")
+    if not isinstance(rel, str) or not rel:
+        return True
+    found = resolve_launched(rel, launch_bases(bases, root), cache)
+    if found is None:
+        return True
+    facts = _facts(_known(by_rel, found[1], root))
+    return bool(facts and facts.get(HF_ARGS))
+
+
+def apply_tf32_launches(results: list[FileResult], root: Path, rules, product: str = "a2") -> None:
+    """Report a launch's `--tf32 True` as the HF option (`tf32-training-argument`) only where it reaches HF
+    TrainingArguments (tf32_options_reach_hf); elsewhere as the plain TF32 setting (`tf32-setting`, review48 item
+    6): a script's own argparse `--tf32` raises nothing without CUDA."""
+    hf = next((r for r in rules if r.name == "tf32-training-argument"), None)
+    plain = next((r for r in rules if r.name == "tf32-setting"), None)
+    if hf is None or plain is None or not any(f.code == hf.code for r in results for f in r.findings):
+        return
+    top = root if root.is_dir() else root.parent
+    by_rel = {r.path: r for r in results if r.path.endswith(".py")}
+    hf_tree = any(isinstance(_facts(r), dict) and (_facts(r) or {}).get(HF_ARGS) for r in by_rel.values())
+    cache: dict = {}
+    for result in results:
+        for i, f in enumerate(result.findings):
+            if f.code == hf.code and not tf32_options_reach_hf(result, f.line, top, by_rel, hf_tree, cache):
+                result.findings[i] = dataclasses.replace(
+                    f, code=plain.code, name=plain.name, severity=plain.severity_for(product), effort=plain.effort,
+                    message=plain.message.replace("{symbol}", f.symbol or ""), substitution=plain.substitution)
 
 
 def apply_launched_wrappers(results: list[FileResult], root: Path, rules,

@@ -19,7 +19,7 @@ from pathlib import Path
 from auditor.project import is_github_workflow, project_kind
 from auditor.source import SourceError, decode_source
 from auditor.static.backends import backends_in_text
-from auditor.static.project_imports import ProjectImports, read_counted
+from auditor.static.project_imports import ProjectImports, kept_fact, read_counted
 
 # `pytest ... -m "not cuda"`, `-m 'not gpu and not slow'`, `-m=not cuda`, `-m ${CUDA_FLAG}` (a variable: the file's
 # quoted marker expressions below are read then)
@@ -92,24 +92,41 @@ def _text(project: ProjectImports | None, path: Path) -> str | None:
         return None
 
 
+_FACT = "deselected_marks"
+
+
+def _file_marks(project: ProjectImports | None, path: Path, rel: str) -> list[str]:
+    """The CUDA markers one conftest.py or test-running config deselects or skips (none for another file)."""
+    name = rel.rsplit("/", 1)[-1]
+    if name == "conftest.py":
+        text = _text(project, path)
+        if text and "pytest_" in text and "cuda" in text:
+            try:
+                return sorted(marks_skipped_by_hooks(ast.parse(text)))
+            except (SyntaxError, ValueError):
+                pass
+    elif project_kind(name, rel) in _CONFIG_KINDS or is_github_workflow(rel):
+        text = _text(project, path)
+        if text and " -m" in text or text and "addopts" in text:
+            return sorted(marks_in_command_text(text))
+    return []
+
+
 def deselected_cuda_marks(files: Sequence[tuple[Path, str]], project: ProjectImports | None = None) -> frozenset[str]:
-    """The CUDA-named markers the tree's test configuration deselects or skips without CUDA."""
+    """The CUDA-named markers the tree's test configuration deselects or skips without CUDA. Each file's markers are
+    kept in its cached summary where it has one (kept_fact, review48 item 13): a warm run reads none of them."""
     out: set[str] = set()
     ini_folders: set[Path] = set()
+    summaries = project.summaries if project is not None else {}
+    changed = project.changed if project is not None else set()
     for path, rel in files:
         name = rel.rsplit("/", 1)[-1]
         if name == "conftest.py":
             ini_folders.add(path.parent)
-            text = _text(project, path)
-            if text and "pytest_" in text and "cuda" in text:
-                try:
-                    out |= marks_skipped_by_hooks(ast.parse(text))
-                except (SyntaxError, ValueError):
-                    pass
-        elif project_kind(name, rel) in _CONFIG_KINDS or is_github_workflow(rel):
-            text = _text(project, path)
-            if text and " -m" in text or text and "addopts" in text:
-                out |= marks_in_command_text(text)
+        elif not (project_kind(name, rel) in _CONFIG_KINDS or is_github_workflow(rel)):
+            continue
+        out.update(kept_fact(summaries.get(rel), _FACT, lambda held: isinstance(held, list),
+                             lambda: _file_marks(project, path, rel), changed, rel))
     for folder in ini_folders:
         for ini in _INI_NAMES:
             if (folder / ini).is_file() and (text := _text(project, folder / ini)):
