@@ -2389,13 +2389,8 @@ def _pack_facts(results: list, project: Any, entries: Collection[str] = (), app:
 
 def _library_mains(project: Any, facts: dict[str, dict[str, Any]], unloaded: Collection[str]) -> set[str]:
     """Of the files nothing loads, the `__main__.py` modules of packages whose other modules something loads, when no
-    shell script of the tree runs them (`python -m pkg`). Not the `__main__.py` of a top-level package (`app/`,
-    `src/app/`): `python -m app` is how the tree's own package is run, launched or not (review47 item 2)."""
-    def top_level(rel: str) -> bool:
-        parts = rel.split("/")
-        return len(parts) == 2 or (len(parts) == 3 and parts[0] in _SOURCE_FOLDERS)
-
-    mains = {rel for rel in unloaded if rel.endswith("/__main__.py") and not top_level(rel)}
+    shell script of the tree runs them (`python -m pkg`)."""
+    mains = {rel for rel in unloaded if rel.endswith("/__main__.py")}
     if not mains:
         return set()
     launched = _shell_launches(project) | _container_launches(project)
