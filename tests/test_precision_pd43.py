@@ -437,7 +437,9 @@ def _cli_severities(tmp_path, capsys, rel, src):
 
 def test_a_class_in_a_list_picked_by_name_is_info(tmp_path, capsys):
     sev = _cli_severities(tmp_path, capsys, "pkg/encoder.py", RNN_MODEL)
-    assert sev[line_of(RNN_MODEL, "self.rnn_list = [nn.LSTM, nn.RNN, nn.GRU]")] == {"info"}
+    # info at most: since tq48b a list of three or more torch.nn classes reads as a registry, with no support-list
+    # pointer at all
+    assert sev.get(line_of(RNN_MODEL, "self.rnn_list = [nn.LSTM, nn.RNN, nn.GRU]"), set()) <= {"info"}
 
 
 def test_control_classes_built_outright_keep_their_warning(tmp_path, capsys):
