@@ -742,15 +742,15 @@ def _default_call_finding(rule, product: str, result: FileResult, call: dict, re
 
 
 def tf32_options_reach_hf(result: FileResult, line: int, root: Path, by_rel: dict[str, FileResult],
-                          hf_tree: bool, cache: dict) -> bool:
+                          cache: dict) -> bool:
     """Whether the launch holding `line` (a `--tf32` option) hands its options to HF TrainingArguments (review48
-    item 6): False only when the launched script is a file of the tree and no Python file of the tree builds
-    HfArgumentParser / TrainingArguments (its own argparse `--tf32`); a script outside the tree (an installed
+    item 6), in a tree where no Python file builds HfArgumentParser / TrainingArguments: False only when the
+    launched script is a file of the tree (its own argparse `--tf32`); a script outside the tree (an installed
     trainer's entry) stays HF's as before."""
     calls, bases = recorded_calls(result, root, SUMMARY_KEY)
     held = [c for c in calls if isinstance(c, dict) and isinstance(c.get("line"), int) and c["line"] <= line
             and "tf32" in (c.get("options") or [])]
-    if not held or hf_tree:
+    if not held:
         return True
     call = max(held, key=lambda c: c["line"])
     rel = call.get("file")
@@ -773,11 +773,12 @@ def apply_tf32_launches(results: list[FileResult], root: Path, rules, product: s
         return
     top = root if root.is_dir() else root.parent
     by_rel = {r.path: r for r in results if r.path.endswith(".py")}
-    hf_tree = any(isinstance(_facts(r), dict) and (_facts(r) or {}).get(HF_ARGS) for r in by_rel.values())
+    if any((_facts(r) or {}).get(HF_ARGS) for r in by_rel.values()):
+        return          # a tree that builds HF TrainingArguments: every launch's `--tf32` stays HF's
     cache: dict = {}
     for result in results:
         for i, f in enumerate(result.findings):
-            if f.code == hf.code and not tf32_options_reach_hf(result, f.line, top, by_rel, hf_tree, cache):
+            if f.code == hf.code and not tf32_options_reach_hf(result, f.line, top, by_rel, cache):
                 result.findings[i] = dataclasses.replace(
                     f, code=plain.code, name=plain.name, severity=plain.severity_for(product), effort=plain.effort,
                     message=plain.message.replace("{symbol}", f.symbol or ""), substitution=plain.substitution)
