@@ -84,10 +84,10 @@ runner:
 
 def test_paddlerec_gpubox_mode(tmp_path):
     found = audit_file(tmp_path, "models/rank/dnn/benchmark_gpubox.yaml", GPUBOX_CONFIG)
-    assert "NPU929" in codes_of_line(found, 5)
+    assert "NPU957" in codes_of_line(found, 5)
     assert not codes_of_line(found, 4)
     other = audit_file(tmp_path / "async", "models/rank/dnn/config.yaml", ASYNC_CONFIG)
-    assert not any(c == "NPU929" for _, c, _ in other)
+    assert not any(c == "NPU957" for _, c, _ in other)
 
 
 TRTLLM_BUILD = """\
@@ -245,8 +245,8 @@ echo "run tools/static_gpubox_trainer.py for GPUBox"
 
 def test_gpubox_trainer_launches(tmp_path):
     found = audit_file(tmp_path, "tools/run_gpubox.sh", HELD_TRAINER)
-    assert codes_of_line(found, 3) == {"NPU929"}    # the held launch, on its assignment
-    assert codes_of_line(found, 11) == {"NPU929"}   # a direct launch
+    assert codes_of_line(found, 3) == {"NPU957"}    # the held launch, on its assignment
+    assert codes_of_line(found, 11) == {"NPU957"}   # a direct launch
     for line in (2, 4, 5, 8, 10, 12):              # a comment, the CPU trainer, a path never launched, a message
         assert not codes_of_line(found, line), line
 

@@ -653,7 +653,7 @@ _LAUNCHED_SCRIPT_VAR_RE = re.compile(r"(?m)(?:^|[;&|(])\s*(?:\S*/)?python[\d.]*(
 
 def _launched_script(m, value: str) -> tuple[str, Rule | None]:
     """(the script, its program rule) of a Python launch's script path (`tools/static_gpubox_trainer.py`): a trainer
-    named for a CUDA-only mode is that mode's program (NPU929, tp48b)."""
+    named for a CUDA-only mode is that mode's program (NPU957, tp48b)."""
     script = value.strip("\"'").split(maxsplit=1)[0] if value.strip("\"'") else ""
     return script, (m.match_command(script.rsplit("/", 1)[-1]) if script.endswith(".py") else None)
 
