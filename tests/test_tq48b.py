@@ -387,6 +387,15 @@ def test_tf32_option_of_a_script_own_argparse_is_the_plain_setting(tmp_path):
     assert severity_at(found, "run.sh", run, "--tf32 True") == {"NPU213": "warning"}
 
 
+def test_tf32_option_of_a_script_whose_comment_names_training_arguments_is_the_plain_setting(tmp_path):
+    # a comment and a help string naming HF's classes build nothing: the script's own argparse option
+    own = OWN_TF32.replace('    parser = argparse', '    # mirrors HfArgumentParser / TrainingArguments options\n    parser = argparse')
+    own = own.replace('default=False)', 'default=False, help="as TrainingArguments.tf32")')
+    run = RUN_TF32.format(script="train.py")
+    found = dedented_tree(tmp_path, {"train.py": own, "run.sh": run})
+    assert severity_at(found, "run.sh", run, "--tf32 True") == {"NPU213": "warning"}
+
+
 def test_tf32_option_through_a_wrapper_of_hf_training_arguments_raises(tmp_path):
     # control: LLaVA's `train_mem.py` calls the package's train(), which builds HfArgumentParser(TrainingArguments)
     run = RUN_TF32.format(script="llava/train/train_mem.py")

@@ -163,13 +163,26 @@ def launch_facts(data: bytes, findings, parsed: ast.Module | None = None) -> dic
     guards = _setting_guards(tree, findings)
     if guards:
         out["guards"] = guards
-    if _HF_ARGS_RE.search(text):
+    if _HF_ARGS_RE.search(text) and _names_hf_args(tree()):
         out[HF_ARGS] = True         # tq48b / review48 item 6: the file builds HF's TrainingArguments options
     return out
 
 
 HF_ARGS = "hf_args"
 _HF_ARGS_RE = re.compile(r"\b(?:HfArgumentParser|\w*TrainingArguments)\b")
+
+
+def _names_hf_args(tree: ast.Module | None) -> bool:
+    """The code (not a comment or a string) names `HfArgumentParser` or a `*TrainingArguments` class: imported,
+    called or subclassed."""
+    if tree is None:
+        return False
+    for node in module_nodes_of(tree, (ast.Name, ast.Attribute, ast.alias)):
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else \
+            node.name.rsplit(".", 1)[-1]
+        if _HF_ARGS_RE.fullmatch(name):
+            return True
+    return False
 
 
 def _setting_path(node: ast.expr) -> str | None:
