@@ -860,6 +860,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             # a key in any case: a reusable workflow's `with: {SCRIPT: |}` input is the script its job runs (t15l)
             if isinstance(value.value, str) and (path.rsplit(".", 1)[-1].lower() in _SHELL_KEYS or _step_bash(path)
                                                  or path == "setup" and sky_task
+                                                 or _launcher_setup(f"{package}.{path}" if package else path)
                                                  or _INSTALL_COMMAND_RE.search(value.value)):
                 interpreter = step_shells.get(id(value), "bash")
                 if interpreter.startswith("python"):
@@ -2078,6 +2079,12 @@ def _vector_blocks(lines: list[str], vector: list[yaml.ScalarNode]) -> list[str]
     for n in range(first, min(last, len(lines))):
         block[n] += " \\"
     return block
+
+
+def _launcher_setup(path: str) -> bool:
+    """Hydra's submitit Slurm launcher `hydra.launcher.setup`: "A list of commands to run in sbatch before running
+    srun" (hydra-submitit-launcher's SlurmQueueConf), each item a line of the job script (`- module load cuda`)."""
+    return path.lower().endswith("launcher.setup")
 
 
 def _copy_lines(lines: list[str], shell_lines: list[str], key, value) -> None:

@@ -250,6 +250,14 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                 col.add(rule, symbol, ln, c, c + len(opt.group(0).split()[0]), value=value)
     if "-D" in text:
         cmake_defines(col, text, where)
+    if "Gres" in text:
+        for found in _SLURM_CONF_GRES_RE.finditer(text):
+            # slurm.conf's `GresTypes=gpu` / a node's `Gres=gpu:8`, written by the script (a here-document, an echo
+            # into the file): read apart from a job's `--gres` (tp49b)
+            rule = m.match_setting(f"slurm_conf_{found.group(1).lower()}", found.group(2))
+            if rule is not None:
+                ln, c = where(found.start())
+                col.add(rule, found.group(0), ln, c, c + len(found.group(0)), value=found.group(2))
     if "/" in text and ":" in text:
         for image in _IMAGE_RE.finditer(text):
             if "://" in text[max(0, image.start() - 3):image.start()]:
@@ -3023,6 +3031,10 @@ def _runs_or_writes_script(body) -> bool:
     name = command.child_by_field_name("name") if command is not None else None
     return name is not None and name.text.rsplit(b"/", 1)[-1] in _SCRIPT_READERS
 
+
+# slurm.conf's generic-resource keys (slurm.conf(5): `GresTypes=gpu,mps`, `NodeName=... Gres=gpu:tesla:1`), not a
+# job's `--gres=` option
+_SLURM_CONF_GRES_RE = re.compile(r"(?<![\w-])(GresTypes|Gres)=([\w:,]+)")
 
 # `set(NAME VALUE ...)` in CMake text a script writes (TVM's config.cmake convention)
 _CMAKE_SET_RE = re.compile(r"\bset\s*\(\s*([A-Za-z_]\w*)\s+\"?([^\s\")]*)")

@@ -1,0 +1,165 @@
+"""tp49b (session 49, project test138): families the project-file readers missed on session 48's blind project split
+test138 (RL, pose, audio, serving). Recall: slurm.conf GPU generic resources a script writes (NPU980), a config's JAX
+CUDA platform (NPU981), NeMo's Triton deployment (NPU979) and TensorRT-LLM exporter (NPU409), Paddle's
+`CUDAExtension` (NPU370) and its launcher's `--gpus` list (NPU929), the commands of a Hydra submitit launcher's
+`setup:` list, NVIDIA's driver image, `triton-model-navigator` and a spark-rapids-ml clone (NPU440). Quiet: comments,
+messages, CPU values, a job's own `--gres` (NPU028's). Shaped on truss, dreamerv3, NeMo notebooks, PaddleDetection,
+PaddleClas, 4D-Humans and GenerativeAIExamples; each with controls."""
+from __future__ import annotations
+
+from tests.static_snippets import audit_file, codes_of_line
+
+
+def _expect(found, flagged: dict[int, set[str]], quiet: tuple[int, ...]) -> None:
+    """Each line of `flagged` carries exactly its codes; each `quiet` line none."""
+    for line, codes in flagged.items():
+        assert codes_of_line(found, line) == codes, line
+    for line in quiet:
+        assert not codes_of_line(found, line), line
+
+
+SLURM_SETUP = """\
+#!/bin/bash
+set -euo pipefail
+# Writes slurm.conf: GresTypes=gpu and one NodeName line per worker
+cat > /etc/slurm/slurm.conf <<SLURMCONF
+ClusterName=workstation
+SlurmctldHost=${HOSTNAME}
+SelectType=select/cons_tres
+GresTypes=gpu
+SLURMCONF
+
+for i in $(seq 0 $((GROUP_SIZE - 1))); do
+    NODE_GPUS=$(cat "$SLURM_DIR/nodes/node_${i}_gpus")
+    echo "NodeName=${NODE_HOST} NodeAddr=${NODE_IP} CPUs=${NODE_CPUS} Gres=gpu:${NODE_GPUS} State=UNKNOWN" >> /etc/slurm/slurm.conf
+done
+echo "PartitionName=batch Nodes=${ALL_NODES} Default=YES State=UP" >> /etc/slurm/slurm.conf
+echo "  Gres=gpu:${NODE_GPUS} per node"
+echo "NodeName=cpu01 Gres=gpu:0" >> /etc/slurm/slurm.conf
+srun --gres=gpu:1 nvidia-smi -L
+"""
+
+
+def test_slurm_conf_gres_written_by_a_script(tmp_path):
+    found = audit_file(tmp_path, "templates/workstation/setup_controller.sh", SLURM_SETUP)
+    # a comment, a CPU partition, a message, a zero count stay quiet
+    _expect(found, {8: {"NPU980"}, 13: {"NPU980"}}, (3, 15, 16, 17))
+    assert "NPU980" not in codes_of_line(found, 18)     # a job's request stays NPU028's
+
+
+JAX_CONFIG = """\
+defaults:
+  seed: 0
+  jax:
+    platform: cuda
+    compute_dtype: bfloat16
+    policy_devices: [0]
+    train_devices: [0]
+  # jax: {platform: cuda}
+cpu_debug:
+  jax:
+    platform: cpu
+"""
+
+
+def test_jax_platform_setting(tmp_path):
+    _expect(audit_file(tmp_path, "dreamerv3/configs.yaml", JAX_CONFIG), {4: {"NPU981"}}, (8, 11))
+
+
+NEMO_EXPORT = """\
+from nemo.export import TensorRTLLM
+from nemo.deploy import DeployPyTriton
+from nemo.collections.llm import api
+
+trt_llm_exporter = TensorRTLLM(model_dir="trt_engines")
+# from nemo.deploy import DeployPyTriton
+print("served with DeployPyTriton")
+"""
+
+
+def test_nemo_export_and_triton_deploy(tmp_path):
+    _expect(audit_file(tmp_path, "finetuning/export.py", NEMO_EXPORT), {1: {"NPU409"}, 2: {"NPU979"}}, (3, 6, 7))
+
+
+PADDLE_SETUP = """\
+import os
+import glob
+import paddle
+from paddle.utils.cpp_extension import CppExtension, CUDAExtension, setup
+
+
+def get_extensions():
+    sources = glob.glob("csrc/*.cc")
+    if paddle.device.is_compiled_with_cuda():
+        return CUDAExtension(sources + glob.glob("csrc/*.cu"))
+    return CppExtension(sources)
+"""
+
+
+def test_paddle_cuda_extension(tmp_path):
+    found = audit_file(tmp_path, "ppdet/ext_op/setup.py", PADDLE_SETUP)
+    assert "NPU370" in codes_of_line(found, 4)
+    assert "NPU370" in codes_of_line(found, 10)
+    assert "NPU370" not in codes_of_line(found, 11)
+
+
+PADDLE_LAUNCH = """\
+#!/usr/bin/env bash
+export FLAGS_cudnn_exhaustive_search=1
+python3.7 -m paddle.distributed.launch \\
+    --gpus="0,1,2,3" \\
+    ppcls/static/train.py \\
+    -c ./ppcls/configs/ImageNet/ResNet/ResNet50_amp_O1.yaml
+python -m paddle.distributed.launch --devices=0,1 tools/train.py
+# python -m paddle.distributed.launch --gpus=0,1 tools/train.py
+echo "launch with --gpus=0,1"
+"""
+
+
+def test_paddle_launch_gpu_list(tmp_path):
+    _expect(audit_file(tmp_path, "ppcls/static/run_dali.sh", PADDLE_LAUNCH), {4: {"NPU929"}}, (3, 7, 8, 9))
+
+
+HYDRA_SLURM = """\
+# @package _global_
+
+defaults:
+  - override /hydra/launcher: submitit_slurm
+
+hydra:
+  launcher:
+    timeout_min: 600
+    nodes: 1
+    tasks_per_node: 8
+    cpus_per_task: 12
+    name: train
+    setup:
+      - module load cuda openmpi libfabric-aws
+      - export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
+      - export OMP_NUM_THREADS=4
+      # - module load cudnn
+"""
+
+
+def test_hydra_submitit_setup_commands(tmp_path):
+    found = audit_file(tmp_path, "configs_hydra/launcher/slurm.yaml", HYDRA_SLURM)
+    assert codes_of_line(found, 14)                  # `module load cuda`
+    _expect(found, {15: {"NPU004"}}, (12, 16, 17))
+
+
+GPU_DOCKERFILE = """\
+# docker build -f Dockerfile -t img .
+FROM ghcr.io/nvidia/driver:7c5f8932-550.144.03-ubuntu24.04
+RUN pip install --no-cache-dir \\
+    onnx \\
+    triton-model-navigator==0.10.1 \\
+    numpy
+# --- install spark-rapids-ml from source
+RUN git clone -b branch-25.02 https://github.com/NVIDIA/spark-rapids-ml.git
+RUN git clone https://github.com/apache/spark.git
+"""
+
+
+def test_driver_image_and_nvidia_packages(tmp_path):
+    _expect(audit_file(tmp_path, "docker/Dockerfile.interact", GPU_DOCKERFILE),
+            {2: {"NPU016"}, 5: {"NPU440"}, 8: {"NPU440"}}, (1, 4, 6, 7, 9))
