@@ -80,6 +80,21 @@ SPLIT = "dev"
 AUDITOR_SRC = BENCH.parent
 
 
+
+_C_SUFFIXES = (".cu", ".cuh", ".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".json", ".jsonc")
+_C_COMMENTS = ("//", "/*", "* ", "*/")
+_HASH_COMMENTS = ("#", "REM ", "rem ", "::", ";")
+
+
+def _comment_text(path: str, text: str) -> bool:
+    """A labelled line whose text is a comment in its file's syntax: `//` and block comments in C / CUDA / JSON
+    (where `#include` is a directive), `#` elsewhere (shell, YAML, TOML, Dockerfile, requirements, notebooks' code
+    cells), batch `REM` / `::`, INI `;`; a shebang is not one."""
+    stripped = text.strip()
+    if path.lower().endswith(_C_SUFFIXES):
+        return stripped.startswith(_C_COMMENTS)
+    return stripped.startswith(_HASH_COMMENTS) and not stripped.startswith("#!")
+
 def tree_dir(name: str) -> Path:
     """The clone of repository `name`: bench/_projects/<name>, or <owner>+<name> where the trees were
     fetched under their GitHub owner too."""
@@ -250,7 +265,7 @@ def run(as_json: bool) -> int:
     rules = load_rules()
     engine = StaticEngine(rules)
     per_cat: dict[str, Counter] = defaultdict(Counter)
-    false_hits, unlabelled, missed = [], [], []
+    false_hits, comment_hits, unlabelled, missed = [], [], [], []
     files = json.loads((_dir() / "selection.json").read_text())["files"]
     pairs_used: Counter = Counter()
     for entry in files:
@@ -273,6 +288,8 @@ def run(as_json: bool) -> int:
                 if cat == "none":
                     if by_line.get(item["line"]):
                         false_hits.append(f"{repo}/{path}:{item['line']}")
+                        if _comment_text(path, item.get("text", "")):
+                            comment_hits.append(f"{repo}/{path}:{item['line']}")
                     per_cat["none"]["labelled"] += 1
                     continue
                 per_cat[cat]["labelled"] += 1
@@ -292,7 +309,8 @@ def run(as_json: bool) -> int:
               "recall": total["found"] / total["labelled"] if total["labelled"] else None,
               "recall_right_category": total["right_category"] / total["labelled"] if total["labelled"] else None,
               "labelled": total["labelled"], "found": total["found"], "none_lines": per_cat["none"]["labelled"],
-              "false_hits_on_none_lines": false_hits, "missed": missed, "unlabelled_hits": unlabelled}
+              "false_hits_on_none_lines": false_hits,
+              "false_hits_on_comment_lines": comment_hits, "missed": missed, "unlabelled_hits": unlabelled}
     if as_json:
         print(json.dumps(report, indent=1))
         return 0
@@ -303,7 +321,10 @@ def run(as_json: bool) -> int:
         print(f"  {cat:<12} {c['found']:>3}/{c['labelled']:<3} found, {c['right_category']:>3} in the right category")
     print(f"recall {report['recall']:.1%} ({total['found']}/{total['labelled']}), right category "
           f"{report['recall_right_category']:.1%}")
-    print(f"comment / message lines flagged: {len(false_hits)} of {per_cat['none']['labelled']}")
+    # `none` lines are every labelled line that needs no change (comments and messages in the early splits; any line
+    # from test86's rule on), so the comment lines among the flagged ones are counted apart (issue 15's bar)
+    print(f"`none` lines flagged: {len(false_hits)} of {per_cat['none']['labelled']} (comment lines among them: "
+          f"{len(comment_hits)})")
     for line in missed:
         print("  missed:", line)
     for line in false_hits:
