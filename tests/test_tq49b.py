@@ -200,3 +200,75 @@ def test_a_table_numbering_dtypes_chooses_none(tmp_path):
     assert not _severities(found, "src/codec/constants.py", CODEC, "2: torch.float16")
     # a dtype the code chooses keeps its hint
     assert _severities(found, "src/codec/constants.py", CODEC, "x.to(torch.bfloat16)")
+
+
+# -- a copied library whose package loads modules by a computed name (unreached_defs._lower_copies) --------------
+PEFT_AUTO = """\
+    import importlib
+
+    from peft.mapping import MODEL_TYPE_TO_PEFT_MODEL_MAPPING
+
+
+    class AutoPeftModel:
+        @classmethod
+        def from_pretrained(cls, name, task_type):
+            module = importlib.import_module(f"peft.tuners.{task_type}")
+            return getattr(module, MODEL_TYPE_TO_PEFT_MODEL_MAPPING[task_type])(name)
+    """
+PEFT_MAPPING = """\
+    from peft.tuners.lora import LoraModel
+
+    MODEL_TYPE_TO_PEFT_MODEL_MAPPING = {"lora": "LoraModel"}
+    """
+PEFT_LORA = """\
+    import torch
+
+
+    class LoraModel(torch.nn.Module):
+        def __init__(self, name):
+            super().__init__()
+            self.name = name
+    """
+PEFT_GPU_TEST = """\
+    import unittest
+
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from .testing_utils import require_torch_gpu
+
+
+    @require_torch_gpu
+    class PeftGPUCommonTests(unittest.TestCase):
+        def setUp(self):
+            self.causal_lm_model_id = "facebook/opt-350m"
+
+        def tearDown(self):
+            torch.cuda.empty_cache()
+
+        def test_lora_causal_lm(self):
+            model = AutoModelForCausalLM.from_pretrained(self.causal_lm_model_id, device_map="auto")
+            self.assertIsNotNone(model)
+    """
+OWN_MODEL = """\
+    import torch
+    from peft import LoraModel
+
+
+    def build(name):
+        model = LoraModel(name)
+        return model.cuda()
+    """
+
+
+def test_a_copied_librarys_tests_stay_unreached_beside_its_computed_name_loader(tmp_path):
+    files = {"src/models/peft_models.py": OWN_MODEL, "proj/peft/setup.py": "from setuptools import setup\nsetup()\n",
+             "proj/peft/src/peft/__init__.py": "from .tuners.lora import LoraModel\nfrom .auto import AutoPeftModel\n",
+             "proj/peft/src/peft/auto.py": PEFT_AUTO, "proj/peft/src/peft/mapping.py": PEFT_MAPPING,
+             "proj/peft/src/peft/tuners/__init__.py": "", "proj/peft/src/peft/tuners/lora.py": PEFT_LORA,
+             "proj/peft/tests/test_common_gpu.py": PEFT_GPU_TEST, "proj/peft/tests/testing_utils.py":
+             "import unittest\n\nimport torch\n\n\ndef require_torch_gpu(case):\n"
+             "    return unittest.skipUnless(torch.cuda.is_available(), 'test requires GPU')(case)\n"}
+    found = dedented_tree(tmp_path, files)
+    assert _severities(found, "proj/peft/tests/test_common_gpu.py", PEFT_GPU_TEST, "empty_cache") == {"info"}
+    assert "error" in _severities(found, "src/models/peft_models.py", OWN_MODEL, "cuda()")

@@ -2622,8 +2622,11 @@ def _lower_copies(results: list, project: Any) -> int:
     # programs beside the backbone PromptDA loads through hubconf.py), unless a loaded file loads modules by a
     # computed name
     loaded = _imported_files(project, entries)
-    unimported = set() if any(facts[rel].get("dynamic") for rel in loaded if rel in facts) else \
-        {rel for rel in facts if rel.startswith(tuple(copies)) and rel not in loaded}
+    # (a loader of the copy's package, PEFT's `auto.py`, loads the package's modules, never the copy's own tests and
+    # examples, which policy (j) keeps out of the entries: tq49b)
+    dynamic = any(facts[rel].get("dynamic") for rel in loaded if rel in facts)
+    unimported = {rel for rel in facts if rel.startswith(tuple(copies)) and rel not in loaded
+                  and (not dynamic or _bench_file(rel))}
     words = _config_words(project, results, tuple(copies))
     # (only files of the copies the tree does not run itself: a script of a copy's checkout keeps its findings)
     spans = {rel: found for rel, found in _unreached(facts, words, unimported).items()
