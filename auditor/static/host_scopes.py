@@ -284,6 +284,25 @@ def _abstract(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return all(isinstance(s, (ast.Pass, ast.Raise)) for s in body)
 
 
+_MOVE_METHODS = frozenset({"cuda", "npu", "xpu", "mlu", "musa", "hpu", "mps"})
+
+
+def _faked_moves(tree: ast.AST) -> set[str]:
+    """The device-move methods a test module replaces on `torch.Tensor` (`torch.Tensor.npu = mock_npu`,
+    `setattr(torch.Tensor, "npu", fake)`, `patch.object(torch.Tensor, "npu", ...)`): the unit tests of an Ascend
+    library that fake torch_npu on a CPU host (tq49b, heldout60's AMCT tests), whose `x.npu()` returns x itself."""
+    out: set[str] = set()
+    for node in walk_list(tree):
+        if isinstance(node, ast.Assign):
+            out.update(t.attr for t in node.targets if isinstance(t, ast.Attribute) and t.attr in _MOVE_METHODS
+                       and (ast_dotted(t.value) or "").rsplit(".", 1)[-1] == "Tensor")
+        elif isinstance(node, ast.Call) and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
+                and node.args[1].value in _MOVE_METHODS and (ast_dotted(node.func) or "").rsplit(".", 1)[-1] in (
+                    "setattr", "object") and (ast_dotted(node.args[0]) or "").rsplit(".", 1)[-1] == "Tensor":
+            out.add(node.args[1].value)
+    return out
+
+
 def _host_test_functions(tree: ast.AST, lines: list[str], self_tests: bool = False) -> list[tuple[int, int]]:
     """Spans of test functions that keep their tensors on the host: in a test file its tests and its pytest fixtures
     (pytorch-forecasting's metrics `conftest.py`: `rnn.pack_padded_sequence(torch.randn(...), lengths)` building the
@@ -295,6 +314,7 @@ def _host_test_functions(tree: ast.AST, lines: list[str], self_tests: bool = Fal
     for fn in functions:
         by_name.setdefault(fn.name, []).append(fn)
     memo: dict[int, bool] = {}
+    faked = _faked_moves(tree)
 
     def placing(fn, depth: int = 0) -> bool:
         key = id(fn)
@@ -303,6 +323,8 @@ def _host_test_functions(tree: ast.AST, lines: list[str], self_tests: bool = Fal
         memo[key] = True        # a cycle counts as placing (conservative)
         lo, hi = decorated_span(fn)
         text = "\n".join(lines[lo - 1:hi])
+        if faked:       # `x.npu()` where the file made `torch.Tensor.npu` a fake returning the tensor places nothing
+            text = re.sub(rf"\.(?:{'|'.join(faked)})\(", "(", text)
         result = bool(_PLACES.search(text) or _HANDS_OFF.search(text)) or depth > 4 or any(
             placing(callee, depth + 1) for name in _called_names(fn) for callee in by_name.get(name, ()))
         memo[key] = result

@@ -2000,6 +2000,9 @@ def _package_module(project: Any, rel: str) -> bool:
 _VENDORED_NOTE = ("nothing this tree runs reaches it: `{}` holds a copy of another project's package `{}` (it imports "
                   "itself by that name from below this tree's root), of which this tree imports or runs only part; "
                   "port it if you run that program")
+_RENAMED_NOTE = ("nothing this tree runs reaches it: `{}` holds a renamed copy of another project's package `{}` (its "
+                 "modules import one another by that name, which loads the installed package, not this folder), and "
+                 "nothing in the tree imports it; port it if you run it")
 # a test suite kept under another name (oslo's `tests_deprecated/torch/`, its own tests of `oslo.torch` laid out like
 # the package and importing the real `torch.nn`): the tree's checks, never a copied package
 _TEST_SUITE = re.compile(r"^(?:tests?|testing)[_-]\w+$|^\w+[_-]tests?$", re.IGNORECASE)
@@ -2060,7 +2063,7 @@ def _vendored_copies(project: Any) -> dict[str, str]:
                 count = counts.setdefault("/".join(folders[:k]), [0, 0])
                 count[0] += sum(f"{parent}/{m}" in held for m in mine)
                 count[1] += len(mine)
-    found: dict[str, str] = {}
+    found: dict[str, str] = _renamed_copies(project, python, packages)
     for folder, (there, total) in counts.items():
         if there < 2 or there * 4 < total * 3:
             continue
@@ -2078,6 +2081,81 @@ def _vendored_copies(project: Any) -> dict[str, str]:
         found["/".join(copy) + "/"] = folder.rsplit("/", 1)[-1]
     return {folder: name for folder, name in found.items()
             if not any(other != folder and folder.startswith(other) for other in found)}
+
+
+# a renamed copy's modules import one another by the upstream name (`from bitsandbytes.consts import X` in
+# `reproduction/int8/cextension.py` beside `int8/consts.py`): at least this many such imports, three in four of their
+# names defined at the top level of the folder's namesake module
+_RENAMED_MIN = 3
+
+
+def _top_names(tree: ast.Module) -> set[str]:
+    """The names a module defines at its top level: definitions, assignments, and its package's names it re-exports
+    (`from .modules import Linear8bitLt` in an `__init__.py`; not what it imports from another package)."""
+    out: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            out.update(t.id for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                       if isinstance(t, ast.Name))
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            out.update(a.asname or a.name for a in node.names)
+    return out
+
+
+def _renamed_copies(project: Any, python: Collection[str], packages: Collection[str]) -> dict[str, str]:
+    """The packages a tree carries under another name than their own (tq49b, heldout60: llm-iaq's
+    `reproduction/int8/`, bitsandbytes' modules importing one another as `bitsandbytes.*`): folder -> upstream name.
+    A package folder (not a test suite's or examples') whose modules import `P.x` by absolute name, where P is no
+    package or module of the tree (so the import loads the installed upstream package, never this folder) and the
+    folder holds x itself: three such imports at least, three in four of the folder's `P.*` imports naming a module it
+    holds, and three in four of the names they import defined at the top level of the folder's namesake module (an
+    extension package laid out like the library it extends, an mmdet plugin's `models/builder.py`, imports the
+    library's registries, which its own modules do not define). The copy runs only where something of the tree
+    imports it by its folder's path, which `_copy_entries` and the import graph read as for any other copy."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    paths = getattr(project, "paths", {})
+    names_held = {part.removesuffix(".py") for rel in python for part in rel.split("/")}
+    counts: dict[tuple[str, str], list[Any]] = {}      # (folder, P) -> [held imports, all imports, [(file, names)]]
+    for rel in python:
+        folders = rel.split("/")[:-1]
+        if any(part in _BENCH_FOLDERS or _TEST_SUITE.match(part) for part in folders):
+            continue
+        loads = [(str(load[0]), list(load[1])) for load in (project.facts(rel) or {}).get("load", ())
+                 if load and load[0] and not str(load[0]).startswith(".") and "." in str(load[0])]
+        for module, names in loads:
+            upstream, rest = module.split(".", 1)
+            if upstream in names_held or upstream in sys.stdlib_module_names:
+                continue
+            for k in range(len(folders), 0, -1):
+                folder = "/".join(folders[:k])
+                if folder not in packages:
+                    break
+                count = counts.setdefault((folder, upstream), [0, 0, []])
+                count[1] += 1
+                stem = f"{folder}/{rest.replace('.', '/')}"
+                target = next((t for t in (f"{stem}.py", f"{stem}/__init__.py") if t in paths), None)
+                if target is not None:
+                    count[0] += 1
+                    count[2].append((target, [n for n in names if n != "*"]))
+    found: dict[str, str] = {}
+    for (folder, upstream), (there, total, imported) in counts.items():
+        if there < _RENAMED_MIN or there * 4 < total * 3 or folder.rsplit("/", 1)[-1] == upstream:
+            continue
+        defined = wanted = 0
+        for target, names in imported:
+            try:
+                tree = ast.parse(read_counted(project, paths[target]))
+            except (OSError, SourceError, SyntaxError, ValueError):
+                continue
+            wanted += len(names)
+            defined += len(set(names) & _top_names(tree))
+        if wanted and defined * 4 >= wanted * 3:
+            found[folder + "/"] = upstream
+    return found
 
 
 def _shell_launches(project: Any, skip: tuple[str, ...] = ()) -> set[str]:
@@ -2131,11 +2209,15 @@ def _copy_entries(project: Any, copies: Collection[str]) -> set[str]:
     and examples (AutoGPTQ's `tests/`, PEFT's `examples/` in a tree that uses the library) are the upstream project's
     checks, which nothing in the tree runs (policy (j), tq43): not entries."""
     launched = _shell_launches(project)
+    # (a renamed copy, `_renamed_copies`, is no package of the tree's: nothing imports it by its upstream name)
+    renamed = {c for c, name in copies.items() if c.rstrip("/").rsplit("/", 1)[-1] != name} \
+        if isinstance(copies, dict) else set()
     # a checkout's top-level programs (timm's `train.py` beside `timm/` in VisRAG's `timm_modified/`) run when the
     # tree's own scripts launch them; the checkout's own launchers (timm's `distributed_train.sh`) are upstream's too
     # (policy (j), tq44b)
     own_launched = _shell_launches(project, tuple(copies))
-    packages = {rel.removesuffix("__init__.py") for rel in getattr(project, "paths", {}) if rel.endswith("/__init__.py")}
+    packages = {rel.removesuffix("__init__.py") for rel in getattr(project, "paths", {})
+                if rel.endswith("/__init__.py")} - renamed
     out: set[str] = set()
     for rel in getattr(project, "paths", {}):
         if not rel.endswith(".py"):
@@ -2540,8 +2622,11 @@ def _lower_copies(results: list, project: Any) -> int:
     # programs beside the backbone PromptDA loads through hubconf.py), unless a loaded file loads modules by a
     # computed name
     loaded = _imported_files(project, entries)
-    unimported = set() if any(facts[rel].get("dynamic") for rel in loaded if rel in facts) else \
-        {rel for rel in facts if rel.startswith(tuple(copies)) and rel not in loaded}
+    # (a loader of the copy's package, PEFT's `auto.py`, loads the package's modules, never the copy's own tests and
+    # examples, which policy (j) keeps out of the entries: tq49b)
+    dynamic = any(facts[rel].get("dynamic") for rel in loaded if rel in facts)
+    unimported = {rel for rel in facts if rel.startswith(tuple(copies)) and rel not in loaded
+                  and (not dynamic or _bench_file(rel))}
     words = _config_words(project, results, tuple(copies))
     # (only files of the copies the tree does not run itself: a script of a copy's checkout keeps its findings)
     spans = {rel: found for rel, found in _unreached(facts, words, unimported).items()
@@ -2552,8 +2637,10 @@ def _lower_copies(results: list, project: Any) -> int:
         copy = next((c for c in copies if r.path.startswith(c)), None) if r.path.endswith(".ipynb") else None
         if copy is not None and r.findings:
             spans[r.path] = [(1, _END)]
-    notes = {rel: _VENDORED_NOTE.format(copy.rstrip("/"), name) for rel in spans
-             for copy, name in copies.items() if rel.startswith(copy)}
+    paths = getattr(project, "paths", {})
+    notes = {rel: (_RENAMED_NOTE if f"{copy}__init__.py" in paths and copy.rstrip("/").rsplit("/", 1)[-1] != name
+                   else _VENDORED_NOTE).format(copy.rstrip("/"), name)
+             for rel in spans for copy, name in copies.items() if rel.startswith(copy)}
     return _lower_spans(results, {rel: {} for rel in spans}, spans, notes, set())
 
 

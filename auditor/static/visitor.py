@@ -207,6 +207,21 @@ def _names_dtype(node: cst.CSTNode) -> bool:
 _PRECISION_KEY = re.compile(r"(?i)^(?P<kind>b|bf|f)?(?P<bits>16|32|64)(?:-(?:mixed|true))?$")
 
 
+# a table numbering dtypes, `{0: torch.float32, 1: torch.float, ..., 10: torch.bfloat16, 11: torch.uint8}` (a
+# serializer's index-to-dtype codec: LitData's `_TORCH_DTYPES_MAPPING`): it rebuilds the dtype a tensor already had
+# and chooses none (policy (a); tq49b, heldout60)
+_INDEX_TABLE_MIN = 4
+
+
+def _dtype_index_table(node: cst.Dict) -> bool:
+    """A dict literal of four or more entries, each an integer key to a torch / numpy dtype."""
+    entries = [el for el in node.elements if isinstance(el, cst.DictElement)]
+    return len(entries) == len(node.elements) >= _INDEX_TABLE_MIN and all(
+        isinstance(el.key, cst.Integer) and isinstance(el.value, cst.Attribute)
+        and (dotted(el.value) or "").split(".", 1)[0] in ("torch", "np", "numpy") for el in entries) and \
+        sum(bool(_DTYPE_NAME.match(el.value.attr.value)) for el in entries) * 2 >= len(entries)
+
+
 def _precision_key(key: cst.CSTNode | None, value: cst.CSTNode) -> bool:
     """`"b16": torch.bfloat16`, `"16": torch.float16`: a precision name keying the dtype it stands for."""
     if not (isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str)
@@ -1760,6 +1775,8 @@ class MatchVisitor(cst.CSTVisitor):
         cuda_key = _device_table_cuda_key(node)
         if cuda_key is not None:
             self._dispatch_keys.add(id(cuda_key))
+        if _dtype_index_table(node):
+            self._asserted.update(i for el in node.elements for i in _dtype_values(el.value))
         return True
 
     def _report_row(self, row: cst.BaseExpression) -> None:
