@@ -15,7 +15,7 @@ import yaml
 from yaml.events import AliasEvent
 
 from auditor.backend_words import NVIDIA_GPU_TYPE, backends_in_text
-from auditor.project import is_github_workflow
+from auditor.project import is_github_workflow, machine_named_only
 from auditor.project.conda_recipe import analyze_recipe, is_recipe_file
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.makefile import keep_call
@@ -136,6 +136,8 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
             return _manager_snapshot(engine, text, rel)
         if _snapshot_file(rel):
             return FileResult(rel, lines=text.count("\n"))        # named for a snapshot, not of the schema: data
+        if machine_named_only(rel) and not _dispatcher_machine(parsed):
+            return FileResult(rel, lines=text.count("\n"))        # named for a machine, not dpdispatcher's: data
     try:
         # JSON is YAML 1.2 flow syntax; the composer gives each value its line either way
         roots = list(yaml.compose_all(text.replace("\t", " ") if is_json else text, Loader=_AliasTolerantLoader))
@@ -233,6 +235,28 @@ def _manager_snapshot(engine: "StaticEngine", text: str, rel: str) -> FileResult
             if isinstance(key, yaml.ScalarNode) and isinstance(key.value, str):
                 _requirement_item(col, key)
     return col.done()
+
+
+# dpdispatcher's job keys (docs "Machine parameters" / "Resources parameters"): a machine's `batch_type` beside its
+# `context_type`, a resources mapping's node counts
+_DISPATCHER_RESOURCES = frozenset({"number_node", "cpu_per_node", "gpu_per_node", "queue_name", "group_size"})
+
+
+def _dispatcher_machine(parsed: object, depth: int = 0) -> bool:
+    """A dpdispatcher / DP-GEN machine document (tp49a): some mapping, four levels deep at most, is a machine
+    (`batch_type` and `context_type`) or holds `resources` with two of the scheduler's keys (`number_node`,
+    `cpu_per_node`, `gpu_per_node`, `queue_name`, `group_size`)."""
+    if depth > 4:
+        return False
+    if isinstance(parsed, list):
+        return any(_dispatcher_machine(item, depth + 1) for item in parsed[:64])
+    if not isinstance(parsed, dict):
+        return False
+    resources = parsed.get("resources")
+    if "batch_type" in parsed and "context_type" in parsed or \
+            isinstance(resources, dict) and len(_DISPATCHER_RESOURCES & resources.keys()) >= 2:
+        return True
+    return any(_dispatcher_machine(v, depth + 1) for v in list(parsed.values())[:64])
 
 
 def _display_name(path: str) -> bool:
