@@ -465,6 +465,19 @@ def _lone_per_gpu_amounts(node) -> set[int]:
     return found
 
 
+def _local_dispatch_requests(node) -> set[int]:
+    """A dpdispatcher job run on the machine itself (`machine: {batch_type: shell}`, or the same in its `resources`:
+    dpdispatcher's Shell batch starts the tasks directly, with no scheduler to ask, docs "Batch job systems"): its
+    `gpu_per_node` / `queue_name` values ask for nothing (a count, decision 26; tp49a). Value nodes, by id."""
+    found: set[int] = set()
+    for entries in _mappings(node):
+        resources = yaml_entries(entries.get("resources"))
+        kinds = [yaml_entries(entries.get("machine")).get("batch_type"), resources.get("batch_type")]
+        if any(isinstance(k, yaml.ScalarNode) and str(k.value).strip().lower() == "shell" for k in kinds):
+            found.update(id(v) for k, v in resources.items() if k in ("gpu_per_node", "queue_name"))
+    return found
+
+
 def _llama_cpp_switches(node) -> set[int]:
     """The `flash_attn` values of a llama.cpp model's settings: a mapping that also holds llama.cpp's `n_gpu_layers`
     (llama-cpp-python's server config `models: [{"model": ..., "n_gpu_layers": -1, "flash_attn": true}]`, the
@@ -847,6 +860,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         step_shells = _step_shells(root)
         runner_paths = _matrix_runner_paths(root)
         cuda_matrix_paths = _cuda_matrix_paths(root)
+        option_paths = _matrix_option_paths(root)
         disabled = _disabled_sections(root, "")
         deepspeed = _deepspeed_config(root)
         seen: set[int] = set()
@@ -854,7 +868,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         other_vendor_counts = _other_vendor_gpu_counts(root)
         llama_cpp_switches = _llama_cpp_switches(root)
         lone_per_gpu_amounts = _lone_per_gpu_amounts(root)
-        zero_quotas = _zero_quota_names(root) | _excluded_node_values(root)
+        zero_quotas = _zero_quota_names(root) | _excluded_node_values(root) | _local_dispatch_requests(root)
         switched_indices = _switched_device_indices(root)
         image_repositories = _image_repositories(root)
         parameter_paths = _template_parameter_paths(root, m)
@@ -1051,6 +1065,11 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             rule = m.match_setting("runs-on", raw) if path in runner_paths else m.match_setting(path, raw)
             if rule is None and path in cuda_matrix_paths and _MATRIX_CUDA_RELEASE_RE.fullmatch(raw.strip()):
                 rule = m.match_setting("cuda_version", raw)     # `target: ["11.0", "11.2"]` (_cuda_matrix_paths)
+            if rule is None and path in option_paths:
+                rule = m.match_command(f"{option_paths[path]}={raw}")    # `--features ${{ matrix.features }}`
+            elif rule is not None and rule.code == "NPU019" and workflow and _MATRIX_PATH_RE.match(path):
+                rule = None     # a CI matrix leg's name (`device: [cpu, gpu]`): its runner and the steps that read
+                # it choose; the key's name chooses no device (tp49a; test136 / test138's labels)
             if rule is None and package:
                 rule = m.match_setting(f"{package}.{path}", raw)      # a Hydra group file's keys (t15t)
             name = path.rsplit(".", 1)[-1]
@@ -1615,6 +1634,36 @@ def _cuda_matrix_paths(root) -> set[str]:
             for found in _CUDA_MATRIX_SPLICE_RE.finditer(value.value):
                 paths |= {f"jobs.{job}.strategy.matrix.{found.group(1)}",
                           f"jobs.{job}.strategy.matrix.include.{found.group(1)}"}
+    return paths
+
+
+_MATRIX_PATH_RE = re.compile(r"jobs\.[^.]+\.strategy\.matrix\.")
+# a step's command segment (a line, or a part after `&&` / `;` / `|`), and a matrix value it passes to an option
+_COMMAND_SEGMENT_RE = re.compile(r"[^\n;&|]+")
+_MATRIX_OPTION_RE = re.compile(r"\s(--?[A-Za-z][\w-]*)(?:=|\s+)[\"']?\$\{\{\s*matrix\.([\w.-]+)\s*\}\}[\"']?(?=\s|$)")
+
+
+def _matrix_option_paths(root) -> dict[str, str]:
+    """The key paths of matrix values a job's steps pass to a command's option, with `command --option`
+    (MusicGPT's `cargo build --release --features ${{ matrix.features }}` over `include: - features: cuda`): the
+    value is that option's, read as the command rules read `cargo --features=cuda` (tp49a)."""
+    paths: dict[str, str] = {}
+    for job, node in yaml_entries(yaml_entries(root).get("jobs")).items():
+        steps = yaml_entries(node).get("steps")
+        for _, key, value, _ in _scalars(steps, "", False) if steps is not None else ():
+            if key is value or str(key.value) != "run" or not isinstance(value.value, str) \
+                    or "matrix." not in value.value:
+                continue
+            for segment in _COMMAND_SEGMENT_RE.findall(value.value):
+                words = segment.split()
+                if words[:1] == ["sudo"]:
+                    words = words[1:]
+                if not words or words[0].startswith(("$", "-")):
+                    continue
+                for found in _MATRIX_OPTION_RE.finditer(segment):
+                    command = f"{words[0].rsplit('/', 1)[-1]} {found.group(1)}"
+                    for where in ("", "include."):
+                        paths.setdefault(f"jobs.{job}.strategy.matrix.{where}{found.group(2)}", command)
     return paths
 
 

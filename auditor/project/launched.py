@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import fnmatch
 import os
 import re
 from pathlib import Path
@@ -688,6 +689,14 @@ def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Cal
             continue
         why, source, shown = None, rel, rel
         found = resolve_launched(rel, bases, cache)
+        if found is None and rule is not None:
+            kernel = absent_wrapper(rule, rel)
+            if kernel is not None:
+                message = rule.message.replace("{symbol}", rel) + \
+                    f" (absent from the tree: the upstream `{rel.rsplit('/', 1)[-1]}` patches {kernel} in)"
+                new.append(call_finding(rule, product, result, launched_word_position(call), message, rel,
+                                        {"launched": rel, "absent": True}))
+                continue
         if found is not None:
             base, candidate = found
             read_as = candidate.relative_to(base).as_posix()
@@ -719,6 +728,14 @@ def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Cal
     if new:
         return unsuppressed(new, calls, Path(result.path), root)
     return new
+
+
+def absent_wrapper(rule, rel: str) -> str | None:
+    """The attention kernel an upstream wrapper launched by its place patches in (`llava/train/train_mem.py`:
+    FlashAttention), from the rule's `absent_wrappers` globs; asked only for a file the tree does not have (tp49a)."""
+    low = rel.lower()
+    return next((str(kernel) for glob, kernel in (rule.extra.get("absent_wrappers") or {}).items()
+                 if fnmatch.fnmatchcase(low, glob)), None)
 
 
 def launched_word_position(call: dict) -> tuple[int, int, int]:

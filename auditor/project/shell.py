@@ -1006,6 +1006,12 @@ def _assigned_literal(col: Collector, name: str) -> str:
     return (col.script_vars.get(name) or col.build_args.get(name) or "").strip("\"'")
 
 
+def _literal_part(col: Collector, name: str) -> str:
+    """`_assigned_literal`, or '' where the script computes the value (`$(...)`, a backquoted command)."""
+    value = _assigned_literal(col, name)
+    return "" if value.startswith(("$(", "`")) else value
+
+
 def _switch_value(col: Collector, value: str) -> str:
     """A CMake define's value as the build sees it: the literal the script assigned to its variable (`$USE_CUDA`
     after `USE_CUDA=OFF`, or a Dockerfile's `ARG USE_CUDA=OFF`), else a default (`${USE_CUDA:-OFF}`); a value set elsewhere (`-DCOMPILE_CUDA=${{
@@ -2647,11 +2653,17 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
             held = _VARIABLE_REF_RE.fullmatch(_word(child)) if child.type in ("expansion", "simple_expansion") \
                 and child.start_byte > nodes[start].end_byte else None
             value = _assigned_literal(col, held.group(1)) if held is not None else ""
-            named = _VARIABLE_REF_RE.sub(lambda v: _assigned_literal(col, v.group(1)), value).split()
-            if len(named) == 1 and not named[0].startswith("-"):
+            # a part the script computes (`CUDA_MAJOR=$(echo ... | cut -d. -f1)`) is left out of the name (tp49a:
+            # plato's `CUDA_PACKAGES+=" cuda-${package}-${CUDA_MAJOR}-${CUDA_MINOR}"`, installed by `apt-get install
+            # ${CUDA_PACKAGES}`); of a list, the first package a rule reads
+            named = [re.sub(r"-{2,}", "-", w).strip("-") for w in
+                     _VARIABLE_REF_RE.sub(lambda v: _literal_part(col, v.group(1)), value).split()
+                     if not w.startswith("-")]
+            rules = [(w, m.match_requirement("apt:" + w.split("=", 1)[0].lower())) for w in named[:16] if w]
+            package, rule = next(((w, r) for w, r in rules if r is not None), (None, None))
+            if rule is not None:
                 line, c = pos.at(child.start_point)
-                symbol = "apt:" + named[0].split("=", 1)[0].lower()
-                col.add(m.match_requirement(symbol), symbol, line, c, c + len(_word(child)),
+                col.add(rule, "apt:" + package.split("=", 1)[0].lower(), line, c, c + len(_word(child)),
                         note=f" (the package `{_word(child)}` names)")
         return
     if name == "poetry" and words[1:2] == ["install"]:
