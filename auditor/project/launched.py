@@ -691,7 +691,7 @@ def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Cal
         found = resolve_launched(rel, bases, cache)
         if found is None and rule is not None:
             kernel = absent_wrapper(rule, rel)
-            if kernel is not None:
+            if kernel is not None and not _holds_file_named(root, rel.rsplit("/", 1)[-1], cache):
                 message = rule.message.replace("{symbol}", rel) + \
                     f" (absent from the tree: the upstream `{rel.rsplit('/', 1)[-1]}` patches {kernel} in)"
                 new.append(call_finding(rule, product, result, launched_word_position(call), message, rel,
@@ -736,6 +736,26 @@ def absent_wrapper(rule, rel: str) -> str | None:
     low = rel.lower()
     return next((str(kernel) for glob, kernel in (rule.extra.get("absent_wrappers") or {}).items()
                  if fnmatch.fnmatchcase(low, glob)), None)
+
+
+_SKIP_WALK = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", "site-packages", "build", "dist"})
+_MAX_WALK_FOLDERS = 4000
+
+
+def _holds_file_named(root: Path, name: str, cache: dict) -> bool:
+    """Whether the tree has a file of that name anywhere (a tree with its own `train_mem.py` wrappers decides by them,
+    t15n: a sub-project's absent one is no upstream wrapper); at most _MAX_WALK_FOLDERS folders, once per root."""
+    key = ("holds", str(root), name)
+    if key not in cache:
+        found, seen = False, 0
+        for _folder, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if d not in _SKIP_WALK and not d.startswith(".")]
+            seen += 1
+            if name in files or seen >= _MAX_WALK_FOLDERS:
+                found = name in files or seen >= _MAX_WALK_FOLDERS     # too big to tell: no guess
+                break
+        cache[key] = found
+    return cache[key]
 
 
 def launched_word_position(call: dict) -> tuple[int, int, int]:
