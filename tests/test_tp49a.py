@@ -255,9 +255,8 @@ python train.py
 
 def test_jean_zay_gpu_accounts(tmp_path):
     found = audit_file(tmp_path, "scripts/train_chunk.slurm", JEAN_ZAY_JOB)
-    assert codes_of_line(found, 2) == {"NPU022"}
-    assert codes_of_line(found, 3) == {"NPU022"}
-    assert not codes_of_line(found, 4) and not codes_of_line(found, 5)     # CPU hours, a plain project account
+    # V100 and A100 hours; CPU hours and a plain project account ask for no GPU; `-C v100-32g` was read before
+    assert [codes_of_line(found, line) for line in (2, 3, 4, 5, 6)] == [{"NPU022"}, {"NPU022"}, set(), set(), {"NPU022"}]
     submit = audit_file(tmp_path / "s", "submit.sh", "#!/bin/bash\nsbatch -A abc@h100 job.slurm\n"
                                                      "sbatch -A abc@cpu prep.slurm\n")
     assert codes_of_line(submit, 2) == {"NPU022"}
