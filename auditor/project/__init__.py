@@ -69,7 +69,7 @@ _PACKER_NAME_RE = re.compile(r"(?<![a-z])packer(?![a-z])")
 # a JSON named for a machine as a word (`machine.json`, `lebesgue_v2_machine.json`, `machine-local.json`): DP-GEN's
 # and dpdispatcher's machine files (the job's scheduler, queue and GPUs; tp49a). configs.py reads one only when its
 # content has dpdispatcher's schema (`dispatcher_machine`)
-_MACHINE_JSON_RE = re.compile(r"(?<![a-z0-9])machine(?![a-z0-9])[\w.-]*\.json")
+_MACHINE_JSON_RE = re.compile(r"(?<![a-z0-9])machine(?![a-z0-9])[\w.-]*\.json$")
 
 
 def machine_named_only(rel: str) -> bool:
