@@ -202,6 +202,9 @@ RULE_SCHEMA: dict[str, Any] = {
             # command rules matched on an option (`python* --use_gemm_plugin*`): reported once on the command's first
             # word, the options being parts of one command (decision 18; shell.py's option loop) (tp48b)
             "at_command": {"type": "boolean"},
+            # launched-wrapper rules: glob of a launched file's path -> the attention kernel its upstream wrapper
+            # patches in, asked only where the tree lacks the file (`llava/train/train_mem.py`; launched.py) (tp49a)
+            "absent_wrappers": {"type": "object", "additionalProperties": {"type": "string"}},
             # qualname rules: not the module named on its own (`assert hvd is not None`, `self._HVD = hvd`): what the
             # code calls or reads in it is the finding (t18a: Horovod)
             "not_bare_module": {"type": "boolean"},

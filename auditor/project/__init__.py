@@ -66,9 +66,28 @@ _ARM_TEMPLATE_RE = re.compile(r"azuredeploy[\w.-]*\.json|maintemplate\.json|[\w.
 _PACKER_NAME_RE = re.compile(r"(?<![a-z])packer(?![a-z])")
 
 
+# a JSON named for a machine as a word (`machine.json`, `lebesgue_v2_machine.json`, `machine-local.json`): DP-GEN's
+# and dpdispatcher's machine files (the job's scheduler, queue and GPUs; tp49a). configs.py reads one only when its
+# content has dpdispatcher's schema (`dispatcher_machine`)
+_MACHINE_JSON_RE = re.compile(r"(?<![a-z0-9])machine(?![a-z0-9])[\w.-]*\.json$")
+
+
+def machine_named_only(rel: str) -> bool:
+    """A JSON file read as a config only because its name names a machine (`_MACHINE_JSON_RE`)."""
+    name = rel.replace("\\", "/").rsplit("/", 1)[-1]
+    return bool(_MACHINE_JSON_RE.search(name.lower())) and _kind(name, rel) is None
+
+
 def project_kind(name: str, rel: str = "") -> str | None:
     """The kind of a project file from its name (and, for JSON, its folder: rel is its path in the tree), or None
     for files this module does not read."""
+    kind = _kind(name, rel)
+    if kind is None and _MACHINE_JSON_RE.search(name.lower()):
+        return "config"
+    return kind
+
+
+def _kind(name: str, rel: str) -> str | None:
     low = name.lower()
     for kind, globs in KINDS:
         if any(fnmatch.fnmatchcase(low, g) for g in globs):

@@ -15,7 +15,7 @@ import yaml
 from yaml.events import AliasEvent
 
 from auditor.backend_words import NVIDIA_GPU_TYPE, backends_in_text
-from auditor.project import is_github_workflow
+from auditor.project import is_github_workflow, machine_named_only
 from auditor.project.conda_recipe import analyze_recipe, is_recipe_file
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.makefile import keep_call
@@ -136,6 +136,8 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
             return _manager_snapshot(engine, text, rel)
         if _snapshot_file(rel):
             return FileResult(rel, lines=text.count("\n"))        # named for a snapshot, not of the schema: data
+        if machine_named_only(rel) and not _dispatcher_machine(parsed):
+            return FileResult(rel, lines=text.count("\n"))        # named for a machine, not dpdispatcher's: data
     try:
         # JSON is YAML 1.2 flow syntax; the composer gives each value its line either way
         roots = list(yaml.compose_all(text.replace("\t", " ") if is_json else text, Loader=_AliasTolerantLoader))
@@ -233,6 +235,28 @@ def _manager_snapshot(engine: "StaticEngine", text: str, rel: str) -> FileResult
             if isinstance(key, yaml.ScalarNode) and isinstance(key.value, str):
                 _requirement_item(col, key)
     return col.done()
+
+
+# dpdispatcher's job keys (docs "Machine parameters" / "Resources parameters"): a machine's `batch_type` beside its
+# `context_type`, a resources mapping's node counts
+_DISPATCHER_RESOURCES = frozenset({"number_node", "cpu_per_node", "gpu_per_node", "queue_name", "group_size"})
+
+
+def _dispatcher_machine(parsed: object, depth: int = 0) -> bool:
+    """A dpdispatcher / DP-GEN machine document (tp49a): some mapping, four levels deep at most, is a machine
+    (`batch_type` and `context_type`) or holds `resources` with two of the scheduler's keys (`number_node`,
+    `cpu_per_node`, `gpu_per_node`, `queue_name`, `group_size`)."""
+    if depth > 4:
+        return False
+    if isinstance(parsed, list):
+        return any(_dispatcher_machine(item, depth + 1) for item in parsed[:64])
+    if not isinstance(parsed, dict):
+        return False
+    resources = parsed.get("resources")
+    if "batch_type" in parsed and "context_type" in parsed or \
+            isinstance(resources, dict) and len(_DISPATCHER_RESOURCES & resources.keys()) >= 2:
+        return True
+    return any(_dispatcher_machine(v, depth + 1) for v in list(parsed.values())[:64])
 
 
 def _display_name(path: str) -> bool:
@@ -438,6 +462,19 @@ def _lone_per_gpu_amounts(node) -> set[int]:
             if _PER_GPU_AMOUNT_RE.fullmatch(str(name)) and isinstance(value, yaml.ScalarNode) \
                     and str(value.value).strip().lower() not in ("", "null", "none", "~", "0"):
                 found.add(id(value))
+    return found
+
+
+def _local_dispatch_requests(node) -> set[int]:
+    """A dpdispatcher job run on the machine itself (`machine: {batch_type: shell}`, or the same in its `resources`:
+    dpdispatcher's Shell batch starts the tasks directly, with no scheduler to ask, docs "Batch job systems"): its
+    `gpu_per_node` / `queue_name` values ask for nothing (a count, decision 26; tp49a). Value nodes, by id."""
+    found: set[int] = set()
+    for entries in _mappings(node):
+        resources = yaml_entries(entries.get("resources"))
+        kinds = [yaml_entries(entries.get("machine")).get("batch_type"), resources.get("batch_type")]
+        if any(isinstance(k, yaml.ScalarNode) and str(k.value).strip().lower() == "shell" for k in kinds):
+            found.update(id(v) for k, v in resources.items() if k in ("gpu_per_node", "queue_name"))
     return found
 
 
@@ -823,6 +860,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         step_shells = _step_shells(root)
         runner_paths = _matrix_runner_paths(root)
         cuda_matrix_paths = _cuda_matrix_paths(root)
+        option_paths = _matrix_option_paths(root)
         disabled = _disabled_sections(root, "")
         deepspeed = _deepspeed_config(root)
         seen: set[int] = set()
@@ -830,7 +868,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         other_vendor_counts = _other_vendor_gpu_counts(root)
         llama_cpp_switches = _llama_cpp_switches(root)
         lone_per_gpu_amounts = _lone_per_gpu_amounts(root)
-        zero_quotas = _zero_quota_names(root) | _excluded_node_values(root)
+        zero_quotas = _zero_quota_names(root) | _excluded_node_values(root) | _local_dispatch_requests(root)
         switched_indices = _switched_device_indices(root)
         image_repositories = _image_repositories(root)
         parameter_paths = _template_parameter_paths(root, m)
@@ -1028,6 +1066,11 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             rule = m.match_setting("runs-on", raw) if path in runner_paths else m.match_setting(path, raw)
             if rule is None and path in cuda_matrix_paths and _MATRIX_CUDA_RELEASE_RE.fullmatch(raw.strip()):
                 rule = m.match_setting("cuda_version", raw)     # `target: ["11.0", "11.2"]` (_cuda_matrix_paths)
+            if rule is None and path in option_paths:
+                rule = m.match_command(f"{option_paths[path]}={raw}")    # `--features ${{ matrix.features }}`
+            elif rule is not None and rule.code == "NPU019" and workflow and _MATRIX_PATH_RE.match(path):
+                rule = None     # a CI matrix leg's name (`device: [cpu, gpu]`): its runner and the steps that read
+                # it choose; the key's name chooses no device (tp49a; test136 / test138's labels)
             if rule is None and package:
                 rule = m.match_setting(f"{package}.{path}", raw)      # a Hydra group file's keys (t15t)
             name = path.rsplit(".", 1)[-1]
@@ -1592,6 +1635,36 @@ def _cuda_matrix_paths(root) -> set[str]:
             for found in _CUDA_MATRIX_SPLICE_RE.finditer(value.value):
                 paths |= {f"jobs.{job}.strategy.matrix.{found.group(1)}",
                           f"jobs.{job}.strategy.matrix.include.{found.group(1)}"}
+    return paths
+
+
+_MATRIX_PATH_RE = re.compile(r"jobs\.[^.]+\.strategy\.matrix\.")
+# a step's command segment (a line, or a part after `&&` / `;` / `|`), and a matrix value it passes to an option
+_COMMAND_SEGMENT_RE = re.compile(r"[^\n;&|]+")
+_MATRIX_OPTION_RE = re.compile(r"\s(--?[A-Za-z][\w-]*)(?:=|\s+)[\"']?\$\{\{\s*matrix\.([\w.-]+)\s*\}\}[\"']?(?=\s|$)")
+
+
+def _matrix_option_paths(root) -> dict[str, str]:
+    """The key paths of matrix values a job's steps pass to a command's option, with `command --option`
+    (MusicGPT's `cargo build --release --features ${{ matrix.features }}` over `include: - features: cuda`): the
+    value is that option's, read as the command rules read `cargo --features=cuda` (tp49a)."""
+    paths: dict[str, str] = {}
+    for job, node in yaml_entries(yaml_entries(root).get("jobs")).items():
+        steps = yaml_entries(node).get("steps")
+        for _, key, value, _ in _scalars(steps, "", False) if steps is not None else ():
+            if key is value or str(key.value) != "run" or not isinstance(value.value, str) \
+                    or "matrix." not in value.value:
+                continue
+            for segment in _COMMAND_SEGMENT_RE.findall(value.value):
+                words = segment.split()
+                if words[:1] == ["sudo"]:
+                    words = words[1:]
+                if not words or words[0].startswith(("$", "-")):
+                    continue
+                for found in _MATRIX_OPTION_RE.finditer(segment):
+                    command = f"{words[0].rsplit('/', 1)[-1]} {found.group(1)}"
+                    for where in ("", "include."):
+                        paths.setdefault(f"jobs.{job}.strategy.matrix.{where}{found.group(2)}", command)
     return paths
 
 

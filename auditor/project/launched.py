@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import fnmatch
 import os
 import re
 from pathlib import Path
@@ -701,6 +702,14 @@ def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Cal
             continue
         why, source, shown = None, rel, rel
         found = resolve_launched(rel, bases, cache)
+        if found is None and rule is not None:
+            kernel = absent_wrapper(rule, rel)
+            if kernel is not None and not _holds_file_named(root, rel.rsplit("/", 1)[-1], cache):
+                message = rule.message.replace("{symbol}", rel) + \
+                    f" (absent from the tree: the upstream `{rel.rsplit('/', 1)[-1]}` patches {kernel} in)"
+                new.append(call_finding(rule, product, result, launched_word_position(call), message, rel,
+                                        {"launched": rel, "absent": True}))
+                continue
         if found is not None:
             base, candidate = found
             read_as = candidate.relative_to(base).as_posix()
@@ -732,6 +741,34 @@ def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Cal
     if new:
         return unsuppressed(new, calls, Path(result.path), root)
     return new
+
+
+def absent_wrapper(rule, rel: str) -> str | None:
+    """The attention kernel an upstream wrapper launched by its place patches in (`llava/train/train_mem.py`:
+    FlashAttention), from the rule's `absent_wrappers` globs; asked only for a file the tree does not have (tp49a)."""
+    low = rel.lower()
+    return next((str(kernel) for glob, kernel in (rule.extra.get("absent_wrappers") or {}).items()
+                 if fnmatch.fnmatchcase(low, glob)), None)
+
+
+_SKIP_WALK = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", "site-packages", "build", "dist"})
+_MAX_WALK_FOLDERS = 4000
+
+
+def _holds_file_named(root: Path, name: str, cache: dict) -> bool:
+    """Whether the tree has a file of that name anywhere (a tree with its own `train_mem.py` wrappers decides by them,
+    t15n: a sub-project's absent one is no upstream wrapper); at most _MAX_WALK_FOLDERS folders, once per root."""
+    key = ("holds", str(root), name)
+    if key not in cache:
+        found, seen = False, 0
+        for _folder, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if d not in _SKIP_WALK and not d.startswith(".")]
+            seen += 1
+            if name in files or seen >= _MAX_WALK_FOLDERS:
+                found = name in files or seen >= _MAX_WALK_FOLDERS     # too big to tell: no guess
+                break
+        cache[key] = found
+    return cache[key]
 
 
 def launched_word_position(call: dict) -> tuple[int, int, int]:

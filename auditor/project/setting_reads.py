@@ -78,6 +78,12 @@ _SAVED_CONFIG_NAMES = frozenset({"config.yaml", "config.yml", "hparams.yaml"})
 # the calls it gates are the library's, so the switch is the tree's only line (t31a); in a tree that does not
 # import the library, or that holds it, the calls are the tree's own and the key a boolean device option (decision 25)
 _LIBRARY_SWITCHES = {("misc", "cuda"): "bootstrap"}
+# device keys an imported simulator framework reads from the config the tree hands it (tp49a): Isaac Gym's task
+# configs (IsaacGymEnvs / OmniIsaacGymEnvs `cfg/config.yaml`: `sim_device`, `rl_device`, `pipeline`, read by their
+# `initialize_task` / `VecEnvRLGames` / `isaacgymenvs.make`, IsaacGymEnvs README "Configuration"); a tree that
+# imports one of them keeps these findings, whoever reads the other keys
+_LIBRARY_DEVICE_KEYS = {frozenset({"sim_device", "rl_device", "pipeline"}):
+                        frozenset({"omniisaacgymenvs", "isaacgymenvs", "isaacgym"})}
 _TRAINER_DEVICE_CODES = frozenset({"NPU020", "NPU028"})
 _PICKED_CODES = frozenset({"NPU019", "NPU020"})     # a device / accelerator choice the code can pick itself
 _SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", "site-packages", "build", "dist"})
@@ -515,6 +521,8 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Pat
     if library is not None and finding.code == "NPU019":
         # the library's own tree (Cadene/bootstrap.pytorch) holds the gated calls: its Python findings carry them
         return library not in reads.imported or (top / library).is_dir()
+    if any(key in keys and reads.imported & libraries for keys, libraries in _LIBRARY_DEVICE_KEYS.items()):
+        return False
     # a top-level key of a Hydra group file sits under the group: the folder the file is in (`configs/general/`)
     sections = [parts[-2]] if len(parts) > 1 else [p for p in rel.split("/")[-2:-1]]
     if finding.code == "NPU028" and key.lower() in _SWITCH_KEYS:

@@ -92,6 +92,10 @@ _IMAGE_RE = re.compile(r"(?<![\w/.:@-])([a-z0-9][\w.-]*(?:/[\w.${}-]+)+:[\w.${}-
 _CMAKE_DEFINE_RE = re.compile(r"(?<![\w-])-D[ \t]{0,4}([A-Za-z_]\w*)(?::[A-Za-z]+)?=\"?(\$\{\{[^}]*\}\}|[^\s\"';)]*)")
 # `cuda-` then `${V}`: one word; also a compiler's include / library flag (`-I/usr/local/cuda/include`, tp37)
 _CUDA_PATH_RE = re.compile(r"(?:(?<![\w/.-])|(?<=-I)|(?<=-L))/usr/local/cuda(-[\w.${}]*)?(?![\w.])")
+# a CUDA toolkit installed elsewhere, by its library / program folders (`/opt/software/cuda/10.1/lib64`,
+# `/opt/cuda-11.8/bin`, `/sw/cuda/12.2/include` on a cluster's LD_LIBRARY_PATH): NPU027 (tp49a)
+_CUDA_HOME_ELSEWHERE_RE = re.compile(r"(?<![\w/.$}-])((?:/[\w.+-]+)*?/cuda(?:-\d[\w.]*)?(?:/v?\d+(?:\.\d+)+)?)"
+                                     r"/(?:lib64|lib|bin|include)(?![\w.-])")
 # the NVIDIA driver's folders (GKE's /home/kubernetes/bin/nvidia on the host, mounted at /usr/local/nvidia; Colab's
 # /usr/lib64-nvidia): NPU075 (t15h)
 # (t27a: and the driver's own tools in /usr/bin, bind-mounted into containers: `-v /usr/bin/nvidia-xconfig:...`)
@@ -278,6 +282,13 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                 version = tail if tail and tail[1:2].isdigit() else ""
                 symbol = "path:/usr/local/cuda" + version
                 col.add(m.match_requirement(symbol), symbol, ln, c, c + len(cuda_path.group(0)))
+    if "/cuda" in text:
+        for cuda_home in _CUDA_HOME_ELSEWHERE_RE.finditer(text):
+            ln, c = where(cuda_home.start())
+            if not cuda_home.group(1).startswith("/usr/local/cuda") and \
+                    not any(f.line == ln for f in col.result.findings):
+                symbol = "path:" + cuda_home.group(1).lower()
+                col.add(m.match_requirement(symbol), symbol, ln, c, c + len(cuda_home.group(0)))
     if "nvidia" in text:
         for driver_path in DRIVER_PATH_RE.finditer(text):
             ln, c = where(driver_path.start())
@@ -569,8 +580,9 @@ _KEY_VALUE_RE = re.compile(r"(?:(?<=^)|(?<=[,\s\"']))([A-Za-z_][\w.-]*)=([^,\s\"
 # `--constraint="gpu-mid|gpu-high"`: an option whose value is quoted (an `#SBATCH` line)
 _QUOTED_OPTION_RE = re.compile(r"(?<![\w-])--([A-Za-z][\w.-]*)=([\"'])([^\"'\s]+)\2")
 # `-C` is `--constraint` (node features: NERSC Perlmutter's `#SBATCH -C gpu`)
-_SLURM_SHORT = {"p": "partition", "G": "gpus", "C": "constraint"}
-_SLURM_SHORT_RE = re.compile(r"(?<!\S)-([pGC])(?:=|[ \t]+)?([^\s\-$][^\s]*)")
+# `-A` is `--account` (sbatch(1): "-A, --account=<account>"): Jean Zay's `#SBATCH -A abc@v100` (tp49a)
+_SLURM_SHORT = {"p": "partition", "G": "gpus", "C": "constraint", "A": "account"}
+_SLURM_SHORT_RE = re.compile(r"(?<!\S)-([pGCA])(?:=|[ \t]+)?([^\s\-$][^\s]*)")
 _SLURM = {"srun", "sbatch", "salloc"}
 # `$(grep '^nvidia-cublas' packages.txt)`: a command substitution that picks a list's lines by an anchored name
 _GREP_PICKED_RE = re.compile(r"\$\((?:grep|egrep)(?:\s+-[A-Za-z]+)*\s+(['\"]?)\^([A-Za-z0-9][\w.-]*[A-Za-z0-9])\1\s+[^\s()]+\s*\)")
@@ -1000,6 +1012,12 @@ def cmake_defines(col: Collector, text: str, where) -> None:
 def _assigned_literal(col: Collector, name: str) -> str:
     """The value the script assigned to `name`, or a Dockerfile ARG's default (`ARG CUDA=cuda12`), unquoted; ''."""
     return (col.script_vars.get(name) or col.build_args.get(name) or "").strip("\"'")
+
+
+def _literal_part(col: Collector, name: str) -> str:
+    """`_assigned_literal`, or '' where the script computes the value (`$(...)`, a backquoted command)."""
+    value = _assigned_literal(col, name)
+    return "" if value.startswith(("$(", "`")) else value
 
 
 def _switch_value(col: Collector, value: str) -> str:
@@ -2643,11 +2661,17 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
             held = _VARIABLE_REF_RE.fullmatch(_word(child)) if child.type in ("expansion", "simple_expansion") \
                 and child.start_byte > nodes[start].end_byte else None
             value = _assigned_literal(col, held.group(1)) if held is not None else ""
-            named = _VARIABLE_REF_RE.sub(lambda v: _assigned_literal(col, v.group(1)), value).split()
-            if len(named) == 1 and not named[0].startswith("-"):
+            # a part the script computes (`CUDA_MAJOR=$(echo ... | cut -d. -f1)`) is left out of the name (tp49a:
+            # plato's `CUDA_PACKAGES+=" cuda-${package}-${CUDA_MAJOR}-${CUDA_MINOR}"`, installed by `apt-get install
+            # ${CUDA_PACKAGES}`); of a list, the first package a rule reads
+            named = [re.sub(r"-{2,}", "-", w).strip("-") for w in
+                     _VARIABLE_REF_RE.sub(lambda v: _literal_part(col, v.group(1)), value).split()
+                     if not w.startswith("-")]
+            rules = [(w, m.match_requirement("apt:" + w.split("=", 1)[0].lower())) for w in named[:16] if w]
+            package, rule = next(((w, r) for w, r in rules if r is not None), (None, None))
+            if rule is not None:
                 line, c = pos.at(child.start_point)
-                symbol = "apt:" + named[0].split("=", 1)[0].lower()
-                col.add(m.match_requirement(symbol), symbol, line, c, c + len(_word(child)),
+                col.add(rule, "apt:" + package.split("=", 1)[0].lower(), line, c, c + len(_word(child)),
                         note=f" (the package `{_word(child)}` names)")
         return
     if name == "poetry" and words[1:2] == ["install"]:
@@ -2941,7 +2965,7 @@ def _scheduler_short_options(col: Collector, m, pos: _Positions, node) -> None:
     for i, w in enumerate(words[:-1]):
         if w.type == "command_name" and w.text.rsplit(b"/", 1)[-1].decode() in _SLURM:
             for flag, value in zip(words[i + 1:], words[i + 2:]):
-                key = _SLURM_SHORT.get(flag.text.decode()[1:]) if flag.text in (b"-p", b"-G", b"-C") else None
+                key = _SLURM_SHORT.get(flag.text.decode()[1:]) if flag.text in (b"-p", b"-G", b"-C", b"-A") else None
                 literal = _word(value)
                 if key and "$" not in literal:
                     fl, fc = pos.at(flag.start_point)

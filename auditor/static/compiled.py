@@ -252,8 +252,13 @@ class CompiledRules:
                         lit = _literal_words(v)
                         if not lit:
                             raise ValueError(f"{rule.code}: string pattern {v!r} has no literal word to prefilter on")
-                        # any one word of the literal must appear; take the rarest-looking one
-                        words.add(max(lit, key=lambda w: (w not in _COMMON_WORDS, len(w), w)))
+                        # any one word of the literal must appear; take the rarest-looking one. A word the pattern
+                        # continues with digits (`+cu<int>`: the text's word is `cu130`) is a prefix (tp49a)
+                        rarest = max(lit, key=lambda w: (w not in _COMMON_WORDS, len(w), w))
+                        if f"{rarest}<int>" in v:
+                            prefix_words.append(rarest)
+                        else:
+                            words.add(rarest)
                     elif kind == "env" and rule.extra.get("sets_only"):
                         c.env_set.setdefault(v, rule)
                         words.add(v)
