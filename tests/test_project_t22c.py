@@ -193,4 +193,5 @@ def test_both_spellings_of_the_pair_cap_are_read():
                                            "test115", "test117", "test118", "test121",
                                            "test122", "test123", "test126", "test128", "test129", "test132", "test134",
                                            "test136", "test137", "test138", "test139",
-                                           "test140"))
+                                           "test140",
+                                           "test141"))
