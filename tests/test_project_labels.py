@@ -186,6 +186,9 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
                             "test136": 40,
                             "test137": 40,
                             "test138": 40,
+                            "test139": 40,
+                            "test140": 40,
+                            "test141": 40,
                             "tuned_t15": 40,
                             "tuned_t15d": 40, "tuned_t15f": 40, "tuned_t15s": 40, "tuned_t15u": 40, "tuned_t16d": 40,
                             "tuned_t16f": 40, "tuned_t17h": 40, "tuned_t18f": 40,
@@ -528,7 +531,10 @@ SEVEN_PER_REPOSITORY_DRAWS = [("test65", 1665, 16, 61), ("test67", 1667, 15, 83)
                               ("test134", 1834, 14, 64),
                               ("test136", 1836, 14, 52),
                               ("test137", 1837, 14, 69),
-                              ("test138", 1838, 12, 72)]
+                              ("test138", 1838, 12, 72),
+                              ("test139", 1839, 12, 54),
+                              ("test140", 1840, 12, 51),
+                              ("test141", 1841, 12, 35)]
 
 
 @pytest.mark.parametrize("split, seed, repositories, files", SEVEN_PER_REPOSITORY_DRAWS)

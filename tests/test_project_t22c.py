@@ -192,4 +192,6 @@ def test_both_spellings_of_the_pair_cap_are_read():
                                            "test104", "test107", "test108", "test110", "test111", "test114",
                                            "test115", "test117", "test118", "test121",
                                            "test122", "test123", "test126", "test128", "test129", "test132", "test134",
-                                           "test136", "test137", "test138"))
+                                           "test136", "test137", "test138", "test139",
+                                           "test140",
+                                           "test141"))
