@@ -310,3 +310,38 @@ def test_a_computed_name_loader_of_the_trees_own_code_keeps_every_copy_loadable(
     files["run/run_demo.py"] = RUN_DEMO.replace("from preprocess", "from plugins import load_plugin\nfrom preprocess")
     found = _tree(tmp_path, files)
     assert _in(found, "modules/functions.py")[_line(FUNCTIONS, "_backend = load(")]["NPU370"] == "error"
+
+
+# -- the items of a loop over tensors its iterable moved to the host (policy (o)) ------------------------------------
+
+LAYOUT = """\
+import torch
+
+
+class LayoutModel:
+    def __init__(self, model, device):
+        self.model = model
+        self.device = device
+
+    def predict(self, image):
+        res = self.model.predict(image, device=self.device)[0]
+        out = []
+        for xyxy, conf, cla in zip(res.boxes.xyxy.cpu(), res.boxes.conf.cpu(), res.boxes.cls.cpu()):
+            out.append({"category_id": int(cla.item()), "score": round(float(conf.item()), 3)})
+        return out
+
+    def predict_on_device(self, image):
+        res = self.model.predict(image, device=self.device)[0]
+        out = []
+        for conf, cla in zip(res.boxes.conf, res.boxes.cls):
+            out.append({"category_id": int(cla.item()), "score": round(float(conf.item()), 3)})
+        return out
+"""
+
+
+def test_item_of_a_loop_over_tensors_moved_to_the_host_is_no_sync_hint(tmp_path: Path):
+    found = _in(_tree(tmp_path, {"layout/model.py": LAYOUT}), "layout/model.py")
+    lines = [i for i, line in enumerate(LAYOUT.splitlines(), 1) if "int(cla.item())" in line]
+    assert "NPU703" not in found.get(lines[0], {})
+    # control: the loop over the device results keeps the hint
+    assert found[lines[1]]["NPU703"] == "info"
