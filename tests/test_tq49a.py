@@ -345,3 +345,37 @@ def test_item_of_a_loop_over_tensors_moved_to_the_host_is_no_sync_hint(tmp_path:
     assert "NPU703" not in found.get(lines[0], {})
     # control: the loop over the device results keeps the hint
     assert found[lines[1]]["NPU703"] == "info"
+
+
+# -- control: a package of the tree's own named like a pip package its siblings import ------------------------------
+
+LLAMA_ATTN = """\
+import torch
+from transformers.models.llama.configuration_llama import LlamaConfig
+from transformers.utils import is_flash_attn_2_available
+
+
+class ParallelLlamaAttention(torch.nn.Module):
+    def __init__(self, config: LlamaConfig):
+        super().__init__()
+        self.rotary = torch.ones(1, device="cuda")
+"""
+
+MONKEY = """\
+from transformers.modeling_flash_attention_utils import _flash_attention_forward
+from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+"""
+
+TRAINER = """\
+from rl.models.llama.layers.parallel_attention import ParallelLlamaAttention
+"""
+
+
+def test_a_trees_own_package_named_like_the_pip_package_its_siblings_import_is_no_source_root(tmp_path: Path):
+    files = {"rl/__init__.py": "", "rl/models/__init__.py": "", "rl/models/llama/__init__.py": "",
+             "rl/models/llama/layers/__init__.py": "", "rl/models/llama/layers/parallel_attention.py": LLAMA_ATTN,
+             "rl/models/qwen2/__init__.py": "", "rl/models/qwen2/attention.py": LLAMA_ATTN,
+             "rl/models/transformers/__init__.py": "", "rl/models/transformers/llama.py": MONKEY,
+             "rl/models/transformers/qwen2.py": MONKEY, "rl/trainer/__init__.py": "", "rl/trainer/main.py": TRAINER}
+    found = _tree(tmp_path, files)
+    assert _in(found, "qwen2/attention.py")[_line(LLAMA_ATTN, 'device="cuda"')]["NPU003"] == "error"

@@ -2102,11 +2102,13 @@ def _source_root_copies(project: Any, python: Collection[str], held: Collection[
     `from modules import InPlaceABNSync` in `humanparsing/networks/`), so they run only with that folder itself on
     sys.path: another repository's `src/lib` or root (LORE / CenterNet's `lib/`, SCHP's root), while the tree imports
     the folder by its path (`from .lib.utils.image import ...`, `from preprocess.humanparsing.run_parsing import
-    ...`). At least two such imports from one package of the folder into another; not a name of the tree's own
+    ...`). At least two such imports from one package of the folder into another, three in four of them naming a module
+    the folder holds (not only its first name); not a name of the tree's own
     top-level packages or of the standard library (they resolve there), nor inside a test suite or examples folder.
     A folder nothing outside imports by its path is a program's own layout (`cd tool && python train.py`): no copy.
     Folder -> the packages its modules import by bare name."""
     cross: dict[str, set[str]] = {}         # folder -> its packages imported by bare name from another of its packages
+    counts: dict[str, list[int]] = {}       # folder -> [such imports of modules it holds, such imports in all]
     by_path: dict[str, set[str]] = {}       # a module path an import names, and its prefixes -> the importers
     for rel in python:
         folders = rel.split("/")[:-1]
@@ -2129,10 +2131,19 @@ def _source_root_copies(project: Any, python: Collection[str], held: Collection[
                 root = "/".join(folders[:k])
                 if f"{root}/{top}" in held:
                     if folders[k] != top:
-                        cross.setdefault(root, set()).add(f"{folders[k]}>{top}")
+                        # (the whole module must be there: verl's own `models/transformers/` beside modules importing
+                        # the pip `transformers.models.llama...` is no sys.path root)
+                        there = f"{root}/{'/'.join(parts)}" in held
+                        count = counts.setdefault(root, [0, 0])
+                        count[0] += there
+                        count[1] += 1
+                        if there:
+                            cross.setdefault(root, set()).add(f"{folders[k]}>{top}")
                     break
     out: dict[str, str] = {}
     for root, pairs in cross.items():
+        if counts[root][0] * 4 < counts[root][1] * 3:
+            continue
         # imported by its path from outside it: from the tree's root, or from a folder on sys.path that holds it
         folder = root.split("/")
         names = {"/".join(folder[-n:]) for n in range(2, len(folder) + 1)}
