@@ -246,6 +246,12 @@ def _loop_items(loop: ast.For | ast.AsyncFor) -> list[tuple[str, ast.expr]]:
     return []
 
 
+def _moved_to_host(node: ast.expr) -> bool:
+    """`<tensor>.cpu()` (no argument): a tensor on the host."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "cpu" and \
+        not node.args and not node.keywords
+
+
 def host_arrays(ctx, assigns, loops=()) -> dict[str, list[tuple[int, int]]]:
     """name -> scopes (line spans of the enclosing function, or the file) where every assignment of the name
     binds a numpy / pandas value and at least one does; a driver-side DataProto parameter (`_driver_batches`) and
@@ -297,7 +303,9 @@ def host_arrays(ctx, assigns, loops=()) -> dict[str, list[tuple[int, int]]]:
             out.setdefault(name, []).append(scope)
     items = [(name, source, scope) for loop, scope in loops for name, source in _loop_items(loop)]
     for name, source, scope in items:
-        if isinstance(source, ast.Name) and scope in out.get(source.id, ()) and False not in seen.get((name, scope), ()):
+        # (or a tensor the loop's own iterable moves to the host once, `zip(res.boxes.conf.cpu(), ...)`: policy (o))
+        host = isinstance(source, ast.Name) and scope in out.get(source.id, ()) or _moved_to_host(source)
+        if host and False not in seen.get((name, scope), ()):
             out.setdefault(name, []).append(scope)
     return out
 

@@ -2003,6 +2003,9 @@ _VENDORED_NOTE = ("nothing this tree runs reaches it: `{}` holds a copy of anoth
 _RENAMED_NOTE = ("nothing this tree runs reaches it: `{}` holds a renamed copy of another project's package `{}` (its "
                  "modules import one another by that name, which loads the installed package, not this folder), and "
                  "nothing in the tree imports it; port it if you run it")
+_SOURCE_ROOT_NOTE = ("nothing this tree runs reaches it: `{}` holds a copy of another project's source root (its packages "
+                     "import `{}` by bare name, as from their own sys.path root), of which this tree imports or runs "
+                     "only part; port it if you run that program")
 # a test suite kept under another name (oslo's `tests_deprecated/torch/`, its own tests of `oslo.torch` laid out like
 # the package and importing the real `torch.nn`): the tree's checks, never a copied package
 _TEST_SUITE = re.compile(r"^(?:tests?|testing)[_-]\w+$|^\w+[_-]tests?$", re.IGNORECASE)
@@ -2018,7 +2021,7 @@ _CHECKOUT_FILE = re.compile(r"^(?:setup\.py|setup\.cfg|pyproject\.toml|hubconf\.
                             r"LICEN[CS]E(?:\.\w+)?|COPYING)$")
 
 
-def _vendored_copies(project: Any) -> dict[str, str]:
+def _vendored_copies(project: Any) -> tuple[dict[str, str], set[str]]:
     """The copies of other projects' packages a tree carries below its root (tq42, heldout45 / heldout46): folder ->
     package name. A package folder at least two levels down (`torchhub/facebookresearch_dinov2_main/dinov2`,
     `internnav/model/encoder/diffusion_policy`, `scripts/adapet/ADAPET/src`) whose own modules import its submodules
@@ -2033,15 +2036,12 @@ def _vendored_copies(project: Any) -> dict[str, str]:
     cannot import itself by its bare name as part of the tree's package), or else its parent, a plain folder that must
     hold the checkout's own files (`setup.py`, `pyproject.toml`, `hubconf.py`, a requirements file, a licence:
     `_CHECKOUT_FILE`), and the checkout above a `src/` folder (`LLaMA-Factory/src/llamafactory` -> `LLaMA-Factory/`).
-    A copy inside another is part of it. The imports come from the files' cached import-graph facts."""
+    A copy inside another is part of it. The imports come from the files' cached import-graph facts. With the copied
+    source roots (`_source_root_copies`), returned apart too."""
     paths = getattr(project, "paths", {})
     python = [rel for rel in paths if rel.endswith(".py")]
     packages = {rel.removesuffix("/__init__.py") for rel in python if rel.endswith("/__init__.py")}
-    # a module path below a folder: `a/b/c.py` -> a/b/c, a/b (what `from <folder name>.b.c import x` may load there)
-    held = {"/".join(rel.removesuffix(".py").split("/")[:k]) for rel in python for k in range(1, rel.count("/") + 2)}
-    # the tree's own top-level packages: its root folders holding Python code, `src/x/` for a `src/` folder
-    own = {rel.split("/")[1] if rel.split("/")[0] in _SOURCE_FOLDERS else rel.split("/")[0]
-           for rel in python if rel.count("/") >= (2 if rel.split("/")[0] in _SOURCE_FOLDERS else 1)}
+    held, own = _held_modules(python)
     counts: dict[str, list[int]] = {}       # candidate package folder -> [imports held there, imports in all]
     for rel in python:
         folders = rel.split("/")[:-1]
@@ -2079,8 +2079,83 @@ def _vendored_copies(project: Any) -> dict[str, str]:
                        and _CHECKOUT_FILE.match(rel[len(checkout):]) for rel in paths):
                 continue
         found["/".join(copy) + "/"] = folder.rsplit("/", 1)[-1]
-    return {folder: name for folder, name in found.items()
-            if not any(other != folder and folder.startswith(other) for other in found)}
+    found = {folder: name for folder, name in found.items()
+             if not any(other != folder and folder.startswith(other) for other in found)}
+    # a copied source root holds the packages found directly in it (LORE's `lib/utils/`); a checkout copied deeper
+    # inside one (detectron2 in SCHP's `mhp_extension/`) stays a copy of its own, with its own scripts and tools
+    roots = _source_root_copies(project, python, held, own)
+    return {**{folder: name for folder, name in found.items()
+               if not any(folder.startswith(root) and folder.count("/") == root.count("/") + 1 for root in roots)},
+            **roots}, set(roots)
+
+
+def _held_modules(python: Collection[str]) -> tuple[set[str], set[str]]:
+    """The module paths below every folder (`a/b/c.py` -> a/b/c, a/b: what `from <folder name>.b.c import x` may load
+    there) and the tree's own top-level packages (its root folders holding Python code, `src/x/` for a `src/` folder)."""
+    held = {"/".join(rel.removesuffix(".py").split("/")[:k]) for rel in python for k in range(1, rel.count("/") + 2)}
+    own = {rel.split("/")[1] if rel.split("/")[0] in _SOURCE_FOLDERS else rel.split("/")[0]
+           for rel in python if rel.count("/") >= (2 if rel.split("/")[0] in _SOURCE_FOLDERS else 1)}
+    return held, own
+
+
+def _source_root_copies(project: Any, python: Collection[str], held: Collection[str],
+                        own: Collection[str]) -> dict[str, str]:
+    """Copied source roots (tq49a, heldout59): a folder at least two levels down whose packages import one another by
+    their bare top-level names (`from utils.image import x` in `lib/detectors/base_detector.py` beside `lib/utils/`,
+    `from modules import InPlaceABNSync` in `humanparsing/networks/`), so they run only with that folder itself on
+    sys.path: another repository's `src/lib` or root (LORE / CenterNet's `lib/`, SCHP's root), while the tree imports
+    the folder by its path (`from .lib.utils.image import ...`, `from preprocess.humanparsing.run_parsing import
+    ...`). At least two such imports from one package of the folder into another, three in four of them naming a module
+    the folder holds (not only its first name); not a name of the tree's own
+    top-level packages or of the standard library (they resolve there), nor inside a test suite or examples folder.
+    A folder nothing outside imports by its path is a program's own layout (`cd tool && python train.py`): no copy.
+    Folder -> the packages its modules import by bare name."""
+    cross: dict[str, set[str]] = {}         # folder -> its packages imported by bare name from another of its packages
+    counts: dict[str, list[int]] = {}       # folder -> [such imports of modules it holds, such imports in all]
+    by_path: dict[str, set[str]] = {}       # a module path an import names, and its prefixes -> the importers
+    for rel in python:
+        folders = rel.split("/")[:-1]
+        if any(part in _BENCH_FOLDERS or _TEST_SUITE.match(part) for part in folders):
+            continue
+        for load in (project.facts(rel) or {}).get("load", ()):
+            module = str(load[0]) if load and load[0] else ""
+            dotted = module.lstrip(".")
+            level = len(module) - len(dotted)
+            if not dotted or level - 1 > len(folders):
+                continue
+            # (a relative import names the folders from the importer's: `.lib.utils.image` from `table_rec/`)
+            parts = (folders[:len(folders) - level + 1] if level else []) + dotted.split(".")
+            for i in range(2, len(parts) + 1):
+                by_path.setdefault("/".join(parts[:i]), set()).add(rel)
+            top = parts[0]
+            if level or top in own or top in sys.stdlib_module_names:
+                continue
+            for k in range(len(folders) - 1, 1, -1):
+                root = "/".join(folders[:k])
+                if f"{root}/{top}" in held:
+                    if folders[k] != top:
+                        # (the whole module must be there: verl's own `models/transformers/` beside modules importing
+                        # the pip `transformers.models.llama...` is no sys.path root)
+                        there = f"{root}/{'/'.join(parts)}" in held
+                        count = counts.setdefault(root, [0, 0])
+                        count[0] += there
+                        count[1] += 1
+                        if there:
+                            cross.setdefault(root, set()).add(f"{folders[k]}>{top}")
+                    break
+    out: dict[str, str] = {}
+    for root, pairs in cross.items():
+        if counts[root][0] * 4 < counts[root][1] * 3:
+            continue
+        # imported by its path from outside it: from the tree's root, or from a folder on sys.path that holds it
+        folder = root.split("/")
+        names = {"/".join(folder[-n:]) for n in range(2, len(folder) + 1)}
+        if len(pairs) < 2 or not any(by - {rel for rel in by if rel.startswith(root + "/")}
+                                     for name in names for by in (by_path.get(name, set()),)):
+            continue
+        out[root + "/"] = ", ".join(sorted({pair.split(">")[1] for pair in pairs}))
+    return {folder: names for folder, names in out.items()
+            if not any(other != folder and folder.startswith(other) for other in out)}
 
 
 # a renamed copy's modules import one another by the upstream name (`from bitsandbytes.consts import X` in
@@ -2222,13 +2297,18 @@ def _copy_entries(project: Any, copies: Collection[str]) -> set[str]:
     for rel in getattr(project, "paths", {}):
         if not rel.endswith(".py"):
             continue
-        copy = next((c for c in copies if rel.startswith(c)), None)
+        copy = _copy_of(rel, copies)
         inner = rel[len(copy):].split("/") if copy else []
         if copy is None or inner[0] in _COPY_RUN_FOLDERS or _launched(rel, launched if copy in packages else own_launched):
             out.add(rel)
         elif len(inner) == 1 and (copy in packages or inner[0] in _CHECKOUT_ENTRIES):
             out.add(rel)
     return out
+
+
+def _copy_of(rel: str, copies: Collection[str]) -> str | None:
+    """The innermost copy holding the file (a checkout copied inside a copied source root is a copy of its own)."""
+    return max((c for c in copies if rel.startswith(c)), key=len, default=None)
 
 
 def _imported_files(project: Any, starts: Collection[str]) -> set[str]:
@@ -2609,7 +2689,7 @@ def _lower_copies(results: list, project: Any) -> int:
     (`_vendored_copies`) that nothing the tree runs reaches (`_copy_entries`, then `_unreached`), lowered to info;
     code outside the copies, and the files of a copy the tree runs itself (its scripts), are never touched. The count
     lowered."""
-    copies = _vendored_copies(project)
+    copies, roots = _vendored_copies(project)
     if not copies or not any(r.findings for r in results if r.path.endswith(".py") and r.path.startswith(tuple(copies))):
         return 0
     entries = _copy_entries(project, copies)
@@ -2622,11 +2702,13 @@ def _lower_copies(results: list, project: Any) -> int:
     # programs beside the backbone PromptDA loads through hubconf.py), unless a loaded file loads modules by a
     # computed name
     loaded = _imported_files(project, entries)
-    # (a loader of the copy's package, PEFT's `auto.py`, loads the package's modules, never the copy's own tests and
-    # examples, which policy (j) keeps out of the entries: tq49b)
-    dynamic = any(facts[rel].get("dynamic") for rel in loaded if rel in facts)
-    unimported = {rel for rel in facts if rel.startswith(tuple(copies)) and rel not in loaded
-                  and (not dynamic or _bench_file(rel))}
+    # (a copy's own loader loads that copy's modules: detectron2's computed-name imports in a checkout copied inside
+    # another copy leave the outer copy's reading on; a loader of the tree's own code turns it off for every copy;
+    # tq49a) (a loader of the copy's package, PEFT's `auto.py`, loads the package's modules, never the copy's own tests
+    # and examples, which policy (j) keeps out of the entries: tq49b)
+    dynamic = tuple({_copy_of(rel, copies) or "" for rel in loaded if rel in facts and facts[rel].get("dynamic")})
+    unimported = {rel for rel in facts if rel not in loaded and _copy_of(rel, copies)
+                  and (not str(_copy_of(rel, copies)).startswith(dynamic) or _bench_file(rel))}
     words = _config_words(project, results, tuple(copies))
     # (only files of the copies the tree does not run itself: a script of a copy's checkout keeps its findings)
     spans = {rel: found for rel, found in _unreached(facts, words, unimported).items()
@@ -2638,9 +2720,17 @@ def _lower_copies(results: list, project: Any) -> int:
         if copy is not None and r.findings:
             spans[r.path] = [(1, _END)]
     paths = getattr(project, "paths", {})
-    notes = {rel: (_RENAMED_NOTE if f"{copy}__init__.py" in paths and copy.rstrip("/").rsplit("/", 1)[-1] != name
-                   else _VENDORED_NOTE).format(copy.rstrip("/"), name)
-             for rel in spans for copy, name in copies.items() if rel.startswith(copy)}
+    notes = {}
+    for rel in spans:
+        copy = _copy_of(rel, copies) or ""
+        name = copies.get(copy, "")
+        if copy in roots:
+            note = _SOURCE_ROOT_NOTE
+        elif f"{copy}__init__.py" in paths and copy.rstrip("/").rsplit("/", 1)[-1] != name:
+            note = _RENAMED_NOTE
+        else:
+            note = _VENDORED_NOTE
+        notes[rel] = note.format(copy.rstrip("/"), name)
     return _lower_spans(results, {rel: {} for rel in spans}, spans, notes, set())
 
 
