@@ -2668,10 +2668,10 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
                      _VARIABLE_REF_RE.sub(lambda v: _literal_part(col, v.group(1)), value).split()
                      if not w.startswith("-")]
             rules = [(w, m.match_requirement("apt:" + w.split("=", 1)[0].lower())) for w in named[:16] if w]
-            package, rule = next(((w, r) for w, r in rules if r is not None), (None, None))
+            held_package, rule = next(((w, r) for w, r in rules if r is not None), ("", None))
             if rule is not None:
                 line, c = pos.at(child.start_point)
-                col.add(rule, "apt:" + package.split("=", 1)[0].lower(), line, c, c + len(_word(child)),
+                col.add(rule, "apt:" + held_package.split("=", 1)[0].lower(), line, c, c + len(_word(child)),
                         note=f" (the package `{_word(child)}` names)")
         return
     if name == "poetry" and words[1:2] == ["install"]:

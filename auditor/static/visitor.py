@@ -219,7 +219,8 @@ def _dtype_index_table(node: cst.Dict) -> bool:
     return len(entries) == len(node.elements) >= _INDEX_TABLE_MIN and all(
         isinstance(el.key, cst.Integer) and isinstance(el.value, cst.Attribute)
         and (dotted(el.value) or "").split(".", 1)[0] in ("torch", "np", "numpy") for el in entries) and \
-        sum(bool(_DTYPE_NAME.match(el.value.attr.value)) for el in entries) * 2 >= len(entries)
+        sum(bool(_DTYPE_NAME.match(el.value.attr.value)) for el in entries if isinstance(el.value, cst.Attribute)) \
+        * 2 >= len(entries)
 
 
 def _precision_key(key: cst.CSTNode | None, value: cst.CSTNode) -> bool:
