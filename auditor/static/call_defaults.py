@@ -1015,12 +1015,18 @@ def _name_flag(test: ast.expr, name: str, negated: bool) -> bool:
     return isinstance(test, ast.Name) and test.id == name
 
 
-def _switch_blocks(scope: ast.AST, holds: Any) -> tuple[list[list[int]], list[list[int]]]:
-    """([first, last line] of each `if` block, [line, col, end line, end col] of each conditional-expression arm) that
-    runs only when `holds(test, negated)` says the switch is on."""
+def _branches(scope: ast.AST) -> list[ast.AST]:
+    """The `if` statements and conditional expressions of `scope`, in ast.walk's order: listed once per scope for
+    `_switch_blocks`, which reads them once per switch."""
+    return [n for n in walk_list(scope) if isinstance(n, (ast.If, ast.IfExp))]
+
+
+def _switch_blocks(branches: list[ast.AST], holds: Any) -> tuple[list[list[int]], list[list[int]]]:
+    """([first, last line] of each `if` block, [line, col, end line, end col] of each conditional-expression arm) of
+    `branches` (`_branches` of a scope) that runs only when `holds(test, negated)` says the switch is on."""
     lines: list[list[int]] = []
     exprs: list[list[int]] = []
-    for n in walk_list(scope):
+    for n in branches:
         if isinstance(n, ast.If):
             for block, negated in ((n.body, False), (n.orelse, True)):
                 if block and holds(n.test, negated):
@@ -1108,9 +1114,10 @@ def _forward_facts(tree: ast.Module) -> dict[str, Any]:
                 arg.arg for arg, default, _ in _params(item, cls is not None)
                 if arg.arg not in stored and (default is None or _false_constant(default)))
             add_calls(item, key, own, cls)
+            branches = _branches(item) if own else []
             for arg, default, index in () if key is None else _params(item, cls is not None):
                 if arg.arg in own:
-                    lines, exprs = _switch_blocks(item, lambda t, neg, a=arg.arg: _name_flag(t, a, neg))
+                    lines, exprs = _switch_blocks(branches, lambda t, neg, a=arg.arg: _name_flag(t, a, neg))
                     params.append([f"p:{key}:{arg.arg}", index, _REQUIRED if default is None else _OFF,
                                    lines, exprs])
         if cls is not None:
@@ -1162,9 +1169,10 @@ def _forward_attrs(cls: ast.ClassDef) -> list[list[Any]]:
             else:
                 found.add(source)
     out = []
+    branches = _branches(cls) if any(sources.values()) else []
     for attr, found in sorted(sources.items()):
         if found:
-            lines, exprs = _switch_blocks(cls, lambda t, neg, a=attr: _self_flag(t, neg) == a)
+            lines, exprs = _switch_blocks(branches, lambda t, neg, a=attr: _self_flag(t, neg) == a)
             out.append([f"s:{cls.name}:{attr}", sorted(found), lines, exprs])
     return out
 

@@ -314,6 +314,21 @@ def reads_probe(node: ast.AST, names: frozenset[str] | set[str]) -> bool:
     return False
 
 
+def _asks_probe(tree: ast.Module) -> bool:
+    """Whether the file holds a device probe at all (a device-name query or an nvidia-smi string): without one,
+    `reads_probe` answers False for every expression until some name is bound to a probe's answer, so no name is."""
+    for n in module_nodes(tree):
+        if isinstance(n, ast.Call):
+            func = n.func
+            if (func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else "") \
+                    in DEVICE_NAME_PROBES:
+                return True
+        elif isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes)) and \
+                "nvidia-smi" in (n.value if isinstance(n.value, str) else n.value.decode("latin-1")):
+            return True
+    return False
+
+
 def _probe_names(tree: ast.Module) -> frozenset[str]:
     """Names and `self.` attributes the file binds to a device probe's answer, followed through one more binding
     (`out = check_output(["nvidia-smi", ...])`, `gpu_name = out.decode()`)."""
@@ -457,8 +472,9 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
     ctx.module_functions = frozenset(s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
     ctx.unresolved_extensions = unresolved_extension_modules(tree, ctx.resolve)
     ctx.reached_through_imports = _reached_through_imports(tree, ctx)
-    ctx.probe_names = _probe_names(tree)
-    ctx.cuda_probe_names = frozenset(
+    probes = _asks_probe(tree)      # (most files hold none: then both sets are empty, no walk per assignment)
+    ctx.probe_names = _probe_names(tree) if probes else frozenset()
+    ctx.cuda_probe_names = frozenset() if not probes else frozenset(
         d for n in ast.walk(tree) if isinstance(n, ast.Assign) and any(
             isinstance(c, ast.Call) and (ast_dotted(c.func) or "").startswith("torch.cuda.") for c in ast.walk(n.value))
         and reads_probe(n.value, frozenset()) for d in (ast_dotted(t) for t in n.targets) if d is not None)
