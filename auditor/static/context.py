@@ -217,6 +217,11 @@ def params_fed_to_backend_switches(ctx: FileContext, tree: ast.Module) -> frozen
     (`def run_training(..., cudnn_benchmark=True): torch.backends.cudnn.benchmark = cudnn_benchmark`, pytracking): the
     switch line is the finding, the parameter's default is not one of its own (lead decision 7; t26b)."""
     out: set[tuple[str, str]] = set()
+    # (none without such an assignment anywhere in the file: each function's own walk below is then skipped)
+    if not any(isinstance(n.value, ast.Name) and any(
+            (ctx.resolve(ast_dotted(t) or "") or "").startswith("torch.backends.") for t in n.targets)
+            for n in module_nodes_of(tree, ast.Assign)):
+        return frozenset(out)
     for fn in module_nodes(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
