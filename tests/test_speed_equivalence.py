@@ -587,3 +587,45 @@ def test_probe_names_and_locators_skipped_without_their_constructs_are_the_full_
     assert hand_builds._locators(tree) == {"locate_cuda", "paths"}
     assert hand_builds.toolkit_configs(tree) == {"CUDA"}
     assert checked > 100
+
+
+def test_report_only_lines_skipped_without_rows_are_the_full_walks(monkeypatch):
+    """sp49: `report_only_lines` skips its walks per function for a file whose nodes hold no report row, no report
+    dict display and no report dict of five rows; on every source the lines are those of the full walks."""
+    from auditor.static import report_rows
+
+    shapes = textwrap.dedent('''
+        import os, sys, torch
+        def collect_env_info():
+            data = []
+            cuda_arch_list = os.environ.get("TORCH_CUDA_ARCH_LIST", None)
+            if cuda_arch_list:
+                data.append(("TORCH_CUDA_ARCH_LIST", cuda_arch_list))
+            data.append(("CUDA compiler", _C.get_cuda_version()))
+            return data
+        def info():
+            env = {}
+            env["python"] = sys.version
+            env["torch"] = torch.__version__
+            env["cuda"] = torch.version.cuda
+            env["cudnn"] = torch.backends.cudnn.version()
+            env["home"] = CUDA_HOME
+            return env
+        ''')
+    full = {}
+    sources = [text for text in [shapes, *_python_sources()] if _parses(text)]
+    with monkeypatch.context() as m:
+        m.setattr(report_rows, "_holds_rows", lambda nodes: True)
+        for i, text in enumerate(sources):
+            full[i] = report_rows.report_only_lines(ast.parse(text))
+    for i, text in enumerate(sources):
+        assert report_rows.report_only_lines(ast.parse(text)) == full[i], text[:200]
+    assert full[0] and len(sources) > 100
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return False
+    return True
