@@ -524,3 +524,108 @@ def test_method_returns_read_on_demand_are_the_eager_reading():
     assert eager(ast.parse(_METHOD_RETURNS)) == {"host": "", "same": "1:b", "static": "0:a"}
     assert answered >= 4
     assert _MethodReturns(None).get("x") is None
+
+
+_PROBE_AND_LOCATOR_SHAPES = textwrap.dedent('''
+    import subprocess
+    import torch
+    out = subprocess.check_output(["nvidia-smi", "--query-gpu=name", "--format=csv"])
+    gpu_name = out.decode()
+    name = torch.cuda.get_device_name(0)
+    class Probe:
+        def __init__(self):
+            self.model = torch.cuda.get_device_properties(0).name
+    def locate_cuda():
+        home = "/usr/local/cuda"
+        cudaconfig = {"home": home, "nvcc": home + "/bin/nvcc", "include": home + "/include", "lib64": home + "/lib64"}
+        return cudaconfig
+    def paths():
+        return dict(NVCC_PATH="/usr/local/cuda/bin/nvcc", CUDA_INCLUDE_DIRS="/usr/local/cuda/include")
+    CUDA = locate_cuda()
+    ''')
+
+
+def test_probe_names_and_locators_skipped_without_their_constructs_are_the_full_walks():
+    """sp49: build_context skips the probe-name walks (one `reads_probe` walk per assignment) for a file holding no
+    device probe, and `_locators` skips each function's walks for a file holding no locator's answer; on every source
+    the answers are those of the full walks (their former form)."""
+    from auditor.static import context, hand_builds
+
+    def probes(tree):
+        cuda = frozenset(
+            d for n in ast.walk(tree) if isinstance(n, ast.Assign) and any(
+                isinstance(c, ast.Call) and (context.ast_dotted(c.func) or "").startswith("torch.cuda.")
+                for c in ast.walk(n.value))
+            and context.reads_probe(n.value, frozenset()) for d in (context.ast_dotted(t) for t in n.targets)
+            if d is not None)
+        return context._probe_names(tree), cuda
+
+    def locators(tree):
+        found = set()
+        for func in walk_list(tree):
+            if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            answers = {t.id for n in walk_list(func) if isinstance(n, ast.Assign) and hand_builds._locator_answer(n.value)
+                       for t in n.targets if isinstance(t, ast.Name)}
+            if any(isinstance(n, ast.Return) and n.value is not None and (hand_builds._locator_answer(n.value) or
+                   isinstance(n.value, ast.Name) and n.value.id in answers) for n in walk_list(func)):
+                found.add(func.name)
+        return found
+
+    checked = 0
+    for text in [_PROBE_AND_LOCATOR_SHAPES, *_python_sources()]:
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        ctx = context.build_context(tree)
+        assert (ctx.probe_names, ctx.cuda_probe_names) == probes(tree), text[:200]
+        assert hand_builds._locators(tree) == locators(tree), text[:200]
+        checked += 1
+    tree = ast.parse(_PROBE_AND_LOCATOR_SHAPES)
+    assert probes(tree) == ({"out", "gpu_name", "name", "self.model"}, {"name", "self.model"})
+    assert hand_builds._locators(tree) == {"locate_cuda", "paths"}
+    assert hand_builds.toolkit_configs(tree) == {"CUDA"}
+    assert checked > 100
+
+
+def test_report_only_lines_skipped_without_rows_are_the_full_walks(monkeypatch):
+    """sp49: `report_only_lines` skips its walks per function for a file whose nodes hold no report row, no report
+    dict display and no report dict of five rows; on every source the lines are those of the full walks."""
+    from auditor.static import report_rows
+
+    shapes = textwrap.dedent('''
+        import os, sys, torch
+        def collect_env_info():
+            data = []
+            cuda_arch_list = os.environ.get("TORCH_CUDA_ARCH_LIST", None)
+            if cuda_arch_list:
+                data.append(("TORCH_CUDA_ARCH_LIST", cuda_arch_list))
+            data.append(("CUDA compiler", _C.get_cuda_version()))
+            return data
+        def info():
+            env = {}
+            env["python"] = sys.version
+            env["torch"] = torch.__version__
+            env["cuda"] = torch.version.cuda
+            env["cudnn"] = torch.backends.cudnn.version()
+            env["home"] = CUDA_HOME
+            return env
+        ''')
+    full = {}
+    sources = [text for text in [shapes, *_python_sources()] if _parses(text)]
+    with monkeypatch.context() as m:
+        m.setattr(report_rows, "_holds_rows", lambda nodes: True)
+        for i, text in enumerate(sources):
+            full[i] = report_rows.report_only_lines(ast.parse(text))
+    for i, text in enumerate(sources):
+        assert report_rows.report_only_lines(ast.parse(text)) == full[i], text[:200]
+    assert full[0] and len(sources) > 100
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return False
+    return True

@@ -1015,12 +1015,18 @@ def _name_flag(test: ast.expr, name: str, negated: bool) -> bool:
     return isinstance(test, ast.Name) and test.id == name
 
 
-def _switch_blocks(scope: ast.AST, holds: Any) -> tuple[list[list[int]], list[list[int]]]:
-    """([first, last line] of each `if` block, [line, col, end line, end col] of each conditional-expression arm) that
-    runs only when `holds(test, negated)` says the switch is on."""
+def _branches(nodes: list[ast.AST]) -> list[ast.AST]:
+    """The `if` statements and conditional expressions of a scope's nodes (`walk_list`), in their order: listed once
+    per scope for `_switch_blocks`, which reads them once per switch."""
+    return [n for n in nodes if isinstance(n, (ast.If, ast.IfExp))]
+
+
+def _switch_blocks(branches: list[ast.AST], holds: Any) -> tuple[list[list[int]], list[list[int]]]:
+    """([first, last line] of each `if` block, [line, col, end line, end col] of each conditional-expression arm) of
+    `branches` (`_branches` of a scope) that runs only when `holds(test, negated)` says the switch is on."""
     lines: list[list[int]] = []
     exprs: list[list[int]] = []
-    for n in walk_list(scope):
+    for n in branches:
         if isinstance(n, ast.If):
             for block, negated in ((n.body, False), (n.orelse, True)):
                 if block and holds(n.test, negated):
@@ -1066,8 +1072,9 @@ def _forward_facts(tree: ast.Module) -> dict[str, Any]:
             return f"s:{owner.name}:{attr}"
         return _ON
 
-    def add_calls(scope: ast.AST, key: str | None, own: frozenset[str], owner: ast.ClassDef | None) -> None:
-        for n in walk_list(scope):
+    def add_calls(scope: ast.AST, key: str | None, own: frozenset[str], owner: ast.ClassDef | None,
+                  nodes: list[ast.AST] | None = None) -> None:
+        for n in walk_list(scope) if nodes is None else nodes:
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and n is not scope:
                 shadow = {a.arg for a in [*n.args.posonlyargs, *n.args.args, *n.args.kwonlyargs]}
                 own = own - shadow      # (a nested definition's parameter of the same name is its own)
@@ -1103,14 +1110,16 @@ def _forward_facts(tree: ast.Module) -> dict[str, Any]:
                 if cls is None:
                     add_calls(item, None, frozenset(), None)
                 continue
-            stored = {n.id for n in walk_list(item) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+            nodes = walk_list(item)      # (one walk of the definition for its stores, calls and switch blocks)
+            stored = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
             own = frozenset() if key is None else frozenset(
                 arg.arg for arg, default, _ in _params(item, cls is not None)
                 if arg.arg not in stored and (default is None or _false_constant(default)))
-            add_calls(item, key, own, cls)
+            add_calls(item, key, own, cls, nodes)
+            branches = _branches(nodes) if own else []
             for arg, default, index in () if key is None else _params(item, cls is not None):
                 if arg.arg in own:
-                    lines, exprs = _switch_blocks(item, lambda t, neg, a=arg.arg: _name_flag(t, a, neg))
+                    lines, exprs = _switch_blocks(branches, lambda t, neg, a=arg.arg: _name_flag(t, a, neg))
                     params.append([f"p:{key}:{arg.arg}", index, _REQUIRED if default is None else _OFF,
                                    lines, exprs])
         if cls is not None:
@@ -1130,7 +1139,7 @@ def _forward_facts(tree: ast.Module) -> dict[str, Any]:
 def _forward_attrs(cls: ast.ClassDef) -> list[list[Any]]:
     """The `attrs` of `_forward_facts` for one class: each `self.X` its methods store only from a false constant or
     from a parameter of the storing method it never rebinds (none in the class body but a false constant)."""
-    nodes = walk_list(cls)
+    nodes = class_nodes = walk_list(cls)
     if any(self_attr(n) == "__dict__" or isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
            and n.func.id == "setattr" and n.args and isinstance(n.args[0], ast.Name) and n.args[0].id == "self"
            and not isinstance(n.args[1] if len(n.args) > 1 else None, ast.Constant) for n in nodes):
@@ -1162,9 +1171,10 @@ def _forward_attrs(cls: ast.ClassDef) -> list[list[Any]]:
             else:
                 found.add(source)
     out = []
+    branches = _branches(class_nodes) if any(sources.values()) else []
     for attr, found in sorted(sources.items()):
         if found:
-            lines, exprs = _switch_blocks(cls, lambda t, neg, a=attr: _self_flag(t, neg) == a)
+            lines, exprs = _switch_blocks(branches, lambda t, neg, a=attr: _self_flag(t, neg) == a)
             out.append([f"s:{cls.name}:{attr}", sorted(found), lines, exprs])
     return out
 

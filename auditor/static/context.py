@@ -217,6 +217,11 @@ def params_fed_to_backend_switches(ctx: FileContext, tree: ast.Module) -> frozen
     (`def run_training(..., cudnn_benchmark=True): torch.backends.cudnn.benchmark = cudnn_benchmark`, pytracking): the
     switch line is the finding, the parameter's default is not one of its own (lead decision 7; t26b)."""
     out: set[tuple[str, str]] = set()
+    # (none without such an assignment anywhere in the file: each function's own walk below is then skipped)
+    if not any(isinstance(n.value, ast.Name) and any(
+            (ctx.resolve(ast_dotted(t) or "") or "").startswith("torch.backends.") for t in n.targets)
+            for n in module_nodes_of(tree, ast.Assign)):
+        return frozenset(out)
     for fn in module_nodes(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
@@ -310,6 +315,21 @@ def reads_probe(node: ast.AST, names: frozenset[str] | set[str]) -> bool:
                 "nvidia-smi" in (n.value if isinstance(n.value, str) else n.value.decode("latin-1")):
             return True
         elif isinstance(n, (ast.Name, ast.Attribute)) and ast_dotted(n) in names:
+            return True
+    return False
+
+
+def _asks_probe(tree: ast.Module) -> bool:
+    """Whether the file holds a device probe at all (a device-name query or an nvidia-smi string): without one,
+    `reads_probe` answers False for every expression until some name is bound to a probe's answer, so no name is."""
+    for n in module_nodes(tree):
+        if isinstance(n, ast.Call):
+            func = n.func
+            if (func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else "") \
+                    in DEVICE_NAME_PROBES:
+                return True
+        elif isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes)) and \
+                "nvidia-smi" in (n.value if isinstance(n.value, str) else n.value.decode("latin-1")):
             return True
     return False
 
@@ -457,8 +477,9 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
     ctx.module_functions = frozenset(s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
     ctx.unresolved_extensions = unresolved_extension_modules(tree, ctx.resolve)
     ctx.reached_through_imports = _reached_through_imports(tree, ctx)
-    ctx.probe_names = _probe_names(tree)
-    ctx.cuda_probe_names = frozenset(
+    probes = _asks_probe(tree)      # (most files hold none: then both sets are empty, no walk per assignment)
+    ctx.probe_names = _probe_names(tree) if probes else frozenset()
+    ctx.cuda_probe_names = frozenset() if not probes else frozenset(
         d for n in ast.walk(tree) if isinstance(n, ast.Assign) and any(
             isinstance(c, ast.Call) and (ast_dotted(c.func) or "").startswith("torch.cuda.") for c in ast.walk(n.value))
         and reads_probe(n.value, frozenset()) for d in (ast_dotted(t) for t in n.targets) if d is not None)

@@ -18,7 +18,7 @@ import ast
 import re
 
 from auditor.astnodes import walk_list
-from auditor.static.astutil import MESSAGE_CALLS, ast_dotted
+from auditor.static.astutil import MESSAGE_CALLS, ast_dotted, module_nodes
 
 # distutils' CCompiler executables a build may point at nvcc (`set_executable(key, value)`)
 _COMPILER_KEYS = frozenset({"compiler", "compiler_so", "compiler_cxx", "linker_so", "linker_exe"})
@@ -50,7 +50,7 @@ def compiles_cuda_by_hand(tree: ast.Module) -> bool:
     """Whether the file teaches distutils' compiler to build .cu files: `compiler.src_extensions.append('.cu')` (also
     extend / insert / `+=`), or points one of its executables at nvcc (`self.set_executable('compiler_so',
     CUDA['nvcc'])`)."""
-    for node in walk_list(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             receiver = node.func.value
             if node.func.attr in ("append", "extend", "insert") and isinstance(receiver, ast.Attribute) \
@@ -103,7 +103,7 @@ def _links_cuda(words: list[str]) -> bool:
 def compiles_cuda_program(tree: ast.Module) -> bool:
     """Whether the file runs a compiler that links the CUDA runtime (or another CUDA library) into what it builds: a
     command bound to a name or handed to a call, not a docstring nor a message's text."""
-    for node in walk_list(tree):
+    for node in module_nodes(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             values = [node.value]
         elif isinstance(node, ast.Call) and (ast_dotted(node.func) or "").rsplit(".", 1)[-1] not in MESSAGE_CALLS:
@@ -130,8 +130,13 @@ def _locator_answer(value: ast.expr) -> bool:
 def _locators(tree: ast.Module) -> set[str]:
     """Functions of the file that return a toolkit locator's answer, directly or through a local name
     (`cudaconfig = {...}` ... `return cudaconfig`)."""
-    found = set()
-    for func in walk_list(tree):
+    found: set[str] = set()
+    nodes = module_nodes(tree)
+    # (none without a locator's answer anywhere in the file: each function's own walks below are then skipped)
+    if not any(isinstance(n, (ast.Assign, ast.Return)) and n.value is not None and _locator_answer(n.value)
+               for n in nodes):
+        return found
+    for func in nodes:
         if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         answers = {t.id for n in walk_list(func) if isinstance(n, ast.Assign) and _locator_answer(n.value)
@@ -147,7 +152,7 @@ def _locators(tree: ast.Module) -> set[str]:
 def _compiler_tables(tree: ast.Module) -> set[str]:
     """Names whose nvcc entry a build makes the compiler (`self.set_executable('compiler_so', CUDA['nvcc'])`): the
     toolkit's table, wherever it was filled (CuLE's `CUDA = runtime._locate()`, a helper of another module)."""
-    values = [_compiler_value(n) for n in walk_list(tree)]
+    values = [_compiler_value(n) for n in module_nodes(tree)]
     return {v.value.id for v in values if isinstance(v, ast.Subscript) and isinstance(v.value, ast.Name)
             and _names_nvcc(v.slice)}
 
@@ -158,6 +163,6 @@ def toolkit_configs(tree: ast.Module) -> frozenset[str]:
     `CUDA['include']`, `CUDA['nvcc']`)."""
     locators = _locators(tree)
     return frozenset(_compiler_tables(tree)) | frozenset(
-        t.id for n in walk_list(tree) if locators and isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+        t.id for n in module_nodes(tree) if locators and isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
         and isinstance(n.value.func, ast.Name) and n.value.func.id in locators
         for t in n.targets if isinstance(t, ast.Name))

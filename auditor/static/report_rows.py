@@ -116,9 +116,18 @@ def _version_getter(value: ast.expr) -> bool:
     return last.startswith("get_") and last.endswith("version") and not name.startswith("torch.")
 
 
+def _holds_rows(nodes: list) -> bool:
+    """Whether a file's nodes hold a report row, a report dict display or a report dict of REPORT_DICT_MIN_ROWS rows:
+    a function's nodes are a part of the file's, so without any no function of the file holds one."""
+    return any(_report_row(n) is not None or _report_dict_values(n) for n in nodes) or \
+        report_dict_rows(nodes) >= REPORT_DICT_MIN_ROWS
+
+
 def report_only_lines(tree: ast.AST) -> set[int]:
     """Lines of the statements whose CUDA reads are only shown in report rows (module docstring)."""
     out: set[int] = set()
+    if not _holds_rows(walk_list(tree)):
+        return out      # (the walks per function below would find nothing)
     for func in ast.walk(tree):
         if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
