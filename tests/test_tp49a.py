@@ -140,6 +140,16 @@ def test_machine_named_json_without_the_schema_is_data(tmp_path):
     assert not audit_file(tmp_path, "results/machine.json", data)
 
 
+def test_machine_named_json_that_does_not_parse_is_data():
+    # JSON with comments and a trailing comma, as editors write it: named for a machine, not a broken config
+    from auditor.rules import load_rules
+    from auditor.static import StaticEngine
+
+    data = b'{\n  // the UI states\n  "states": ["idle", "run"],\n}\n'
+    result = StaticEngine(load_rules()).analyze_bytes(data, "ui/state_machine.json")
+    assert result.error is None and not result.findings
+
+
 def test_cuda_toolkit_installed_elsewhere(tmp_path):
     found = audit_file(tmp_path, "env.sh", "#!/bin/bash\n"
                        "export LD_LIBRARY_PATH=/opt/software/cuda/10.1/lib64:$LD_LIBRARY_PATH\n"
