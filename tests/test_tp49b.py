@@ -7,7 +7,7 @@ CUDA platform (NPU981), NeMo's Triton deployment (NPU979) and TensorRT-LLM expor
 notebooks, PaddleDetection, PaddleClas, 4D-Humans and GenerativeAIExamples; each with controls."""
 from __future__ import annotations
 
-from tests.static_snippets import audit_file, codes_of_line
+from tests.static_snippets import audit_file, codes_of_line, tree_findings, write_tree
 
 
 def _expect(found, flagged: dict[int, set[str]], quiet: tuple[int, ...]) -> None:
@@ -101,6 +101,14 @@ def test_paddle_cuda_extension(tmp_path):
     assert "NPU370" in codes_of_line(found, 4)
     assert "NPU370" in codes_of_line(found, 10)
     assert "NPU370" not in codes_of_line(found, 11)
+    # a script that runs a Paddle setup file: the framework's module imports on every build (its nvcc step is what
+    # fails, reported in the setup file), so the launch is no import that fails (NPU827)
+    root = write_tree(tmp_path / "launch", {
+        "build.sh": "cd custom_ops && python setup_cuda.py install\n",
+        "custom_ops/setup_cuda.py": "from paddle.utils.cpp_extension import CUDAExtension, setup\n\n"
+                                    "setup(name=\"custom_relu\", ext_modules=CUDAExtension(sources=[\"relu_op.cc\", "
+                                    "\"relu_op.cu\"]))\n"})
+    assert "NPU827" not in codes_of_line(tree_findings(root, "build.sh"), 1)
 
 
 PADDLE_LAUNCH = """\
