@@ -34,6 +34,8 @@ num_processes: 8
 def test_accelerate_cudagraphs_backend(tmp_path):
     found = audit_file(tmp_path, "self_train/config/default_config.yaml", ACCELERATE_CONFIG)
     assert codes_of_line(found, 5) == {"NPU960"}
+    # the backend skips a non-CUDA graph and runs it uncaptured (torch/_dynamo/backends/cudagraphs.py): slower
+    assert [sev for line, code, sev in found if code == "NPU960"] == ["warning"]
     for line in (3, 6, 7):                        # a TPU-only switch, the mode, a comment
         assert not codes_of_line(found, line), line
     inductor = audit_file(tmp_path / "b", "configs/accelerate.yaml", ACCELERATE_INDUCTOR)
@@ -138,6 +140,16 @@ def test_cloud_machine_types_and_local_jobs(tmp_path):
 def test_machine_named_json_without_the_schema_is_data(tmp_path):
     data = '{\n  "machine": "x86_64",\n  "device": "cuda:0",\n  "gpu_per_node": 1\n}\n'
     assert not audit_file(tmp_path, "results/machine.json", data)
+
+
+def test_machine_named_json_that_does_not_parse_is_data():
+    # JSON with comments and a trailing comma, as editors write it: named for a machine, not a broken config
+    from auditor.rules import load_rules
+    from auditor.static import StaticEngine
+
+    data = b'{\n  // the UI states\n  "states": ["idle", "run"],\n}\n'
+    result = StaticEngine(load_rules()).analyze_bytes(data, "ui/state_machine.json")
+    assert result.error is None and not result.findings
 
 
 def test_cuda_toolkit_installed_elsewhere(tmp_path):

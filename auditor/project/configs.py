@@ -129,15 +129,13 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         try:
             parsed = json.loads(text)
         except ValueError as exc:
-            if _snapshot_file(rel):
-                return FileResult(rel, lines=text.count("\n"))    # a test's or a cache's data, not a config
+            if _named_only(rel):
+                return FileResult(rel, lines=text.count("\n"))    # named for a kind, not of its schema: data
             return FileResult(rel, error=FileError(rel, "syntax", f"invalid JSON: {exc}"))
         if _manager_snapshot_schema(parsed):
             return _manager_snapshot(engine, text, rel)
-        if _snapshot_file(rel):
-            return FileResult(rel, lines=text.count("\n"))        # named for a snapshot, not of the schema: data
-        if machine_named_only(rel) and not _dispatcher_machine(parsed):
-            return FileResult(rel, lines=text.count("\n"))        # named for a machine, not dpdispatcher's: data
+        if _snapshot_file(rel) or (machine_named_only(rel) and not _dispatcher_machine(parsed)):
+            return FileResult(rel, lines=text.count("\n"))        # named for a kind, not of its schema: data
     try:
         # JSON is YAML 1.2 flow syntax; the composer gives each value its line either way
         roots = list(yaml.compose_all(text.replace("\t", " ") if is_json else text, Loader=_AliasTolerantLoader))
@@ -210,6 +208,12 @@ def _snapshot_file(rel: str) -> bool:
     """A JSON file named or filed as a snapshot (project_kind reads such files as configs for ComfyUI-Manager's)."""
     parts = rel.lower().split("/")
     return "snapshot" in parts[-1] or "snapshots" in parts[:-1]
+
+
+def _named_only(rel: str) -> bool:
+    """A JSON file read as a config only for its name (a snapshot's, a machine's): when it does not parse, it is
+    data of another kind, not a broken config."""
+    return _snapshot_file(rel) or machine_named_only(rel)
 
 
 def _manager_snapshot_schema(parsed: object) -> bool:

@@ -37,7 +37,8 @@ _MAX_IMPORTS = 200
 _ATTENTION_LAUNCH_RULES = ("attention-wrapper", "attention-default")
 
 
-_IMPORTS_ON_ASCEND = ("torch", "torchvision", "torchaudio")
+# the frameworks' own modules import on every build (Paddle's CUDAExtension lives beside CppExtension; review49 item 5)
+_IMPORTS_ON_ASCEND = ("torch", "torchvision", "torchaudio", "paddle")
 # libraries whose import works on Ascend: a finding on `from transformers import BitsAndBytesConfig` is about what the
 # script does with the name, not an import that fails (t17a, Chinese-Vicuna's generate_4bit.py); mmcv has an Ascend
 # build (https://mmcv.readthedocs.io/en/latest/get_started/build.html, "Build mmcv-full on Ascend NPU machine") whose
@@ -79,8 +80,8 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
     extensions = built_cuda_extensions(tree) if setup_py else {}
     built_if = {name: line for name, line in cuda_extension_names(tree).items()
                 if name not in extensions} if setup_py or _BUILD_SCRIPT.search(rel) else {}
-    # torch's own modules import on Ascend: a finding on `from torch.utils.cpp_extension import CUDAExtension` is
-    # about the build it makes, not an import that fails
+    # torch's and Paddle's own modules import on Ascend: a finding on `from torch.utils.cpp_extension import
+    # CUDAExtension` is about the build it makes, not an import that fails
     wanted = [f for f in findings if f.category in CATEGORIES and f.severity == "error"
               and not (f.data or {}).get("context")
               and (f.symbol or "").split(".", 1)[0] not in _IMPORTS_ON_ASCEND + _LIBRARIES_IMPORTING_ON_ASCEND
