@@ -2001,7 +2001,7 @@ _VENDORED_NOTE = ("nothing this tree runs reaches it: `{}` holds a copy of anoth
                   "itself by that name from below this tree's root), of which this tree imports or runs only part; "
                   "port it if you run that program")
 _RENAMED_NOTE = ("nothing this tree runs reaches it: `{}` holds a renamed copy of another project's package `{}` (its "
-                 "modules import one another by that name, which loads the installed package, not this folder), and "
+                 "modules import one another by that name, which the tree's packaging never maps to this folder), and "
                  "nothing in the tree imports it; port it if you run it")
 _SOURCE_ROOT_NOTE = ("nothing this tree runs reaches it: `{}` holds a copy of another project's source root (its packages "
                      "import `{}` by bare name, as from their own sys.path root), of which this tree imports or runs "
@@ -2230,7 +2230,71 @@ def _renamed_copies(project: Any, python: Collection[str], packages: Collection[
             defined += len(set(names) & _top_names(tree))
         if wanted and defined * 4 >= wanted * 3:
             found[folder + "/"] = upstream
+    if found:
+        own = _installed_names(project)
+        found = {folder: name for folder, name in found.items() if not _installed_here(folder, name, own, paths)}
     return found
+
+
+# a packaging file's entry point, `fastseg-train = fastseg.train:main` (console_scripts, [project.scripts])
+_ENTRY_POINT = re.compile(r"""=\s*["']?([A-Za-z_]\w*(?:\.\w+)*)\s*:\s*[A-Za-z_]""")
+
+
+def _installed_names(project: Any) -> tuple[set[tuple[str, str]], set[str]]:
+    """What the tree's packaging installs and runs (review49 item 1): its `package_dir` pairs (package, folder) from
+    setup.py's `setup(package_dir=...)`, setup.cfg's `[options.package_dir]`, pyproject's
+    `[tool.setuptools.package-dir]`, folders relative to the packaging file's; and the module stems its launches run:
+    the tree's scripts, container and CI files (`python -m fastseg.train`), its entry points (`fastseg.train:main`)."""
+    import configparser
+    import tomllib
+
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    pairs: set[tuple[str, str]] = set()
+    stems = _shell_launches(project) | _container_launches(project)
+    for rel, path in getattr(project, "paths", {}).items():
+        base, _, name = rel.rpartition("/")
+        if name not in ("setup.py", "setup.cfg", "pyproject.toml"):
+            continue
+        try:
+            text = read_counted(project, path, _CONFIG_BYTES).decode("utf-8", errors="replace")
+        except (OSError, SourceError):
+            continue
+        stems.update(m.replace(".", "/") for m in _ENTRY_POINT.findall(text))
+        mapping: dict[Any, Any] = {}
+        try:
+            if name == "setup.py":
+                mapping = {k.value: v.value for node in ast.walk(ast.parse(text)) if isinstance(node, ast.keyword)
+                           and node.arg == "package_dir" and isinstance(node.value, ast.Dict)
+                           for k, v in zip(node.value.keys, node.value.values)
+                           if isinstance(k, ast.Constant) and isinstance(v, ast.Constant)}
+            elif name == "setup.cfg":
+                parser = configparser.ConfigParser()
+                parser.read_string(text)
+                mapping = dict(parser["options.package_dir"]) if parser.has_section("options.package_dir") else {}
+            else:
+                mapping = tomllib.loads(text).get("tool", {}).get("setuptools", {}).get("package-dir", {})
+        except (SyntaxError, ValueError, configparser.Error, tomllib.TOMLDecodeError):
+            pass
+        for package, folder in mapping.items():
+            if isinstance(package, str) and package and isinstance(folder, str):
+                pairs.add((package.replace(".", "/"), "/".join(p for p in (base, folder.strip("/")) if p not in ("", "."))))
+    return pairs, stems
+
+
+def _installed_here(folder: str, upstream: str, own: tuple[set[tuple[str, str]], set[str]],
+                    paths: Collection[str]) -> bool:
+    """Whether `folder/`, whose modules import one another as `upstream.*`, is the tree's own package installed under
+    that name (`package_dir={"fastseg": "src"}`, or a launch of `fastseg.train` that this folder's `train.py` answers):
+    setuptools maps the import to this folder, so it is no renamed copy."""
+    pairs, stems = own
+    folder = folder.rstrip("/")
+    if (upstream, folder) in pairs:
+        return True
+    return any(stem.startswith(upstream + "/") and any(f"{folder}/{stem[len(upstream) + 1:]}{tail}" in paths
+                                                      for tail in (".py", "/__init__.py"))
+               for stem in stems)
 
 
 def _shell_launches(project: Any, skip: tuple[str, ...] = ()) -> set[str]:
