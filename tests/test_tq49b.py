@@ -249,6 +249,30 @@ def test_a_table_numbering_dtypes_chooses_none(tmp_path):
     assert _severities(found, "src/codec/constants.py", CODEC, "x.to(torch.bfloat16)")
 
 
+OPTION_TABLE = """\
+    import argparse
+
+    import torch
+
+    PRECISIONS = {0: torch.float32, 1: torch.float16, 2: torch.bfloat16, 3: torch.float64}
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--precision", type=int, default=1)
+    args = parser.parse_args()
+    model = torch.nn.Linear(8, 8).to(PRECISIONS[args.precision])
+    """
+
+
+def test_a_dtype_table_an_option_indexes_keeps_its_hints(tmp_path):
+    """review49 item 12: `PRECISIONS[args.precision]` picks the dtype by the option's index, whose default names no
+    dtype: the table is where the choice is written."""
+    found = dedented_tree(tmp_path, {"train.py": OPTION_TABLE})
+    assert _severities(found, "train.py", OPTION_TABLE, "1: torch.float16") == {"info"}
+    for config in ('cfg.precision', 'self.config["precision"]'):
+        src = OPTION_TABLE.replace("args.precision", config)
+        found = dedented_tree(tmp_path / config[:3], {"train.py": src})
+        assert _severities(found, "train.py", src, "2: torch.bfloat16") == {"info"}
+
+
 # -- a copied library whose package loads modules by a computed name (unreached_defs._lower_copies) --------------
 PEFT_AUTO = """\
     import importlib
