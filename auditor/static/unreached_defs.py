@@ -2206,7 +2206,7 @@ def _renamed_copies(project: Any, python: Collection[str], packages: Collection[
     imports it by its folder's path, which `_copy_entries` and the import graph read as for any other copy."""
     paths = getattr(project, "paths", {})
     summaries = getattr(project, "summaries", {})
-    changed = getattr(project, "changed", set())
+    changed: set[str] = getattr(project, "changed", set())
     names_held = {part.removesuffix(".py") for rel in python for part in rel.split("/")}
     counts: dict[tuple[str, str], list[Any]] = {}      # (folder, P) -> [held imports, all imports, [(file, names)]]
     for rel in python:
