@@ -96,6 +96,53 @@ def test_a_renamed_copy_the_tree_runs_keeps_what_it_calls(tmp_path):
     assert "error" in _severities(found, "reproduction/int8/functional.py", FUNCTIONAL, "synchronize")
 
 
+OWN_TRAIN = """\
+    import torch
+    from fastseg.models.net import SegNet
+    from fastseg.utils import sync, to_gpu
+    from fastseg.data import load
+
+
+    def main():
+        model = SegNet().cuda()
+        sync()
+        print(model(to_gpu(load(4))).shape, torch.cuda.max_memory_allocated())
+    """
+OWN_UTILS = """\
+    import torch
+
+
+    def sync():
+        torch.cuda.synchronize()
+
+
+    def to_gpu(x):
+        return x.cuda(non_blocking=True)
+    """
+
+
+def _own_package(setup: str, script: str = "") -> dict[str, str]:
+    files = {"setup.py": setup, "src/__init__.py": "", "src/train.py": OWN_TRAIN, "src/utils.py": OWN_UTILS,
+             "src/data.py": "import torch\n\n\ndef load(n):\n    return torch.randn(n, 3)\n",
+             "src/models/__init__.py": "", "src/models/net.py": "import torch\n\n\nclass SegNet(torch.nn.Module):\n"
+             "    def forward(self, x):\n        return x\n"}
+    if script:
+        files["train.sh"] = script
+    return files
+
+
+def test_the_trees_own_package_installed_under_its_name_is_no_copy(tmp_path):
+    """review49 item 1: `package_dir={"fastseg": "src"}` installs this folder as `fastseg`; a launch of
+    `python -m fastseg.train` that `src/train.py` answers says the same without the mapping."""
+    mapped = ('from setuptools import setup\n\nsetup(name="fastseg", packages=["fastseg", "fastseg.models"], '
+              'package_dir={"fastseg": "src"})\n')
+    launched = 'from setuptools import setup\n\nsetup(name="fastseg")\n'
+    for setup, script in ((mapped, ""), (launched, "pip install -e .\npython -m fastseg.train\n")):
+        found = dedented_tree(tmp_path / str(len(script)), _own_package(setup, script))
+        assert _severities(found, "src/utils.py", OWN_UTILS, "synchronize") == {"error"}
+        assert _severities(found, "src/train.py", OWN_TRAIN, "max_memory_allocated") == {"error"}
+
+
 PLUGIN_BUILDER = """\
     from mmdet.models.builder import HEADS, build_loss
 
@@ -200,6 +247,30 @@ def test_a_table_numbering_dtypes_chooses_none(tmp_path):
     assert not _severities(found, "src/codec/constants.py", CODEC, "2: torch.float16")
     # a dtype the code chooses keeps its hint
     assert _severities(found, "src/codec/constants.py", CODEC, "x.to(torch.bfloat16)")
+
+
+OPTION_TABLE = """\
+    import argparse
+
+    import torch
+
+    PRECISIONS = {0: torch.float32, 1: torch.float16, 2: torch.bfloat16, 3: torch.float64}
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--precision", type=int, default=1)
+    args = parser.parse_args()
+    model = torch.nn.Linear(8, 8).to(PRECISIONS[args.precision])
+    """
+
+
+def test_a_dtype_table_an_option_indexes_keeps_its_hints(tmp_path):
+    """review49 item 12: `PRECISIONS[args.precision]` picks the dtype by the option's index, whose default names no
+    dtype: the table is where the choice is written."""
+    found = dedented_tree(tmp_path, {"train.py": OPTION_TABLE})
+    assert _severities(found, "train.py", OPTION_TABLE, "1: torch.float16") == {"info"}
+    for config in ('cfg.precision', 'self.config["precision"]'):
+        src = OPTION_TABLE.replace("args.precision", config)
+        found = dedented_tree(tmp_path / config[:3], {"train.py": src})
+        assert _severities(found, "train.py", src, "2: torch.bfloat16") == {"info"}
 
 
 # -- a copied library whose package loads modules by a computed name (unreached_defs._lower_copies) --------------

@@ -68,7 +68,7 @@ from auditor.astnodes import is_main_guard, line_span, module_nodes, walk_list
 from auditor.static.astutil import ast_dotted, scope_locals
 from auditor.static.attribute_sets import false_constant, setting_nodes_by_name
 from auditor.static.backends import as_info
-from auditor.static.project_imports import SHELL_NAME, put_facts
+from auditor.static.project_imports import SHELL_NAME, kept_fact, put_facts
 
 _CONTEXT = "unreached"
 _NOTE = ("nothing in this ComfyUI node pack calls it: ComfyUI reaches a pack only through its NODE_CLASS_MAPPINGS; "
@@ -2001,7 +2001,7 @@ _VENDORED_NOTE = ("nothing this tree runs reaches it: `{}` holds a copy of anoth
                   "itself by that name from below this tree's root), of which this tree imports or runs only part; "
                   "port it if you run that program")
 _RENAMED_NOTE = ("nothing this tree runs reaches it: `{}` holds a renamed copy of another project's package `{}` (its "
-                 "modules import one another by that name, which loads the installed package, not this folder), and "
+                 "modules import one another by that name, which the tree's packaging never maps to this folder), and "
                  "nothing in the tree imports it; port it if you run it")
 _SOURCE_ROOT_NOTE = ("nothing this tree runs reaches it: `{}` holds a copy of another project's source root (its packages "
                      "import `{}` by bare name, as from their own sys.path root), of which this tree imports or runs "
@@ -2179,6 +2179,21 @@ def _top_names(tree: ast.Module) -> set[str]:
     return out
 
 
+# the summary key of a module's top-level names (`_top_names`; False: the file does not parse), kept so that a warm
+# run reads no namesake module (review49 item 14)
+_TOP_NAMES_FACT = "top_names"
+
+
+def _read_top_names(project: Any, path: Any) -> list[str] | bool:
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    try:
+        return sorted(_top_names(ast.parse(read_counted(project, path))))
+    except (OSError, SourceError, SyntaxError, ValueError):
+        return False
+
+
 def _renamed_copies(project: Any, python: Collection[str], packages: Collection[str]) -> dict[str, str]:
     """The packages a tree carries under another name than their own (tq49b, heldout60: llm-iaq's
     `reproduction/int8/`, bitsandbytes' modules importing one another as `bitsandbytes.*`): folder -> upstream name.
@@ -2189,10 +2204,9 @@ def _renamed_copies(project: Any, python: Collection[str], packages: Collection[
     extension package laid out like the library it extends, an mmdet plugin's `models/builder.py`, imports the
     library's registries, which its own modules do not define). The copy runs only where something of the tree
     imports it by its folder's path, which `_copy_entries` and the import graph read as for any other copy."""
-    from auditor.source import SourceError
-    from auditor.static.project_imports import read_counted
-
     paths = getattr(project, "paths", {})
+    summaries = getattr(project, "summaries", {})
+    changed: set[str] = getattr(project, "changed", set())
     names_held = {part.removesuffix(".py") for rel in python for part in rel.split("/")}
     counts: dict[tuple[str, str], list[Any]] = {}      # (folder, P) -> [held imports, all imports, [(file, names)]]
     for rel in python:
@@ -2222,15 +2236,89 @@ def _renamed_copies(project: Any, python: Collection[str], packages: Collection[
             continue
         defined = wanted = 0
         for target, names in imported:
-            try:
-                tree = ast.parse(read_counted(project, paths[target]))
-            except (OSError, SourceError, SyntaxError, ValueError):
-                continue
-            wanted += len(names)
-            defined += len(set(names) & _top_names(tree))
+            top = kept_fact(summaries.get(target), _TOP_NAMES_FACT, lambda held: isinstance(held, list) or held is False,
+                            lambda: _read_top_names(project, paths[target]), changed, target)
+            if top is not False:
+                wanted += len(names)
+                defined += len(set(names) & set(top))
         if wanted and defined * 4 >= wanted * 3:
             found[folder + "/"] = upstream
+    if found:
+        own = _installed_names(project)
+        found = {folder: name for folder, name in found.items() if not _installed_here(folder, name, own, paths)}
     return found
+
+
+# a packaging file's entry point, `fastseg-train = fastseg.train:main` (console_scripts, [project.scripts])
+_ENTRY_POINT = re.compile(r"""=\s*["']?([A-Za-z_]\w*(?:\.\w+)*)\s*:\s*[A-Za-z_]""")
+
+
+def _installed_names(project: Any) -> tuple[set[tuple[str, str]], set[str]]:
+    """What the tree's packaging installs and runs (review49 item 1): its `package_dir` pairs (package, folder) from
+    setup.py's `setup(package_dir=...)`, setup.cfg's `[options.package_dir]`, pyproject's
+    `[tool.setuptools.package-dir]`, folders relative to the packaging file's; and the module stems its launches run:
+    the tree's scripts, container and CI files (`python -m fastseg.train`), its entry points (`fastseg.train:main`)."""
+    pairs: set[tuple[str, str]] = set()
+    stems = _shell_launches(project) | _container_launches(project)
+    summaries = getattr(project, "summaries", {})
+    for rel, path in getattr(project, "paths", {}).items():
+        base, _, name = rel.rpartition("/")
+        if name in ("setup.py", "setup.cfg", "pyproject.toml"):
+            held = kept_fact(summaries.get(rel), _PACKAGING_FACT, lambda held: isinstance(held, dict),
+                             lambda: _packaging_facts(project, path, name), getattr(project, "changed", set()), rel)
+            stems.update(held.get("entries", ()))
+            pairs.update((package, "/".join(p for p in (base, folder) if p not in ("", ".")))
+                         for package, folder in held.get("dirs", ()))
+    return pairs, stems
+
+
+_PACKAGING_FACT = "package_dirs"      # a packaging file's `_packaging_facts`, kept in its summary
+
+
+def _packaging_facts(project: Any, path: Any, name: str) -> dict[str, list[Any]]:
+    """A packaging file's `package_dir` pairs [package stem, folder] and its entry points' module stems."""
+    import configparser
+    import tomllib
+
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    try:
+        text = read_counted(project, path, _CONFIG_BYTES).decode("utf-8", errors="replace")
+    except (OSError, SourceError):
+        return {}
+    mapping: dict[Any, Any] = {}
+    try:
+        if name == "setup.py":
+            mapping = {k.value: v.value for node in ast.walk(ast.parse(text)) if isinstance(node, ast.keyword)
+                       and node.arg == "package_dir" and isinstance(node.value, ast.Dict)
+                       for k, v in zip(node.value.keys, node.value.values)
+                       if isinstance(k, ast.Constant) and isinstance(v, ast.Constant)}
+        elif name == "setup.cfg":
+            parser = configparser.ConfigParser()
+            parser.read_string(text)
+            mapping = dict(parser["options.package_dir"]) if parser.has_section("options.package_dir") else {}
+        else:
+            mapping = tomllib.loads(text).get("tool", {}).get("setuptools", {}).get("package-dir", {})
+    except (SyntaxError, ValueError, configparser.Error, tomllib.TOMLDecodeError):
+        pass
+    return {"dirs": [[package.replace(".", "/"), folder.strip("/")] for package, folder in mapping.items()
+                     if isinstance(package, str) and package and isinstance(folder, str)],
+            "entries": sorted({m.replace(".", "/") for m in _ENTRY_POINT.findall(text)})}
+
+
+def _installed_here(folder: str, upstream: str, own: tuple[set[tuple[str, str]], set[str]],
+                    paths: Collection[str]) -> bool:
+    """Whether `folder/`, whose modules import one another as `upstream.*`, is the tree's own package installed under
+    that name (`package_dir={"fastseg": "src"}`, or a launch of `fastseg.train` that this folder's `train.py` answers):
+    setuptools maps the import to this folder, so it is no renamed copy."""
+    pairs, stems = own
+    folder = folder.rstrip("/")
+    if (upstream, folder) in pairs:
+        return True
+    return any(stem.startswith(upstream + "/") and any(f"{folder}/{stem[len(upstream) + 1:]}{tail}" in paths
+                                                      for tail in (".py", "/__init__.py"))
+               for stem in stems)
 
 
 def _shell_launches(project: Any, skip: tuple[str, ...] = ()) -> set[str]:

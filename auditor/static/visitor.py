@@ -211,6 +211,8 @@ _PRECISION_KEY = re.compile(r"(?i)^(?P<kind>b|bf|f)?(?P<bits>16|32|64)(?:-(?:mix
 # serializer's index-to-dtype codec: LitData's `_TORCH_DTYPES_MAPPING`): it rebuilds the dtype a tensor already had
 # and chooses none (policy (a); tq49b, heldout60)
 _INDEX_TABLE_MIN = 4
+# the objects a script's settings are read from (`args.precision`, `cfg["dtype"]`): a table they index is a choice
+_SETTING_OBJECT = re.compile(r"\s*(?:self\.)?(?:args|opts?|cfg|config|conf|hparams|hp|flags|FLAGS|options|params)\b")
 
 
 def _dtype_index_table(node: cst.Dict) -> bool:
@@ -1776,9 +1778,25 @@ class MatchVisitor(cst.CSTVisitor):
         cuda_key = _device_table_cuda_key(node)
         if cuda_key is not None:
             self._dispatch_keys.add(id(cuda_key))
-        if _dtype_index_table(node):
+        if _dtype_index_table(node) and not self._option_indexed(node):
             self._asserted.update(i for el in node.elements for i in _dtype_values(el.value))
         return True
+
+    def _option_indexed(self, table: cst.Dict) -> bool:
+        """Whether the file indexes the table bound here by a setting, `PRECISIONS[args.precision]`,
+        `DTYPES[cfg["dtype"]]` (a config object's attribute or key, or a declared option's name): the index is a
+        precision the user picks, whose default no dtype rule can read, so the table keeps its hints (review49 item
+        12); a codec's index (`_TORCH_DTYPES_MAPPING[int(index)]`) comes from the data."""
+        bound = next((t for _, t, v in reversed(self._bindings) if v is table), None)
+        name = dotted(bound) if isinstance(bound, (cst.Name, cst.Attribute)) else None
+        if not name:
+            return False
+        for m in re.finditer(r"(?<![\w.])" + re.escape(name) + r"""\s*\[\s*(?:\w+\.)*?\w+(?:\.(\w+)|\[\s*["'](\w+)["']\s*\])\s*\]""",
+                             self._file_text()):
+            index = m.group(0).split("[", 1)[1]
+            if _SETTING_OBJECT.match(index) or self._option_declared(m.group(1) or m.group(2)):
+                return True
+        return False
 
     def _report_row(self, row: cst.BaseExpression) -> None:
         """`data.append(("CUDA_HOME", str(CUDA_HOME)))`, `data.append(("TORCH_CUDA_ARCH_LIST", arch_list))`: a
