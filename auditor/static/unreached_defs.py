@@ -2790,13 +2790,15 @@ def _lower_copies(results: list, project: Any) -> int:
     # programs beside the backbone PromptDA loads through hubconf.py), unless a loaded file loads modules by a
     # computed name
     loaded = _imported_files(project, entries)
-    # (a copy's own loader loads that copy's modules: detectron2's computed-name imports in a checkout copied inside
-    # another copy leave the outer copy's reading on; a loader of the tree's own code turns it off for every copy;
-    # tq49a) (a loader of the copy's package, PEFT's `auto.py`, loads the package's modules, never the copy's own tests
-    # and examples, which policy (j) keeps out of the entries: tq49b)
-    dynamic = tuple({_copy_of(rel, copies) or "" for rel in loaded if rel in facts and facts[rel].get("dynamic")})
-    unimported = {rel for rel in facts if rel not in loaded and _copy_of(rel, copies)
-                  and (not str(_copy_of(rel, copies)).startswith(dynamic) or _bench_file(rel))}
+    # (a loader by computed names may load any package beside it, so it turns the reading off for its own copy and
+    # every other copy; only a copy holding the loader's copy stays read: detectron2's loader in a checkout copied
+    # inside SCHP's root leaves that root's reading on (tq49a), while a loader in one sub-project of a monorepo keeps
+    # its sibling sub-projects' findings (hi-ml's `hi-ml/` and `hi-ml-cpath/`, lead's merge); a loader of the tree's own
+    # code turns it off for every copy) (a loader of the copy's package, PEFT's `auto.py`, loads the package's modules,
+    # never the copy's own tests and examples, which policy (j) keeps out of the entries: tq49b)
+    loaders = {_copy_of(rel, copies) or "" for rel in loaded if rel in facts and facts[rel].get("dynamic")}
+    unimported = {rel for rel in facts if rel not in loaded and (copy := _copy_of(rel, copies))
+                  and (all(c != copy and c.startswith(copy) for c in loaders) or _bench_file(rel))}
     words = _config_words(project, results, tuple(copies))
     # (only files of the copies the tree does not run itself: a script of a copy's checkout keeps its findings)
     spans = {rel: found for rel, found in _unreached(facts, words, unimported).items()
