@@ -25,6 +25,7 @@ import yaml
 
 from auditor.findings import FileResult, Finding
 from auditor.project.makefile import _join, add_call_findings, call_finding, recorded_calls, unsuppressed
+from auditor.project.setting_reads import WALK_SKIP_DIRS
 from auditor.astnodes import is_main_guard, module_nodes_of, walk_list
 
 SUMMARY_KEY = "launched_scripts"
@@ -751,7 +752,6 @@ def absent_wrapper(rule, rel: str) -> str | None:
                  if fnmatch.fnmatchcase(low, glob)), None)
 
 
-_SKIP_WALK = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", "site-packages", "build", "dist"})
 _MAX_WALK_FOLDERS = 4000
 
 
@@ -762,7 +762,7 @@ def _holds_file_named(root: Path, name: str, cache: dict) -> bool:
     if key not in cache:
         found, seen = False, 0
         for _folder, dirs, files in os.walk(root):
-            dirs[:] = [d for d in dirs if d not in _SKIP_WALK and not d.startswith(".")]
+            dirs[:] = [d for d in dirs if d not in WALK_SKIP_DIRS and not d.startswith(".")]
             seen += 1
             if name in files or seen >= _MAX_WALK_FOLDERS:
                 found = name in files or seen >= _MAX_WALK_FOLDERS     # too big to tell: no guess

@@ -86,7 +86,8 @@ _LIBRARY_DEVICE_KEYS = {frozenset({"sim_device", "rl_device", "pipeline"}):
                         frozenset({"omniisaacgymenvs", "isaacgymenvs", "isaacgym"})}
 _TRAINER_DEVICE_CODES = frozenset({"NPU020", "NPU028"})
 _PICKED_CODES = frozenset({"NPU019", "NPU020"})     # a device / accelerator choice the code can pick itself
-_SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", "site-packages", "build", "dist"})
+# folders a walk of the tree skips (environments, builds, VCS); also launched._holds_file_named
+WALK_SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", "site-packages", "build", "dist"})
 _MAX_FILES = 4000
 _MAX_BYTES = 512 * 1024
 
@@ -419,7 +420,7 @@ def _from_fact(fact) -> _Reads | None:
 def _python_files(top: Path) -> list[tuple[Path, int, int]]:
     out: list[tuple[Path, int, int]] = []
     for folder, dirs, files in os.walk(top):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if d not in WALK_SKIP_DIRS and not d.startswith("."))
         for name in sorted(files):
             if name.endswith(".py") and len(out) < _MAX_FILES:
                 path = Path(folder) / name
