@@ -388,3 +388,28 @@ def test_absent_upstream_attention_wrapper(tmp_path):
                                                                      "if __name__ == '__main__':\n    train()\n",
                                          "llava/train/train.py": "def train():\n    pass\n"})
     assert not codes_of_line(tree_findings(root, "scripts/pretrain.sh"), 3)
+
+
+MATRIX_DEVICE_WORKFLOW = """\
+name: tests
+on: [push]
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        device: [cpu, cuda]
+    steps:
+      - uses: actions/checkout@v4
+      - run: python -m pytest tests --device ${{ matrix.device }}
+"""
+
+
+def test_matrix_leg_handed_to_a_device_option(tmp_path):
+    """review49 item 8: a leg's name alone chooses nothing (tp49a), but a leg a step passes to `--device` is that
+    option's device: the CUDA leg stays reported (no other line of the workflow names CUDA)."""
+    found = audit_file(tmp_path, ".github/workflows/test.yml", MATRIX_DEVICE_WORKFLOW)
+    assert "NPU019" in codes_of_line(found, 8)
+    quiet = MATRIX_DEVICE_WORKFLOW.replace(" --device ${{ matrix.device }}", "")
+    found = audit_file(tmp_path / "b", ".github/workflows/test.yml", quiet)
+    assert not codes_of_line(found, 8)

@@ -1077,9 +1077,11 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 rule = m.match_setting("cuda_version", raw)     # `target: ["11.0", "11.2"]` (_cuda_matrix_paths)
             if rule is None and path in option_paths:
                 rule = m.match_command(f"{option_paths[path]}={raw}")    # `--features ${{ matrix.features }}`
-            elif rule is not None and rule.code == "NPU019" and workflow and _MATRIX_PATH_RE.match(path):
+            elif rule is not None and rule.code == "NPU019" and workflow and _MATRIX_PATH_RE.match(path) \
+                    and path not in option_paths:
                 rule = None     # a CI matrix leg's name (`device: [cpu, gpu]`): its runner and the steps that read
-                # it choose; the key's name chooses no device (tp49a; test136 / test138's labels)
+                # it choose; the key's name chooses no device (tp49a; test136 / test138's labels). A leg a step
+                # hands to an option (`--device ${{ matrix.device }}`) is that option's device (review49 item 8)
             if rule is None and package:
                 rule = m.match_setting(f"{package}.{path}", raw)      # a Hydra group file's keys (t15t)
             name = path.rsplit(".", 1)[-1]
