@@ -47,6 +47,27 @@ def test_slurm_conf_gres_written_by_a_script(tmp_path):
     assert "NPU980" not in codes_of_line(found, 18)     # a job's request stays NPU028's
 
 
+SLURM_CHECKS = """\
+#!/bin/bash
+if scontrol show node "$(hostname -s)" | grep -q "Gres=gpu:"; then PART=gpu; fi
+COUNT=$(scontrol show node | grep -E "Gres=gpu:[0-9]+" | wc -l)
+GRES_LINE=$(grep "^GresTypes=gpu" /etc/slurm/slurm.conf)
+sed -i 's/^GresTypes=gpu/#GresTypes=gpu/' /etc/slurm/slurm.conf
+sed -i '/Gres=gpu:/d' /etc/slurm/slurm.conf
+echo "# Gres=gpu:4 is for the GPU partition" >> /etc/slurm/slurm.conf
+echo "GresTypes=gpu" >> /etc/slurm/slurm.conf
+"""
+
+
+def test_slurm_conf_gres_searched_or_removed_is_quiet(tmp_path):
+    """review49 item 6: lines that only test for the GPU gres (`grep`, `scontrol`), take it out of slurm.conf (`sed`)
+    or write it as a comment configure no GPU; a line echoed into the file still does."""
+    found = audit_file(tmp_path, "scripts/check_node.sh", SLURM_CHECKS)
+    for line in range(2, 8):
+        assert "NPU980" not in codes_of_line(found, line), line
+    assert "NPU980" in codes_of_line(found, 8)
+
+
 JAX_CONFIG = """\
 defaults:
   seed: 0

@@ -229,8 +229,9 @@ _KALDI_QUEUE_RE = re.compile(r"\$\{?\w*_cmd\}?|(?:run|queue|slurm)(?:-\w+)?\.pl"
 _KALDI_QUEUE_IN_TEXT_RE = re.compile(r"(?:^|[\s\"'/])(?:run|queue|slurm)(?:-\w+)?\.pl\s")
 
 
-def scan_fragment(col: Collector, text: str, line: int, column: int, options: bool = True) -> None:
-    """Command-line options and download URLs in a piece of text that starts at (line, column)."""
+def scan_fragment(col: Collector, text: str, line: int, column: int, options: bool = True, gres: bool = True) -> None:
+    """Command-line options and download URLs in a piece of text that starts at (line, column); slurm.conf's
+    generic-resource keys unless `gres` is off (the text is a pattern a command searches for, not a line written)."""
     m = matchers(col.engine)
 
     def where(offset: int) -> tuple[int, int]:
@@ -258,10 +259,13 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                 col.add(rule, symbol, ln, c, c + len(opt.group(0).split()[0]), value=value)
     if "-D" in text:
         cmake_defines(col, text, where)
-    if "Gres" in text:
+    if gres and "Gres" in text:
         for found in _SLURM_CONF_GRES_RE.finditer(text):
             # slurm.conf's `GresTypes=gpu` / a node's `Gres=gpu:8`, written by the script (a here-document, an echo
-            # into the file): read apart from a job's `--gres` (tp49b)
+            # into the file): read apart from a job's `--gres` (tp49b); not a line written as a comment (`echo "#
+            # Gres=gpu:4 is for the GPU partition" >> slurm.conf`: review49 item 6)
+            if text[:found.start()].rpartition("\n")[2].strip(" \t\"'").startswith("#"):
+                continue
             rule = m.match_setting(f"slurm_conf_{found.group(1).lower()}", found.group(2))
             if rule is not None:
                 ln, c = where(found.start())
@@ -915,7 +919,8 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
                 # `cmake -D WITH_CUDA=ON ..`: the define in the next word (tp37)
                 text_here += " " * (following.start_point[1] - node.end_point[1]) \
                     + following.text.decode("utf-8", errors="replace")
-            scan_fragment(col, _sed_pattern_blanked(node, text_here), row + 1, start_col, options=not own_word)
+            scan_fragment(col, _sed_pattern_blanked(node, text_here), row + 1, start_col, options=not own_word,
+                          gres=not _searched_text(node))
         elif node.type == "concatenation" and node.children and node.children[0].type == "word" \
                 and b"/releases/download/" in node.text and not _in_message(node):
             _release_asset_url(col, m, pos, node)
@@ -3261,6 +3266,21 @@ _RPM_NAME_RE = re.compile(r"([A-Za-z][\w.+]*(?:-[A-Za-z][\w.+]*)*)-(?=\d|-)")
 # sed's one-line append / insert commands (GNU sed, "Commands": `4a text`, `/re/i text`, `$a\\text`): the text
 # becomes a line of the file
 _SED_APPEND_RE = re.compile(r"\s*(?:\d+|\$|/[^/]*/)\s*[ai]\\?\s*(\S.*)", re.S)
+
+
+# commands whose arguments are patterns or queries, not text they write: `grep -q "Gres=gpu:"`, `sed -i '/Gres=gpu:/d'`,
+# `scontrol show node | grep ...` (review49 item 6)
+_SEARCHING_COMMANDS = frozenset({b"grep", b"egrep", b"fgrep", b"rg", b"sed", b"awk", b"gawk", b"scontrol", b"sinfo"})
+
+
+def _searched_text(node) -> bool:
+    """The word or string is an argument of a command that searches or edits text (`grep`, `sed`, `awk`,
+    `scontrol`): a pattern or a query, not a line the script writes."""
+    command = node.parent
+    while command is not None and command.type in ("string", "concatenation"):
+        command = command.parent
+    name = command.child_by_field_name("name") if command is not None and command.type == "command" else None
+    return name is not None and name.text.rsplit(b"/", 1)[-1] in _SEARCHING_COMMANDS
 
 
 def _sed_pattern_blanked(node, text: str) -> str:
