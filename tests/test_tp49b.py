@@ -177,6 +177,20 @@ def test_hydra_submitit_setup_commands(tmp_path):
     _expect(found, {15: {"NPU004"}}, (12, 16, 17))
 
 
+
+def test_launcher_setup_is_hydras_key_only(tmp_path):
+    """review49 item 7: only Hydra's `hydra.launcher.setup` (with the file's package, or the group's default package
+    for a file under `hydra/launcher/` without a header) is a list of job-script commands; a prose `setup:` under
+    some other `launcher` mapping is a description."""
+    prose = audit_file(tmp_path, "conf/config.yaml", "app:\n  launcher:\n    setup: \"Use the CUDA launcher on GPU "
+                       "nodes (nvidia-smi shows them)\"\n")
+    assert not codes_of_line(prose, 3)
+    group = audit_file(tmp_path / "b", "configs/hydra/launcher/slurm_nohdr.yaml",
+                       "_target_: hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher\n"
+                       "setup:\n  - module load cuda/11.8\n")
+    assert codes_of_line(group, 3)
+
+
 GPU_DOCKERFILE = """\
 # docker build -f Dockerfile -t img .
 FROM ghcr.io/nvidia/driver:7c5f8932-550.144.03-ubuntu24.04

@@ -861,6 +861,10 @@ def hydra_package(col: Collector) -> str:
 def scan_config_roots(col: Collector, roots: list) -> None:
     first_finding = len(col.result.findings)
     package = hydra_package(col)
+    # a file of Hydra's `hydra/launcher` config group without a header: its default package is the group's path
+    # (Hydra docs, "The Defaults List": a config's default package is its group)
+    launcher_package = package or ("hydra.launcher" if "/hydra/launcher/" in "/" + col.rel.replace("\\", "/").lower()
+                                   and not _HYDRA_PACKAGE_RE.search("\n".join(col.lines[:5])) else "")
     engine = col.engine
     m = matchers(engine)
     blocks: list[list[str]] = []        # each `run:` block is its own script: one broken block spoils no other
@@ -907,7 +911,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             # a key in any case: a reusable workflow's `with: {SCRIPT: |}` input is the script its job runs (t15l)
             if isinstance(value.value, str) and (path.rsplit(".", 1)[-1].lower() in _SHELL_KEYS or _step_bash(path)
                                                  or path == "setup" and sky_task
-                                                 or _launcher_setup(f"{package}.{path}" if package else path)
+                                                 or _launcher_setup(f"{launcher_package}.{path}"
+                                                                    if launcher_package else path)
                                                  or _INSTALL_COMMAND_RE.search(value.value)):
                 interpreter = step_shells.get(id(value), "bash")
                 if interpreter.startswith("python"):
@@ -2167,8 +2172,9 @@ def _vector_blocks(lines: list[str], vector: list[yaml.ScalarNode]) -> list[str]
 
 def _launcher_setup(path: str) -> bool:
     """Hydra's submitit Slurm launcher `hydra.launcher.setup`: "A list of commands to run in sbatch before running
-    srun" (hydra-submitit-launcher's SlurmQueueConf), each item a line of the job script (`- module load cuda`)."""
-    return path.lower().endswith("launcher.setup")
+    srun" (hydra-submitit-launcher's SlurmQueueConf), each item a line of the job script (`- module load cuda`). The
+    whole key path, with the file's package: not any key named `setup` under some `launcher` (review49 item 7)."""
+    return path.lower() == "hydra.launcher.setup"
 
 
 def _copy_lines(lines: list[str], shell_lines: list[str], key, value) -> None:
