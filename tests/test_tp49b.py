@@ -173,7 +173,7 @@ hydra:
 
 def test_hydra_submitit_setup_commands(tmp_path):
     found = audit_file(tmp_path, "configs_hydra/launcher/slurm.yaml", HYDRA_SLURM)
-    assert codes_of_line(found, 14)                  # `module load cuda`
+    assert codes_of_line(found, 14) == {"NPU029"}    # `module load cuda`
     _expect(found, {15: {"NPU004"}}, (12, 16, 17))
 
 
@@ -188,7 +188,7 @@ def test_launcher_setup_is_hydras_key_only(tmp_path):
     group = audit_file(tmp_path / "b", "configs/hydra/launcher/slurm_nohdr.yaml",
                        "_target_: hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher\n"
                        "setup:\n  - module load cuda/11.8\n")
-    assert codes_of_line(group, 3)
+    assert codes_of_line(group, 3) == {"NPU029"}
 
 
 GPU_DOCKERFILE = """\
