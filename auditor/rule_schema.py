@@ -152,6 +152,8 @@ RULE_SCHEMA: dict[str, Any] = {
             # with compared_only: only a literal compared with a device probe's answer (`"A100" in
             # torch.cuda.get_device_name()`, a name bound to nvidia-smi's output) (tk43)
             "probe_compared": {"type": "boolean"},
+            # string rules: not a label cut off a text (`.replace("+cu121", "")`) or one of a table of builds
+            "label_tests_only": {"type": "boolean"},
             # string rules: not a literal a name is tested against (`libname.startswith("libnccl.so.2")`,
             # `name == "libnccl.so.2"`): a test of a name loads nothing (tq46a)
             "not_name_tests": {"type": "boolean"},

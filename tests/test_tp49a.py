@@ -137,6 +137,30 @@ def test_cloud_machine_types_and_local_jobs(tmp_path):
     assert codes_of_line(found, 22) == {"NPU961"}
 
 
+CPU_QUEUES_MACHINE = """\
+{
+  "machine": {"batch_type": "Slurm", "context_type": "LocalContext", "local_root": "./", "remote_root": "/work"},
+  "resources": {"number_node": 1, "cpu_per_node": 40, "gpu_per_node": 0, "queue_name": "small40", "group_size": 1},
+  "post_fp": {"resources": {"number_node": 2, "cpu_per_node": 40, "queue_name": "parallel40", "group_size": 1}},
+  "model_devi": {"resources": {"number_node": 1, "cpu_per_node": 80, "queue_name": "bulk80", "group_size": 8}},
+  "train": {"resources": {"number_node": 1, "cpu_per_node": 8, "gpu_per_node": 1, "queue_name": "gpu_l40s",
+                          "group_size": 1}},
+  "fp": {"resources": {"number_node": 1, "cpu_per_node": 8, "queue_name": "V100_8", "group_size": 1}}
+}
+"""
+
+
+def test_cpu_queue_names_with_digits_ask_for_no_gpu(tmp_path):
+    """review49 item 9: a card name inside a CPU queue's name (`small40` holds `l40`, `bulk80` holds `k80`) is no
+    GPU request, nor is the queue of a job asking for `gpu_per_node: 0`; a card name after a separator or at the
+    start of the name still is."""
+    found = audit_file(tmp_path, "machine.json", CPU_QUEUES_MACHINE)
+    for line in (3, 4, 5):
+        assert "NPU028" not in codes_of_line(found, line), line
+    assert "NPU028" in codes_of_line(found, 6)         # gpu_per_node: 1 and a GPU queue, one line
+    assert "NPU028" in codes_of_line(found, 8)         # a V100 queue
+
+
 def test_machine_named_json_without_the_schema_is_data(tmp_path):
     data = '{\n  "machine": "x86_64",\n  "device": "cuda:0",\n  "gpu_per_node": 1\n}\n'
     assert not audit_file(tmp_path, "results/machine.json", data)
@@ -158,10 +182,15 @@ def test_cuda_toolkit_installed_elsewhere(tmp_path):
                        "export PATH=/opt/cuda-11.8/bin:$PATH\n"
                        "# export PATH=/opt/cuda/bin:$PATH\n"
                        "ls csrc/cuda/include\n"
-                       "export CPATH=/opt/intel/oneapi/mkl/include\n")
+                       "export CPATH=/opt/intel/oneapi/mkl/include\n"
+                       "export LD_LIBRARY_PATH=/workspace/myproj/kernels/cuda/lib:$LD_LIBRARY_PATH\n"
+                       "cp -r /workspace/myproj/csrc/cuda/include /tmp/headers\n"
+                       "export PATH=/opt/cuda/bin:$PATH\n")
     assert codes_of_line(found, 2) == {"NPU027"}
     assert codes_of_line(found, 3) == {"NPU027"}
-    for line in (4, 5, 6):                             # a comment, the project's own sources, another library
+    assert codes_of_line(found, 9) == {"NPU027"}       # a toolkit in a system install folder, no release folder
+    # a comment, the project's own sources (also by an absolute path: review49 item 11), another library
+    for line in (4, 5, 6, 7, 8):
         assert not codes_of_line(found, line), line
 
 
@@ -364,3 +393,28 @@ def test_absent_upstream_attention_wrapper(tmp_path):
                                                                      "if __name__ == '__main__':\n    train()\n",
                                          "llava/train/train.py": "def train():\n    pass\n"})
     assert not codes_of_line(tree_findings(root, "scripts/pretrain.sh"), 3)
+
+
+MATRIX_DEVICE_WORKFLOW = """\
+name: tests
+on: [push]
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        device: [cpu, cuda]
+    steps:
+      - uses: actions/checkout@v4
+      - run: python -m pytest tests --device ${{ matrix.device }}
+"""
+
+
+def test_matrix_leg_handed_to_a_device_option(tmp_path):
+    """review49 item 8: a leg's name alone chooses nothing (tp49a), but a leg a step passes to `--device` is that
+    option's device: the CUDA leg stays reported (no other line of the workflow names CUDA)."""
+    found = audit_file(tmp_path, ".github/workflows/test.yml", MATRIX_DEVICE_WORKFLOW)
+    assert "NPU019" in codes_of_line(found, 8)
+    quiet = MATRIX_DEVICE_WORKFLOW.replace(" --device ${{ matrix.device }}", "")
+    found = audit_file(tmp_path / "b", ".github/workflows/test.yml", quiet)
+    assert not codes_of_line(found, 8)

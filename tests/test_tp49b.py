@@ -47,6 +47,27 @@ def test_slurm_conf_gres_written_by_a_script(tmp_path):
     assert "NPU980" not in codes_of_line(found, 18)     # a job's request stays NPU028's
 
 
+SLURM_CHECKS = """\
+#!/bin/bash
+if scontrol show node "$(hostname -s)" | grep -q "Gres=gpu:"; then PART=gpu; fi
+COUNT=$(scontrol show node | grep -E "Gres=gpu:[0-9]+" | wc -l)
+GRES_LINE=$(grep "^GresTypes=gpu" /etc/slurm/slurm.conf)
+sed -i 's/^GresTypes=gpu/#GresTypes=gpu/' /etc/slurm/slurm.conf
+sed -i '/Gres=gpu:/d' /etc/slurm/slurm.conf
+echo "# Gres=gpu:4 is for the GPU partition" >> /etc/slurm/slurm.conf
+echo "GresTypes=gpu" >> /etc/slurm/slurm.conf
+"""
+
+
+def test_slurm_conf_gres_searched_or_removed_is_quiet(tmp_path):
+    """review49 item 6: lines that only test for the GPU gres (`grep`, `scontrol`), take it out of slurm.conf (`sed`)
+    or write it as a comment configure no GPU; a line echoed into the file still does."""
+    found = audit_file(tmp_path, "scripts/check_node.sh", SLURM_CHECKS)
+    for line in range(2, 8):
+        assert "NPU980" not in codes_of_line(found, line), line
+    assert "NPU980" in codes_of_line(found, 8)
+
+
 JAX_CONFIG = """\
 defaults:
   seed: 0
@@ -152,8 +173,22 @@ hydra:
 
 def test_hydra_submitit_setup_commands(tmp_path):
     found = audit_file(tmp_path, "configs_hydra/launcher/slurm.yaml", HYDRA_SLURM)
-    assert codes_of_line(found, 14)                  # `module load cuda`
+    assert codes_of_line(found, 14) == {"NPU029"}    # `module load cuda`
     _expect(found, {15: {"NPU004"}}, (12, 16, 17))
+
+
+
+def test_launcher_setup_is_hydras_key_only(tmp_path):
+    """review49 item 7: only Hydra's `hydra.launcher.setup` (with the file's package, or the group's default package
+    for a file under `hydra/launcher/` without a header) is a list of job-script commands; a prose `setup:` under
+    some other `launcher` mapping is a description."""
+    prose = audit_file(tmp_path, "conf/config.yaml", "app:\n  launcher:\n    setup: \"Use the CUDA launcher on GPU "
+                       "nodes (nvidia-smi shows them)\"\n")
+    assert not codes_of_line(prose, 3)
+    group = audit_file(tmp_path / "b", "configs/hydra/launcher/slurm_nohdr.yaml",
+                       "_target_: hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher\n"
+                       "setup:\n  - module load cuda/11.8\n")
+    assert codes_of_line(group, 3) == {"NPU029"}
 
 
 GPU_DOCKERFILE = """\

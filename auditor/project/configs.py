@@ -472,13 +472,18 @@ def _lone_per_gpu_amounts(node) -> set[int]:
 def _local_dispatch_requests(node) -> set[int]:
     """A dpdispatcher job run on the machine itself (`machine: {batch_type: shell}`, or the same in its `resources`:
     dpdispatcher's Shell batch starts the tasks directly, with no scheduler to ask, docs "Batch job systems"): its
-    `gpu_per_node` / `queue_name` values ask for nothing (a count, decision 26; tp49a). Value nodes, by id."""
+    `gpu_per_node` / `queue_name` values ask for nothing (a count, decision 26; tp49a). So does the queue of a job
+    that asks for no GPU (`"gpu_per_node": 0` beside `"queue_name": "small40"`: review49 item 9). Value nodes, by id."""
     found: set[int] = set()
     for entries in _mappings(node):
         resources = yaml_entries(entries.get("resources"))
         kinds = [yaml_entries(entries.get("machine")).get("batch_type"), resources.get("batch_type")]
         if any(isinstance(k, yaml.ScalarNode) and str(k.value).strip().lower() == "shell" for k in kinds):
             found.update(id(v) for k, v in resources.items() if k in ("gpu_per_node", "queue_name"))
+        gpus = resources.get("gpu_per_node")
+        if isinstance(gpus, yaml.ScalarNode) and str(gpus.value).strip() == "0" \
+                and isinstance(resources.get("queue_name"), yaml.ScalarNode):
+            found.add(id(resources["queue_name"]))
     return found
 
 
@@ -856,6 +861,10 @@ def hydra_package(col: Collector) -> str:
 def scan_config_roots(col: Collector, roots: list) -> None:
     first_finding = len(col.result.findings)
     package = hydra_package(col)
+    # a file of Hydra's `hydra/launcher` config group without a header: its default package is the group's path
+    # (Hydra docs, "The Defaults List": a config's default package is its group)
+    launcher_package = package or ("hydra.launcher" if "/hydra/launcher/" in "/" + col.rel.replace("\\", "/").lower()
+                                   and not _HYDRA_PACKAGE_RE.search("\n".join(col.lines[:5])) else "")
     engine = col.engine
     m = matchers(engine)
     blocks: list[list[str]] = []        # each `run:` block is its own script: one broken block spoils no other
@@ -902,7 +911,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             # a key in any case: a reusable workflow's `with: {SCRIPT: |}` input is the script its job runs (t15l)
             if isinstance(value.value, str) and (path.rsplit(".", 1)[-1].lower() in _SHELL_KEYS or _step_bash(path)
                                                  or path == "setup" and sky_task
-                                                 or _launcher_setup(f"{package}.{path}" if package else path)
+                                                 or _launcher_setup(f"{launcher_package}.{path}"
+                                                                    if launcher_package else path)
                                                  or _INSTALL_COMMAND_RE.search(value.value)):
                 interpreter = step_shells.get(id(value), "bash")
                 if interpreter.startswith("python"):
@@ -1072,9 +1082,11 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 rule = m.match_setting("cuda_version", raw)     # `target: ["11.0", "11.2"]` (_cuda_matrix_paths)
             if rule is None and path in option_paths:
                 rule = m.match_command(f"{option_paths[path]}={raw}")    # `--features ${{ matrix.features }}`
-            elif rule is not None and rule.code == "NPU019" and workflow and _MATRIX_PATH_RE.match(path):
+            elif rule is not None and rule.code == "NPU019" and workflow and _MATRIX_PATH_RE.match(path) \
+                    and path not in option_paths:
                 rule = None     # a CI matrix leg's name (`device: [cpu, gpu]`): its runner and the steps that read
-                # it choose; the key's name chooses no device (tp49a; test136 / test138's labels)
+                # it choose; the key's name chooses no device (tp49a; test136 / test138's labels). A leg a step
+                # hands to an option (`--device ${{ matrix.device }}`) is that option's device (review49 item 8)
             if rule is None and package:
                 rule = m.match_setting(f"{package}.{path}", raw)      # a Hydra group file's keys (t15t)
             name = path.rsplit(".", 1)[-1]
@@ -2160,8 +2172,9 @@ def _vector_blocks(lines: list[str], vector: list[yaml.ScalarNode]) -> list[str]
 
 def _launcher_setup(path: str) -> bool:
     """Hydra's submitit Slurm launcher `hydra.launcher.setup`: "A list of commands to run in sbatch before running
-    srun" (hydra-submitit-launcher's SlurmQueueConf), each item a line of the job script (`- module load cuda`)."""
-    return path.lower().endswith("launcher.setup")
+    srun" (hydra-submitit-launcher's SlurmQueueConf), each item a line of the job script (`- module load cuda`). The
+    whole key path, with the file's package: not any key named `setup` under some `launcher` (review49 item 7)."""
+    return path.lower() == "hydra.launcher.setup"
 
 
 def _copy_lines(lines: list[str], shell_lines: list[str], key, value) -> None:

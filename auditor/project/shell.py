@@ -96,6 +96,10 @@ _CUDA_PATH_RE = re.compile(r"(?:(?<![\w/.-])|(?<=-I)|(?<=-L))/usr/local/cuda(-[\
 # `/opt/cuda-11.8/bin`, `/sw/cuda/12.2/include` on a cluster's LD_LIBRARY_PATH): NPU027 (tp49a)
 _CUDA_HOME_ELSEWHERE_RE = re.compile(r"(?<![\w/.$}-])((?:/[\w.+-]+)*?/cuda(?:-\d[\w.]*)?(?:/v?\d+(?:\.\d+)+)?)"
                                      r"/(?:lib64|lib|bin|include)(?![\w.-])")
+# ... when the folder has a toolkit's shape: a release after `cuda` (`cuda-11.8`, `cuda/12.2`, `cuda/v11.3`), or
+# `cuda` in a system install folder (`/opt/cuda`, `/usr/lib/cuda`, `/opt/software/cuda`, `/apps/cuda`); a project's own
+# folder named `cuda` (`/workspace/myproj/kernels/cuda/lib`, a source tree's kernels) is no toolkit (review49 item 11)
+_TOOLKIT_HOME_RE = re.compile(r"/cuda(?:-\d|/v?\d)|\A(?:/(?:opt|usr|sw|apps|software|packages|pkg)(?:/[\w.+-]+)?)?/cuda\Z")
 # the NVIDIA driver's folders (GKE's /home/kubernetes/bin/nvidia on the host, mounted at /usr/local/nvidia; Colab's
 # /usr/lib64-nvidia): NPU075 (t15h)
 # (t27a: and the driver's own tools in /usr/bin, bind-mounted into containers: `-v /usr/bin/nvidia-xconfig:...`)
@@ -225,8 +229,9 @@ _KALDI_QUEUE_RE = re.compile(r"\$\{?\w*_cmd\}?|(?:run|queue|slurm)(?:-\w+)?\.pl"
 _KALDI_QUEUE_IN_TEXT_RE = re.compile(r"(?:^|[\s\"'/])(?:run|queue|slurm)(?:-\w+)?\.pl\s")
 
 
-def scan_fragment(col: Collector, text: str, line: int, column: int, options: bool = True) -> None:
-    """Command-line options and download URLs in a piece of text that starts at (line, column)."""
+def scan_fragment(col: Collector, text: str, line: int, column: int, options: bool = True, gres: bool = True) -> None:
+    """Command-line options and download URLs in a piece of text that starts at (line, column); slurm.conf's
+    generic-resource keys unless `gres` is off (the text is a pattern a command searches for, not a line written)."""
     m = matchers(col.engine)
 
     def where(offset: int) -> tuple[int, int]:
@@ -254,10 +259,13 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                 col.add(rule, symbol, ln, c, c + len(opt.group(0).split()[0]), value=value)
     if "-D" in text:
         cmake_defines(col, text, where)
-    if "Gres" in text:
+    if gres and "Gres" in text:
         for found in _SLURM_CONF_GRES_RE.finditer(text):
             # slurm.conf's `GresTypes=gpu` / a node's `Gres=gpu:8`, written by the script (a here-document, an echo
-            # into the file): read apart from a job's `--gres` (tp49b)
+            # into the file): read apart from a job's `--gres` (tp49b); not a line written as a comment (`echo "#
+            # Gres=gpu:4 is for the GPU partition" >> slurm.conf`: review49 item 6)
+            if text[:found.start()].rpartition("\n")[2].strip(" \t\"'").startswith("#"):
+                continue
             rule = m.match_setting(f"slurm_conf_{found.group(1).lower()}", found.group(2))
             if rule is not None:
                 ln, c = where(found.start())
@@ -285,8 +293,8 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
     if "/cuda" in text:
         for cuda_home in _CUDA_HOME_ELSEWHERE_RE.finditer(text):
             ln, c = where(cuda_home.start())
-            if not cuda_home.group(1).startswith("/usr/local/cuda") and \
-                    not any(f.line == ln for f in col.result.findings):
+            if not cuda_home.group(1).startswith("/usr/local/cuda") and _TOOLKIT_HOME_RE.search(cuda_home.group(1)) \
+                    and not any(f.line == ln for f in col.result.findings):
                 symbol = "path:" + cuda_home.group(1).lower()
                 col.add(m.match_requirement(symbol), symbol, ln, c, c + len(cuda_home.group(0)))
     if "nvidia" in text:
@@ -911,7 +919,8 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
                 # `cmake -D WITH_CUDA=ON ..`: the define in the next word (tp37)
                 text_here += " " * (following.start_point[1] - node.end_point[1]) \
                     + following.text.decode("utf-8", errors="replace")
-            scan_fragment(col, _sed_pattern_blanked(node, text_here), row + 1, start_col, options=not own_word)
+            scan_fragment(col, _sed_pattern_blanked(node, text_here), row + 1, start_col, options=not own_word,
+                          gres=not _searched_text(node))
         elif node.type == "concatenation" and node.children and node.children[0].type == "word" \
                 and b"/releases/download/" in node.text and not _in_message(node):
             _release_asset_url(col, m, pos, node)
@@ -3257,6 +3266,21 @@ _RPM_NAME_RE = re.compile(r"([A-Za-z][\w.+]*(?:-[A-Za-z][\w.+]*)*)-(?=\d|-)")
 # sed's one-line append / insert commands (GNU sed, "Commands": `4a text`, `/re/i text`, `$a\\text`): the text
 # becomes a line of the file
 _SED_APPEND_RE = re.compile(r"\s*(?:\d+|\$|/[^/]*/)\s*[ai]\\?\s*(\S.*)", re.S)
+
+
+# commands whose arguments are patterns or queries, not text they write: `grep -q "Gres=gpu:"`, `sed -i '/Gres=gpu:/d'`,
+# `scontrol show node | grep ...` (review49 item 6)
+_SEARCHING_COMMANDS = frozenset({b"grep", b"egrep", b"fgrep", b"rg", b"sed", b"awk", b"gawk", b"scontrol", b"sinfo"})
+
+
+def _searched_text(node) -> bool:
+    """The word or string is an argument of a command that searches or edits text (`grep`, `sed`, `awk`,
+    `scontrol`): a pattern or a query, not a line the script writes."""
+    command = node.parent
+    while command is not None and command.type in ("string", "concatenation"):
+        command = command.parent
+    name = command.child_by_field_name("name") if command is not None and command.type == "command" else None
+    return name is not None and name.text.rsplit(b"/", 1)[-1] in _SEARCHING_COMMANDS
 
 
 def _sed_pattern_blanked(node, text: str) -> str:

@@ -687,6 +687,7 @@ class MatchVisitor(cst.CSTVisitor):
         # iinfo: checked or measured, not chosen
         self._asserted: set[int] = set()
         self._table_values: set[int] = set()     # values of dict entries whose key names them (RawHit.table_entry)
+        self._label_edits: set[int] = set()      # build labels stripped / split off, or one of a table of builds
         self._bindings: list[tuple[int, cst.BaseExpression | None, cst.BaseExpression]] = []   # open assignments
         # dtype names a guard requires or casts around -> the guard's kind (dtype_requirements.py)
         self._required_dtypes: dict[int, str] = {}
@@ -727,6 +728,8 @@ class MatchVisitor(cst.CSTVisitor):
             # `VENDORS = {"NVIDIA": ...}`: a vendor name outside a comparison chooses nothing; `assert
             # gpu.manufacturer == "nvidia"` (a test checking data) chooses no branch either (t14l)
             return
+        if rule.extra.get("label_tests_only") and id(node) in self._label_edits:
+            return      # a build label cut off a version text, or one entry of a table of builds (review49 item 10)
         if rule.extra.get("probe_compared") and (id(node) not in self._probe_compared or id(node) in self._ascend_chain):
             # `gpu.name == "A100"` in a cloud catalogue compares an offer, not the device probed (tk43); an `if` /
             # `elif` chain that also tests an Ascend model (`elif "910B" in device_name:`) has its Ascend case (tq47a)
@@ -1739,6 +1742,12 @@ class MatchVisitor(cst.CSTVisitor):
         return True
 
     def visit_Dict(self, node: cst.Dict) -> bool:
+        labels = [el.value for el in node.elements if isinstance(el, cst.DictElement)
+                  and isinstance(el.value, cst.SimpleString) and isinstance(el.value.evaluated_value, str)
+                  and _BUILD_LABEL.fullmatch(el.value.evaluated_value)]
+        if any(not _CUDA_BUILD_LABEL.fullmatch(v.evaluated_value) for v in labels):    # type: ignore[arg-type]
+            # `{"cpu": "+cpu", "cuda": "+cu121"}`: a table of torch builds, one per option value; the option chooses
+            self._label_edits.update(id(v) for v in labels)
         self._renamed.update(id(key) for key in _renamed_keys(
             (el.key, el.value) for el in node.elements if isinstance(el, cst.DictElement)))
         # `{"NVIDIA_TF32_OVERRIDE": os.environ.get("NVIDIA_TF32_OVERRIDE"), "CUDA_VERSION": ...}`: a record of the
@@ -2073,6 +2082,9 @@ class MatchVisitor(cst.CSTVisitor):
             first = node.args[0].value
             tested = [e.value for e in first.elements] if isinstance(first, cst.Tuple) else [first]
             self._name_tests.update(id(t) for t in tested)
+        if isinstance(func, cst.Attribute) and func.attr.value in _STRING_EDITS:
+            # `torch.__version__.replace("+cu121", "")`: the label is cut off the text, whatever build it came from
+            self._label_edits.update(id(arg.value) for arg in node.args)
         first_hit = len(self.hits)
         self._call_args.update((id(arg.value), node) for arg in node.args)
         if isinstance(func, cst.Attribute) and func.attr.value in _ROUTE_METHODS:
@@ -2914,6 +2926,12 @@ _ENUM_MEMBER = re.compile(r"\.[A-Z][a-z]\w*\.[A-Z][A-Z0-9_]*\Z")
 _MODULE_METADATA = frozenset({"__file__", "__version__", "__name__", "__path__", "__doc__", "__spec__"})
 # a getter of a setting (`get_float32_matmul_precision`, `is_autocast_enabled`), not one named for a CUDA device
 _SETTING_GETTER = re.compile(r"^(?:get|is)_(?!.*(?:cuda|gpu))\w+$")
+# str methods that cut text out of a string (`.replace("+cu121", "")`, `.split("+cu")`): their arguments are pieces
+_STRING_EDITS = frozenset({"replace", "split", "rsplit", "partition", "rpartition", "strip", "rstrip", "lstrip",
+                           "removesuffix", "removeprefix"})
+# a PEP 440 local version label of a torch wheel (`+cpu`, `+cu121`, `+rocm6.4`, `+xpu`)
+_BUILD_LABEL = re.compile(r"\+[a-z]+[0-9.]*")
+_CUDA_BUILD_LABEL = re.compile(r"\+cu[0-9]+")
 
 
 def _tensor_device_type(node: cst.BaseExpression) -> bool:
