@@ -9,15 +9,7 @@ messages, CPU values, zero counts, folder URLs completed on the RUN line, data f
 ALPRO, OpenEmbedding, zamia-speech, jetbot, ros2_trt_pose, PaddleSlim and on-policy; each with controls."""
 from __future__ import annotations
 
-from tests.static_snippets import audit_file, codes_of_line
-
-
-def _expect(found, flagged: dict[int, set[str]], quiet: tuple[int, ...]) -> None:
-    """Each line of `flagged` carries exactly its codes; each `quiet` line none."""
-    for line, codes in flagged.items():
-        assert codes_of_line(found, line) == codes, line
-    for line in quiet:
-        assert not codes_of_line(found, line), line
+from tests.static_snippets import audit_file, codes_of_line, expect_line_codes
 
 
 WHEEL_BUILD = """\
@@ -45,7 +37,7 @@ def test_cibuildwheel_commands_exported_and_sourced_cuda_env(tmp_path):
     assert "NPU018" in codes_of_line(found, 5)
     assert "NPU018" in codes_of_line(found, 8) and "NPU018" in codes_of_line(found, 10)
     # a script sourced with another version, CPU-only commands and a message held in a variable stay quiet
-    _expect(found, {}, (4, 6, 12, 13, 14))
+    expect_line_codes(found, {}, (4, 6, 12, 13, 14))
 
 
 HOROVOD_INSTALL = """\
@@ -74,7 +66,7 @@ ENV HOROVOD_GPU_OPERATIONS=NCCL
 
 def test_horovod_nccl_build_switches(tmp_path):
     found = audit_file(tmp_path, "env/install_pkg.sh", HOROVOD_INSTALL)
-    _expect(found, {3: {"NPU984"}, 4: {"NPU144"}}, (2, 6, 7, 8))
+    expect_line_codes(found, {3: {"NPU984"}, 4: {"NPU144"}}, (2, 6, 7, 8))
 
 
 def test_versioned_pip_and_local_nccl_debs(tmp_path):
@@ -83,7 +75,7 @@ def test_versioned_pip_and_local_nccl_debs(tmp_path):
     assert {"NPU984", "NPU144"} <= codes_of_line(found, 5)
     assert "NPU018" in codes_of_line(found, 6)              # `pip3.7 install torch==...+cu101`
     assert "NPU984" in codes_of_line(found, 9)
-    _expect(found, {}, (7, 8))
+    expect_line_codes(found, {}, (7, 8))
 
 
 KALDI_CMD = """\
@@ -115,12 +107,12 @@ echo "cuda-compiled checks the build"
 
 def test_kaldi_grid_engine_gpu_requests(tmp_path):
     found = audit_file(tmp_path, "data/src/speech/kaldi-cmd.sh", KALDI_CMD)
-    _expect(found, {4: {"NPU028"}, 5: {"NPU028"}, 9: {"NPU028"}}, (1, 2, 3, 6, 7, 8))
+    expect_line_codes(found, {4: {"NPU028"}, 5: {"NPU028"}, 9: {"NPU028"}}, (1, 2, 3, 6, 7, 8))
 
 
 def test_kaldi_cuda_compiled_probe_and_directives(tmp_path):
     found = audit_file(tmp_path, "egs/run_tdnn.sh", KALDI_RECIPE)
-    _expect(found, {2: {"NPU028"}, 6: {"NPU982"}}, (3, 5, 8, 11))
+    expect_line_codes(found, {2: {"NPU028"}, 6: {"NPU982"}}, (3, 5, 8, 11))
 
 
 JETSON_DOCKERFILE = """\
@@ -141,7 +133,7 @@ RUN wget ${NSYS_URL}${NSYS_PKG}
 def test_jetson_box_wheels_held_in_args(tmp_path):
     found = audit_file(tmp_path, "docker/base/Dockerfile", JETSON_DOCKERFILE)
     assert codes_of_line(found, 3) == {"NPU018"}            # the ARG that names the wheel (decision 62)
-    _expect(found, {}, (2, 4, 7, 8, 9))
+    expect_line_codes(found, {}, (2, 4, 7, 8, 9))
     assert codes_of_line(found, 11)                         # a folder URL: the RUN line completes the download
 
 
@@ -160,7 +152,7 @@ sudo sed -i 's/"log-level": "debug"/"log-level": "info"/' /etc/docker/daemon.jso
 
 def test_default_runtime_written_by_sed(tmp_path):
     found = audit_file(tmp_path, "docker/set_nvidia_runtime.sh", DOCKER_RUNTIME)
-    _expect(found, {4: {"NPU017"}}, (3, 5, 7, 8, 9))
+    expect_line_codes(found, {4: {"NPU017"}}, (3, 5, 7, 8, 9))
 
 
 PADDLE_DIST = """\
@@ -179,7 +171,7 @@ echo "use --selected_gpus=0,1 with older Paddle"
 
 def test_paddle_legacy_gpu_selection(tmp_path):
     found = audit_file(tmp_path, "demo/unstructured_prune/train_imagenet_dist_gmp.sh", PADDLE_DIST)
-    _expect(found, {2: {"NPU985"}, 6: {"NPU985"}}, (7, 8, 9, 10))
+    expect_line_codes(found, {2: {"NPU985"}, 6: {"NPU985"}}, (7, 8, 9, 10))
 
 
 CONDA_ENV = """\
@@ -209,5 +201,5 @@ dependencies:
 
 def test_anaconda_tensorflow_gpu_builds_and_cupti(tmp_path):
     found = audit_file(tmp_path, "environment.yaml", CONDA_ENV)
-    _expect(found, {6: {"NPU440"}, 8: {"NPU018"}, 9: {"NPU440"}, 10: {"NPU440"}}, (5, 7, 11, 12, 13))
-    _expect(audit_file(tmp_path / "cpu", "environment.yaml", CONDA_CPU_ENV), {}, (3, 4, 5))
+    expect_line_codes(found, {6: {"NPU440"}, 8: {"NPU018"}, 9: {"NPU440"}, 10: {"NPU440"}}, (5, 7, 11, 12, 13))
+    expect_line_codes(audit_file(tmp_path / "cpu", "environment.yaml", CONDA_CPU_ENV), {}, (3, 4, 5))

@@ -2406,8 +2406,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         if rule is not None:
             sl, sc = pos.at(nodes[1].start_point)
             col.add(rule, script, sl, sc, sc + len(words[1]))
-        elif any(_cuda_version_name(v) for v in _VARIABLE_REF_RE.findall(words[1])) or (handed := name in (
-                ".", "source") and any(_cuda_version_name(v) for w in words[2:] for v in _VARIABLE_REF_RE.findall(w))):
+        elif (chosen := any(_cuda_version_name(v) for v in _VARIABLE_REF_RE.findall(words[1]))) or name in (
+                ".", "source") and any(_cuda_version_name(v) for w in words[2:] for v in _VARIABLE_REF_RE.findall(w)):
             # `bash .github/workflows/cuda/${{ matrix.cuda-version }}-${{ runner.os }}.sh`, `source
             # .../cuda/${{ matrix.cuda-version }}-Linux-env.sh` (pytorch_scatter's wheel workflow, r2c): a script
             # picked by the CUDA version installs that CUDA or sets up its environment (a build parameter: the
@@ -2416,8 +2416,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
             # FORCE_CUDA and the toolkit's PATH into the caller's shell; tp50a)
             sl, sc = pos.at(nodes[1].start_point)
             col.add(m.match_requirement("cuda-version"), f"{name} {words[1]}", sl, sc, sc + len(words[1]),
-                    severity="info", note=" (a script sourced with the CUDA version: that CUDA's environment)" if handed
-                    else " (a script chosen by the CUDA version: that CUDA's install or environment)")
+                    severity="info", note=" (a script chosen by the CUDA version: that CUDA's install or environment)"
+                    if chosen else " (a script sourced with the CUDA version: that CUDA's environment)")
     if name in ("accelerate", "torchrun", "deepspeed") and "-m" in words[1:-1]:
         # `accelerate launch --num_processes=8 -m lmms_eval --model vllm`: the module's options are read as its own
         at = words.index("-m", 1)
