@@ -194,6 +194,14 @@ def codes_of_line(found: list[tuple[int, str, str]], line: int) -> set[str]:
     return {code for ln, code, _sev in found if ln == line}
 
 
+def expect_line_codes(found: list[tuple[int, str, str]], flagged: dict[int, set[str]], quiet: tuple[int, ...]) -> None:
+    """Each line of `flagged` carries exactly its codes; each `quiet` line none."""
+    for line, codes in flagged.items():
+        assert codes_of_line(found, line) == codes, line
+    for line in quiet:
+        assert not codes_of_line(found, line), line
+
+
 def tree_codes_by_line(root: Path, rel: str) -> dict[int, set[str]]:
     """{line: codes} of one file of the tree at `root`, with the tree passes (as the project-file bench runs them)."""
     out: dict[int, set[str]] = {}

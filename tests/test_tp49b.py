@@ -7,15 +7,7 @@ CUDA platform (NPU981), NeMo's Triton deployment (NPU979) and TensorRT-LLM expor
 notebooks, PaddleDetection, PaddleClas, 4D-Humans and GenerativeAIExamples; each with controls."""
 from __future__ import annotations
 
-from tests.static_snippets import audit_file, codes_of_line, tree_findings, write_tree
-
-
-def _expect(found, flagged: dict[int, set[str]], quiet: tuple[int, ...]) -> None:
-    """Each line of `flagged` carries exactly its codes; each `quiet` line none."""
-    for line, codes in flagged.items():
-        assert codes_of_line(found, line) == codes, line
-    for line in quiet:
-        assert not codes_of_line(found, line), line
+from tests.static_snippets import audit_file, codes_of_line, expect_line_codes, tree_findings, write_tree
 
 
 SLURM_SETUP = """\
@@ -43,7 +35,7 @@ srun --gres=gpu:1 nvidia-smi -L
 def test_slurm_conf_gres_written_by_a_script(tmp_path):
     found = audit_file(tmp_path, "templates/workstation/setup_controller.sh", SLURM_SETUP)
     # a comment, a CPU partition, a message, a zero count stay quiet
-    _expect(found, {8: {"NPU980"}, 13: {"NPU980"}}, (3, 15, 16, 17))
+    expect_line_codes(found, {8: {"NPU980"}, 13: {"NPU980"}}, (3, 15, 16, 17))
     assert "NPU980" not in codes_of_line(found, 18)     # a job's request stays NPU028's
 
 
@@ -84,7 +76,7 @@ cpu_debug:
 
 
 def test_jax_platform_setting(tmp_path):
-    _expect(audit_file(tmp_path, "dreamerv3/configs.yaml", JAX_CONFIG), {4: {"NPU981"}}, (8, 11))
+    expect_line_codes(audit_file(tmp_path, "dreamerv3/configs.yaml", JAX_CONFIG), {4: {"NPU981"}}, (8, 11))
 
 
 NEMO_EXPORT = """\
@@ -99,7 +91,7 @@ print("served with DeployPyTriton")
 
 
 def test_nemo_export_and_triton_deploy(tmp_path):
-    _expect(audit_file(tmp_path, "finetuning/export.py", NEMO_EXPORT), {1: {"NPU409"}, 2: {"NPU979"}}, (3, 6, 7))
+    expect_line_codes(audit_file(tmp_path, "finetuning/export.py", NEMO_EXPORT), {1: {"NPU409"}, 2: {"NPU979"}}, (3, 6, 7))
 
 
 PADDLE_SETUP = """\
@@ -147,7 +139,7 @@ echo "launch with --gpus=0,1"
 
 def test_paddle_launch_gpu_list(tmp_path):
     # the launcher's `--gpus` is an alias of `--devices` (Paddle's launch/context/args_envs.py): the NPU plugin reads it
-    _expect(audit_file(tmp_path, "ppcls/static/run_dali.sh", PADDLE_LAUNCH), {}, (3, 4, 7, 8, 9))
+    expect_line_codes(audit_file(tmp_path, "ppcls/static/run_dali.sh", PADDLE_LAUNCH), {}, (3, 4, 7, 8, 9))
 
 
 HYDRA_SLURM = """\
@@ -174,7 +166,7 @@ hydra:
 def test_hydra_submitit_setup_commands(tmp_path):
     found = audit_file(tmp_path, "configs_hydra/launcher/slurm.yaml", HYDRA_SLURM)
     assert codes_of_line(found, 14) == {"NPU029"}    # `module load cuda`
-    _expect(found, {15: {"NPU004"}}, (12, 16, 17))
+    expect_line_codes(found, {15: {"NPU004"}}, (12, 16, 17))
 
 
 
@@ -205,5 +197,5 @@ RUN git clone https://github.com/apache/spark.git
 
 
 def test_driver_image_and_nvidia_packages(tmp_path):
-    _expect(audit_file(tmp_path, "docker/Dockerfile.interact", GPU_DOCKERFILE),
+    expect_line_codes(audit_file(tmp_path, "docker/Dockerfile.interact", GPU_DOCKERFILE),
             {2: {"NPU016"}, 5: {"NPU440"}, 8: {"NPU440"}}, (1, 4, 6, 7, 9))

@@ -261,13 +261,15 @@ def _copied_packages(col: Collector, m, value: str, text: str, line: int, stage_
 
 def _download_url_vars(words: list[str], run_refs: set[str]) -> dict[str, str]:
     """`ARG NSYS_URL=https://developer.nvidia.com/.../nsight-systems/2025_1/` then `RUN wget ${NSYS_URL}${NSYS_PKG}`
-    (llm-d, tp39): a variable whose whole value is a URL only names the download; the RUN line that expands it is
+    (llm-d, tp39): a variable whose value is a folder URL only names where the download is; the RUN line that expands it is
     where the download happens, so the URL's finding goes there. A URL variable no RUN line expands stays where it
-    is (read as before)."""
+    is (read as before), and so does a URL of a whole file (`ARG PYTORCH_URL=https://nvidia.box.com/.../x.whl` then
+    `RUN wget ${PYTORCH_URL} -O ${PYTORCH_WHL}`): the ARG names what is downloaded, the pair of decision 62 (tp50a;
+    the earlier project labels put 4 such ARG lines in a category, test86's folder URL `none`)."""
     held = {}
     for word in words:
         name, eq, value = word.partition("=")
-        if eq and name in run_refs and re.fullmatch(r"https?://\S+", value):
+        if eq and name in run_refs and re.fullmatch(r"https?://\S+/", value):
             held[name] = value
     return held
 

@@ -1271,7 +1271,8 @@ def _conda_lock(engine: "StaticEngine", text: str, rel: str, keys: dict) -> File
 # (tp43: also a build-string glob, conda-forge's `torchvision>=0.22.0=cuda12*`, `tensorflow=*=cuda*`: conda's match
 # spec takes globs in the build field, and conda-forge names its CUDA variants `cuda<major>...` / `cuda<nnn>_...`;
 # conda docs, "Package match specifications"; pangeo-docker-images' ml-notebook)
-_CONDA_CUDA_BUILD_RE = re.compile(r"=[^=\s]*?(?:^|[=_*])(cu(?:da)?\d*[\d.]*)(?:[_\s*]|$)")
+# (tp50a: also Anaconda's defaults-channel GPU variants, `tensorflow=2.0.0=gpu_py36h6b29c10_0`, `_tflow_select=2.1.0=gpu`)
+_CONDA_CUDA_BUILD_RE = re.compile(r"=[^=\s]*?(?:^|[=_*])(cu(?:da)?\d*[\d.]*|gpu)(?:[_\s*]|$)")
 
 
 def conda_spec_name(spec: str) -> str:

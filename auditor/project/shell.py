@@ -59,6 +59,8 @@ _PREFIX_COMMANDS: dict[str, tuple[frozenset[str], re.Pattern[str] | None]] = {
 }
 # (`mim install mmcv-full==1.7.2`: OpenMMLab's installer takes pip's requirement specifiers and options; t15l)
 _PIP = {"pip", "pip3", "uv", "conda", "mamba", "micromamba", "mim"}
+# pip's versioned scripts (`pip3.7`, `pip2.7`: its console scripts pip, pip<major> and pip<major>.<minor>)
+_VERSIONED_PIP_RE = re.compile(r"pip[23]\.\d+")
 _OPTS_WITH_VALUE = {"-r", "--requirement", "-c", "--constraint", "-w", "--wheel-dir", "-t", "--target",
                     "--prefix", "--root", "--platform", "--python-version"}
 _CONDA_OPTS_WITH_VALUE = {"-n", "--name", "-p", "--prefix", "--file", "--override-channels-file"}
@@ -227,6 +229,11 @@ def option_setting(m, path: str, value: str):
 # (ESPnet's utils/queue-freegpu.pl: queue.pl that picks a free GPU; tp45, project test122)
 _KALDI_QUEUE_RE = re.compile(r"\$\{?\w*_cmd\}?|(?:run|queue|slurm)(?:-\w+)?\.pl")
 _KALDI_QUEUE_IN_TEXT_RE = re.compile(r"(?:^|[\s\"'/])(?:run|queue|slurm)(?:-\w+)?\.pl\s")
+# Grid Engine's resource request `-l gpu=1` (qsub(1): `-l resource=value,...`), which Kaldi's queue scripts pass on
+# (queue.pl's default config: `option gpu=* -l gpu=$0 -q g.q`; recipes' `cuda_cmd="queue.pl -l gpu=1"`), also in a
+# `qsub` line; a GPU resource by its name (`gpu`, `gpus`, `ngpus`, a site's `gpu_1` node type), its count the value
+_GRID_ENGINE_GPU_RE = re.compile(r"(?<!\S)-l\s*['\"]?(?:[\w.]+=[^,\s'\"]*,)*((?:n|num_?)?gpus?(?:_\d+)?)=(\d+)")
+_GRID_ENGINE_SUBMIT_RE = re.compile(r"(?:^|[\s\"'/])(?:(?:run|queue|slurm)(?:-\w+)?\.pl|qsub)\s")
 
 
 def scan_fragment(col: Collector, text: str, line: int, column: int, options: bool = True, gres: bool = True) -> None:
@@ -257,6 +264,8 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
             if rule is not None:
                 ln, c = where(opt.start())
                 col.add(rule, symbol, ln, c, c + len(opt.group(0).split()[0]), value=value)
+    if "-l" in text and "gpu" in text:
+        grid_engine_gpus(col, m, text, where)
     if "-D" in text:
         cmake_defines(col, text, where)
     if gres and "Gres" in text:
@@ -349,6 +358,17 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                     col.add(rule, symbol, ln, c, c + len(u.group(0)), severity="info", note=" (the repository's signing key)")
                 else:
                     col.add(rule, symbol, ln, c, c + len(u.group(0)))
+
+
+def grid_engine_gpus(col: Collector, m, text: str, where, directive: bool = False) -> None:
+    """`-l gpu=1` after a Kaldi queue script or `qsub` in `text` (or anywhere in a `#$` directive's options):
+    the GPUs the job asks Grid Engine for, read as a `gpus` request (NPU028; tp50a, zamia-speech's kaldi-cmd.sh)."""
+    for request in _GRID_ENGINE_GPU_RE.finditer(text):
+        if directive or _GRID_ENGINE_SUBMIT_RE.search(text[:request.start()]):
+            rule = m.match_setting("gpus", request.group(2))
+            if rule is not None:
+                ln, c = where(request.start())
+                col.add(rule, request.group(0).strip(), ln, c, c + len(request.group(0)), value=request.group(2))
 
 
 # aws-ofi-nccl's install folder (`/opt/amazon/ofi-nccl/lib64`, `/opt/aws-ofi-nccl/lib`): NCCL's libfabric plugin (NPU911)
@@ -837,8 +857,10 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
             if value is not None and value.type in ("string", "raw_string"):
                 _env_list(col, pos, value)
                 _yaml_value(col, pos, value)
-                if name in evaluated:
-                    # the command line `eval $name` runs, read in its place
+                if name in evaluated or COMMAND_VARIABLE_RE.fullmatch(name):
+                    # the command line `eval $name` runs, read in its place; so is the value of a variable a tool
+                    # runs as a command (`export CIBW_BEFORE_BUILD="pip install torch --index-url .../whl/cu126"`:
+                    # cibuildwheel runs it before each build, as dockerfile.py and configs.py read it in ENV / env:)
                     _nested_script(col, pos, value, multi_process=name in multi_process_vars)
             if value is not None and "IMAGE" in name.upper() and not _DERIVED_RE.match(_word(value).strip('"')) \
                     and name not in build_tags:
@@ -946,6 +968,12 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
                 key = _SLURM_SHORT[short.group(1)]
                 col.add(m.match_setting(key, short.group(2)), f"-{short.group(1)} {short.group(2)}", row + 1,
                         start + short.start(1) - 1, start + short.end(2), value=short.group(2))
+        elif node.type == "comment" and node.text.startswith(b"#$ ") and b"gpu" in node.text:
+            # Grid Engine reads `#$ -l gpu=1` lines as qsub's options (qsub(1), "embedded directives")
+            row, byte_col = node.start_point
+            start = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + 1
+            options = node.text.decode("utf-8", errors="replace")
+            grid_engine_gpus(col, m, options, lambda offset: (row + 1, start + offset), directive=True)
         elif node.type == "comment" and (directive := _QUEUE_DIRECTIVE_RE.match(
                 node.text.decode("utf-8", errors="replace"))):
             # PBS / Cobalt read `#PBS -q gpu` / `#COBALT -q training-gpu` as the job's queue (ALCF's GPU nodes
@@ -2353,6 +2381,13 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
     if not words:
         return
     name = words[0].rsplit("/", 1)[-1]
+    if _VERSIONED_PIP_RE.fullmatch(name):
+        name = "pip3"       # `pip3.7 install ...`: pip installs itself as pip, pip3 and pip3.<minor> (its entry points)
+    if name == "qsub":
+        for i, w in enumerate(words[:-1]):
+            if w == "-l":       # `qsub -l h_rt=1:00:00,gpu=1 job.sh`: Grid Engine's resource list, one word
+                ql, qc = pos.at(nodes[i].start_point)
+                grid_engine_gpus(col, m, f"-l {words[i + 1]}", lambda offset: (ql, qc + offset), directive=True)
     if name in ("echo", "printf") and not _output_to_file(node) and not _output_to_program(node):
         return      # `echo finished --device cuda`: a message shown to a person, its words are no options (t15o)
     variable = re.fullmatch(r"\$\{?([A-Za-z_]\w*)\}?", name)
@@ -2380,14 +2415,18 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         if rule is not None:
             sl, sc = pos.at(nodes[1].start_point)
             col.add(rule, script, sl, sc, sc + len(words[1]))
-        elif any(_cuda_version_name(v) for v in _VARIABLE_REF_RE.findall(words[1])):
+        elif (chosen := any(_cuda_version_name(v) for v in _VARIABLE_REF_RE.findall(words[1]))) or name in (
+                ".", "source") and any(_cuda_version_name(v) for w in words[2:] for v in _VARIABLE_REF_RE.findall(w)):
             # `bash .github/workflows/cuda/${{ matrix.cuda-version }}-${{ runner.os }}.sh`, `source
             # .../cuda/${{ matrix.cuda-version }}-Linux-env.sh` (pytorch_scatter's wheel workflow, r2c): a script
             # picked by the CUDA version installs that CUDA or sets up its environment (a build parameter: the
-            # script's own lines are the errors)
+            # script's own lines are the errors); so does a script sourced with the CUDA version as its argument
+            # (pyg-lib's `source ./.github/workflows/cuda/Windows-env.sh "${CUDA_VERSION}"`, whose `case` sets
+            # FORCE_CUDA and the toolkit's PATH into the caller's shell; tp50a)
             sl, sc = pos.at(nodes[1].start_point)
             col.add(m.match_requirement("cuda-version"), f"{name} {words[1]}", sl, sc, sc + len(words[1]),
-                    severity="info", note=" (a script chosen by the CUDA version: that CUDA's install or environment)")
+                    severity="info", note=" (a script chosen by the CUDA version: that CUDA's install or environment)"
+                    if chosen else " (a script sourced with the CUDA version: that CUDA's environment)")
     if name in ("accelerate", "torchrun", "deepspeed") and "-m" in words[1:-1]:
         # `accelerate launch --num_processes=8 -m lmms_eval --model vllm`: the module's options are read as its own
         at = words.index("-m", 1)
@@ -2604,6 +2643,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         return
     if name == "sed":
         _sed_appended_commands(col, pos, words, nodes)
+        if b":" in node.text:
+            _sed_written_settings(col, m, pos, node)
     if name == "sed" and _SED_EDIT_WORD_RE.search(node.text.decode("utf-8", errors="replace")):
         _sed_cuda_edits(col, pos, node)
         return
@@ -2662,7 +2703,14 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
             if w and not w.startswith("-"):
                 line, c = pos.at(nodes[i].start_point)
                 symbol = "apt:" + w.split("=", 1)[0].lower()
-                col.add(m.match_requirement(symbol), symbol, line, c, c + len(w))
+                rule = m.match_requirement(symbol)
+                if "/" in w and w.endswith(".deb"):
+                    # `apt-get install ./build/pkg/deb/libnccl2_*_amd64.deb`: apt installs a local file given by its
+                    # path (apt(8), "install": "a path to a .deb file"); the package is its name before `_`, as dpkg's
+                    package = "apt:" + w.rsplit("/", 1)[-1].split("_", 1)[0].lower().rstrip("-")
+                    rule, symbol = (m.match_requirement(package), package) if m.match_requirement(package) \
+                        else (rule, symbol)
+                col.add(rule, symbol, line, c, c + len(w))
         for child in node.children:
             # `ENV NV_LIBNPP_PACKAGE libnpp-12-1-${NV_LIBNPP_VERSION}` then `yum install ${NV_LIBNPP_PACKAGE}`
             # (NVIDIA's CUDA image Dockerfiles, copied into llm-on-openshift's; tp45): the package a variable the
@@ -3363,6 +3411,31 @@ def _sed_cuda_edits(col: Collector, pos: _Positions, node) -> None:
             for f in result.findings:
                 col.add_finding(replace(f, path=col.rel, line=line, end_line=line, col=c, end_col=c + len(call),
                                         fix="none", data={k: v for k, v in f.data.items() if k != "replace"}))
+
+
+# a JSON / YAML pair a substitution writes (`\"default-runtime\": \"nvidia\"`, quotes escaped or not)
+_WRITTEN_PAIR_RE = re.compile(r'\\?"?([A-Za-z][\w.-]*)\\?"?\s*:\s*\\?"([^"\\\s,}]+)\\?"')
+
+
+def _sed_written_settings(col: Collector, m, pos: _Positions, node) -> None:
+    """`sudo sed -i 's/^}/    ,\\n    \\"default-runtime\\": \\"nvidia\\"\\n}/' /etc/docker/daemon.json` (jetbot's
+    set_nvidia_runtime.sh): a key / value pair a substitution writes into a config file that its pattern did not
+    have, read as that config's setting (NPU017's `default-runtime=nvidia`; tp50a)."""
+    text = node.text.decode("utf-8", errors="replace")
+    row, byte_col = node.start_point
+    start = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace"))
+    for sub in _SED_SUBSTITUTION_RE.finditer(text):
+        had = {p.group(1, 2) for p in _WRITTEN_PAIR_RE.finditer(sub.group(2))}
+        for pair in _WRITTEN_PAIR_RE.finditer(sub.group(3)):
+            if pair.group(1, 2) in had:
+                continue            # the pair the file has already: the file is where it is read
+            rule = m.match_setting(pair.group(1), pair.group(2))
+            if rule is not None:
+                at = sub.start(3) + pair.start()
+                line = row + 1 + text.count("\n", 0, at)
+                c = start + 1 + at if line == row + 1 else at - text.rfind("\n", 0, at)
+                col.add(rule, f"{pair.group(1)}={pair.group(2)}", line, c, c + len(pair.group(0)),
+                        value=pair.group(2))
 
 
 def _tree_part(m, tree: tuple[str, Rule], folder: str) -> tuple[str, Rule]:
