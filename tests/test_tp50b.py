@@ -157,3 +157,24 @@ def test_source_built_libraries_by_git_url(tmp_path):
     found = audit_file(tmp_path / "env", "environment.yaml", ENVIRONMENT)
     assert codes_of_line(found, 8) == {"NPU360"}
     assert not codes_of_line(found, 9)
+
+
+PYTORCH3D_DOCKERFILE = """\
+FROM nvidia/cuda:11.3.1-devel-ubuntu20.04
+RUN pip install "git+https://github.com/facebookresearch/pytorch3d.git@stable"
+RUN FORCE_CUDA=1 pip install "git+https://github.com/facebookresearch/pytorch3d.git@stable"
+ENV FORCE_CUDA="1"
+RUN pip install "git+https://github.com/facebookresearch/pytorch3d.git@v0.7.4"
+"""
+
+
+def test_pytorch3d_built_in_a_docker_build(tmp_path):
+    # pytorch3d's setup.py compiles CUDA only with a GPU visible (none in `docker build`) or FORCE_CUDA set
+    found = audit_file(tmp_path, "docker/Dockerfile", PYTORCH3D_DOCKERFILE)
+    assert not codes_of_line(found, 2)
+    assert "NPU360" in codes_of_line(found, 3)
+    assert "NPU360" in codes_of_line(found, 5)          # after `ENV FORCE_CUDA="1"`
+    # a notebook installs it where the runtime's GPU is visible: a CUDA build
+    found = audit_file(tmp_path / "nb", "install.sh",
+                       "pip install 'git+https://github.com/facebookresearch/pytorch3d.git@stable'\n")
+    assert codes_of_line(found, 1) == {"NPU360"}

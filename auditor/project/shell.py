@@ -3439,7 +3439,12 @@ def _forces_cuda(col: Collector, command) -> bool:
     value = col.script_vars.get("FORCE_CUDA")
     if value is not None and value.strip("\"'").lower() in ("1", "true", "yes", "on"):
         return True
-    return command is not None and _FORCE_CUDA_RE.search(command.text.decode("utf-8", errors="replace")) is not None
+    return command is not None and forces_cuda_text(command.text.decode("utf-8", errors="replace"))
+
+
+def forces_cuda_text(text: str) -> bool:
+    """A text that sets FORCE_CUDA on (`FORCE_CUDA=1 pip install ...`, `ENV FORCE_CUDA="1"`, `export FORCE_CUDA=1`)."""
+    return _FORCE_CUDA_RE.search(text) is not None
 
 
 _OPT_IN_NOTE = " (a CI job that tests the project's own opt-in extra: a plain install does not pull it and an " \
