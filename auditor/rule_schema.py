@@ -141,6 +141,9 @@ RULE_SCHEMA: dict[str, Any] = {
             "dependency_only": {"type": "boolean"},
             # crossfile: module -> its subpackages that load none of the compiled build's ops (PyTorch3D's transforms)
             "pure_submodules": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
+            # requirement rules: source builds that compile CUDA only with a GPU visible at build time or FORCE_CUDA
+            # set, quiet in a Dockerfile without FORCE_CUDA (`docker build` shows no GPU; dockerfile.py, tp50b)
+            "gpu_at_build": {"type": "array", "items": {"type": "string"}},
             # with dict_entries: only entries under these keys (`{"accelerator": "gpu"}`, not a JSON config's
             # `{"device": "gpu"}` for another runtime, t36a)
             "dict_entry_keys": {"type": "array", "items": {"type": "string"}},

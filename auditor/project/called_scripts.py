@@ -14,14 +14,13 @@ auditor/project/tree_calls.py run on it, never from the scripts it calls in turn
 """
 from __future__ import annotations
 
-import posixpath
 import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
 from auditor.findings import FileResult, Finding
-from auditor.project.launched import _MAX_SCRIPT_BYTES, launch_bases, resolve_launched
+from auditor.project.launched import _MAX_SCRIPT_BYTES, climbing_path, launch_bases, resolve_launched
 from auditor.project.makefile import _join, add_call_findings, recorded_calls, unsuppressed
 
 SUMMARY_KEY = "called_scripts"
@@ -55,11 +54,7 @@ def script_call(words: list[str], cwd: str | None) -> tuple[dict[str, Any], int]
     word = words[at]
     if any(c in word for c in "$`{*?") or word.startswith(("/", "~")):
         return None
-    path = _join("" if cwd is None or cwd.startswith("/") else cwd, word)
-    if path is None and word.startswith("../") and (cwd is None or not cwd.startswith("/")):
-        # `source ../common/util.sh` from a script started in its own folder (Triton model analyzer's QA tests):
-        # read from the caller's folder, never above the tree's top (resolve_launched; tp37)
-        path = posixpath.normpath(posixpath.join(cwd or "", word))
+    path = _join("" if cwd is None or cwd.startswith("/") else cwd, word) or climbing_path(cwd, word)
     # the words after the script: the options it parses into its own variables (option_findings)
     return None if not path else ({"file": path, "args": words[at + 1:at + 1 + _MAX_ARGS]}, at)
 

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from auditor.findings import FileResult, as_info
 from auditor.project.hits import (NCCL_VERSION_NAME_RE, Collector, cuda_member_siblings, decode_text,
                                   lower_cuda_member, matchers, normalize_dist)
-from auditor.project.shell import (COMMAND_VARIABLE_RE, SCHEDULER_REQUESTS, gate_findings, index_env, scan_fragment,
-                                   scan_shell)
+from auditor.project.shell import (COMMAND_VARIABLE_RE, SCHEDULER_REQUESTS, forces_cuda_text, gate_findings, index_env,
+                                   scan_fragment, scan_shell)
 from auditor.project.local_builds import absolute_folder
 from auditor.project.requirements import wheel_symbols
 from auditor.backend_words import OTHER_BACKENDS, backends_in_text, member_backend
@@ -187,6 +187,7 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
         # each RUN is its own script: a line of `true;` between them would shift nothing, blank lines suffice
         scan_shell(col, "\n".join(shell_lines))
     result = col.done()
+    _cpu_source_builds(result, col, m)
     if any(shell_lines):
         gate_findings(result, "\n".join(shell_lines))   # `RUN if [ "$(python -c '...torch.version.cuda...')" = "12" ]`
     backends = set().union(*(backends_in_text(i.split("@", 1)[0]) for i in images)) if images else set()
@@ -204,6 +205,18 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
     if stages:
         result.findings = lower_cuda_member(result.findings, stages, "stage")
     return result
+
+
+def _cpu_source_builds(result: FileResult, col: Collector, m) -> None:
+    """Drop the findings of a source build that compiles CUDA only with a GPU visible at build time (the requirement
+    rules' `gpu_at_build`: pytorch3d's `torch.cuda.is_available() and CUDA_HOME` test): `docker build` runs RUN
+    lines without a GPU, so without FORCE_CUDA the install builds the CPU ops (test48's and test141's labels)."""
+    gated = {symbol: rule.code for _, rule in m.requirement for symbol in rule.extra.get("gpu_at_build", ())}
+    if not gated:
+        return
+    # FORCE_CUDA set on the line or by an earlier ENV / RUN line
+    result.findings = [f for f in result.findings
+                       if gated.get(f.symbol or "") != f.code or forces_cuda_text("\n".join(col.lines[:f.line]))]
 
 
 def _context_copy(value: str, workdir: str | None) -> str | None:

@@ -17,6 +17,7 @@ import ast
 import dataclasses
 import fnmatch
 import os
+import posixpath
 import re
 from pathlib import Path
 from typing import Any, Callable
@@ -45,6 +46,7 @@ _LAUNCHER_MODULES = ("torch.distributed.launch", "torch.distributed.run")
 
 def _launched_word(words: list[str], cwd: str | None) -> tuple[dict[str, Any], int] | None:
     """launched_call with the index in `words` of the word that names the launched file or module."""
+    caller = cwd
     if cwd is None or cwd.startswith("/"):
         cwd = ""
     for i, w in enumerate(words):
@@ -66,7 +68,7 @@ def _launched_word(words: list[str], cwd: str | None) -> tuple[dict[str, Any], i
             w = w[own.end():] if own else w
             if "$" in w or "{" in w or "%" in w or w.startswith(("/", "~")):
                 return None
-            path = _join("" if own else cwd, w)
+            path = _join("" if own else cwd, w) or (None if own else climbing_path(caller, w))
             return None if path is None else ({"file": path, "own_folder": True} if own else {"file": path}, i)
         variable = _SCRIPT_VAR_RE.fullmatch(w)
         if variable and (i == 0 or not words[i - 1].startswith("-") or "=" in words[i - 1]
@@ -75,6 +77,15 @@ def _launched_word(words: list[str], cwd: str | None) -> tuple[dict[str, Any], i
             # argument; launch_imports reads which of the tree's scripts it can be from the options passed (pd37)
             return {"file": "", "script_var": variable.group(1)}, i
     return None
+
+
+def climbing_path(cwd: str | None, word: str) -> str | None:
+    """`../drivers/run_ann.py` (ANCE's commands/*.sh), `source ../common/util.sh` (Triton model analyzer's QA tests):
+    a path above where the script started, run from the script's own folder; resolve_launched reads it from the
+    caller's folder only, never above the tree's top (tp37, tp50b)."""
+    if not word.startswith("../") or (cwd is not None and cwd.startswith("/")):
+        return None
+    return posixpath.normpath(posixpath.join(cwd or "", word))
 
 
 _SCRIPT_FOLDER_RE = re.compile(r"""^(?:\$\(dirname |`dirname )["']?\$\{?(?:0|BASH_SOURCE(?:\[0\])?)\}?["']?[)`]/""")
@@ -162,6 +173,10 @@ def launch_facts(data: bytes, findings, parsed: ast.Module | None = None) -> dic
     if choices:
         out["defaults"] = [[f.line, f.col, f.code, name] for f, name in choices]
         out["aliases"] = aliases
+    switched, switch_aliases = _switched_choices(tree, findings)
+    if switched:
+        out[SWITCHED] = [[f.line, f.col, f.code, name] for f, name in switched]
+        out.setdefault("aliases", switch_aliases)
     guards = _setting_guards(tree, findings)
     if guards:
         out["guards"] = guards
@@ -421,6 +436,30 @@ def _default_choices(parsed: Callable[[], ast.Module | None], findings) \
     return sorted(out, key=lambda p: (p[0].line, p[0].col)), defaults.get(_ALIASES) or {}
 
 
+SWITCHED = "switched"     # the launch facts' key of the Apex findings a passed switch turns on (tp50b)
+
+
+def _switched_choices(parsed: Callable[[], ast.Module | None], findings) \
+        -> tuple[list[tuple[Finding, str]], dict[str, str]]:
+    """(finding, option) for each Apex finding above information under `if args.fp16:` whose option is off by
+    default (`add_argument("--fp16", action="store_true")`, a `False` field): only a launch that passes the switch
+    runs that branch (ANCE's and the legacy Hugging Face examples' `from apex import amp; amp.initialize(...)`), and
+    the passed option is where the run chooses Apex. With the script's short option names (option_defaults)."""
+    hits = [f for f in findings if f.category == "apex" and f.severity != "info"]
+    tree = parsed() if hits else None
+    if tree is None:
+        return [], {}
+    defaults = option_defaults(tree)
+    out: list[tuple[Finding, str]] = []
+    for node in module_nodes_of(tree, (ast.If,)):
+        test = node.test
+        name = test.attr if isinstance(test, ast.Attribute) else test.id if isinstance(test, ast.Name) else None
+        if name is None or defaults.get(name) is not False:
+            continue
+        out += [(f, name) for f in hits if any(_within(b, f.line, f.col) for b in node.body)]
+    return sorted(out, key=lambda p: (p[0].line, p[0].col)), (defaults.get(_ALIASES) or {}) if out else {}
+
+
 _OPTION_DECLARATIONS = ("add_argument", "add_option", "set_defaults")
 MAIN = "__main__"        # the option name of a choice the script's entry point makes: no launch option undoes it
 
@@ -457,35 +496,68 @@ def _unconditional(body: list[ast.stmt]) -> list[ast.stmt]:
                                                       and n.func.attr in _OPTION_DECLARATIONS) for n in walk_list(stmt))]
 
 
-def _default_finding(path: Path, rel: str, cache: dict, analyze: Callable[[bytes, str], FileResult],
-                     known: FileResult | None, options: list[str]) -> Finding | None:
-    """The first attention finding of a launched script that its option defaults select and the launch leaves
-    at the default (None when the launch passes that option)."""
-    key = ("defaults", str(path))
+def _script_choices(path: Path, rel: str, cache: dict, analyze: Callable[[bytes, str], FileResult],
+                    known: FileResult | None, fact: str, categories: tuple[str, ...], reader) -> tuple[list, dict]:
+    """(finding, option) pairs of a launched script that `reader` (_default_choices, _switched_choices) picks, with
+    its short option names: from the run's facts (`fact`) where the script was audited, else read once."""
+    key = (fact, str(path))
     facts = _facts(known)
     if key not in cache and facts is not None and known is not None:
         by_pos = {(f.line, f.col, f.code): f for f in known.findings}
-        chosen = [(by_pos[(ln, col, code)], name) for ln, col, code, name in facts.get("defaults") or []
+        chosen = [(by_pos[(ln, col, code)], name) for ln, col, code, name in facts.get(fact) or []
                   if (ln, col, code) in by_pos]
         cache[key] = (chosen, facts.get("aliases") or {})
     if key not in cache:
         choices: list = []
         aliases: dict = {}
         try:
-            if known is not None and not any(f.category in _DEFAULT_CATEGORIES for f in known.findings):
-                pass        # a file of the run with no attention finding: nothing to choose, nothing read (warm runs)
+            if known is not None and not any(f.category in categories for f in known.findings):
+                pass        # a file of the run with no finding to choose: nothing read (warm runs)
             elif path.is_file() and path.stat().st_size <= _MAX_SCRIPT_BYTES:
                 data = path.read_bytes()
                 findings = known.findings if known is not None else analyze(data, rel).findings
-                choices, aliases = _default_choices(_once(data.decode("utf-8", errors="replace")), findings)
+                choices, aliases = reader(_once(data.decode("utf-8", errors="replace")), findings)
                 aliases = aliases if choices else {}
         except OSError:
             choices = []
         cache[key] = (choices, aliases)
-    choices, aliases = cache[key]
+    return cache[key]
+
+
+def _passed(options, aliases: dict) -> set[str]:
+    """The script's option names a launch passes (`--fp16`, `-b` through its aliases)."""
     passed = {_option_name(o) for o in options if isinstance(o, str)}
-    passed |= {aliases[o] for o in passed if o in aliases}
+    return passed | {aliases[o] for o in passed if o in aliases}
+
+
+def _default_finding(path: Path, rel: str, cache: dict, analyze: Callable[[bytes, str], FileResult],
+                     known: FileResult | None, options: list[str]) -> Finding | None:
+    """The first attention finding of a launched script that its option defaults select and the launch leaves
+    at the default (None when the launch passes that option)."""
+    choices, aliases = _script_choices(path, rel, cache, analyze, known, "defaults", _DEFAULT_CATEGORIES,
+                                       _default_choices)
+    passed = _passed(options, aliases)
     return next((f for f, name in choices if name not in passed), None)
+
+
+def _switched_findings(rule, product: str, result: FileResult, call: dict, rel: str, path: Path, cache: dict,
+                       analyze: Callable[[bytes, str], FileResult], known: FileResult | None) -> list[Finding]:
+    """NPU987 on each switch a launch passes (`--fp16`) whose branch of the launched script runs NVIDIA Apex (the
+    script's first such finding in the message), on the option's own word (tp50b)."""
+    switches = call.get("switch_at")
+    if rule is None or not isinstance(switches, dict):
+        return []
+    choices, aliases = _script_choices(path, rel, cache, analyze, known, SWITCHED, ("apex",), _switched_choices)
+    out = []
+    for option, at in switches.items():
+        name = next(iter(_passed([option], aliases) & {n for _, n in choices}), None)
+        chosen = next((f for f, n in choices if n == name), None)
+        if chosen is None or not (isinstance(at, list) and len(at) == 3):
+            continue
+        message = rule.message.replace("{symbol}", rel) + f" ({rel}:{chosen.line}: `{chosen.symbol}`, {chosen.code})"
+        out.append(call_finding(rule, product, result, tuple(at), message, rel,
+                                {"launched": rel, "line": chosen.line, "code": chosen.code}))
+    return out
 
 
 _MISSING = object()
@@ -684,7 +756,7 @@ def resolve_launched(rel: str, bases: tuple[Path, ...], cache: dict) -> tuple[Pa
 def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Callable[[bytes, str], FileResult],
                               cache: dict | None = None, product: str = "a2",
                               by_rel: dict[str, FileResult] | None = None, default_rule=None,
-                              third_party_rule=None) -> list[Finding]:
+                              third_party_rule=None, switch_rule=None) -> list[Finding]:
     """The findings of `result`'s recorded launches of an attention wrapper of the tree (`by_rel`: the run's
     results by path relative to `root`, whose per-file facts spare reading the wrapper again), and with
     `default_rule`, of a script whose option defaults select a CUDA-only attention the launch does not override
@@ -713,11 +785,12 @@ def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Cal
                 continue
         if found is not None:
             base, candidate = found
-            read_as = candidate.relative_to(base).as_posix()
+            read_as = Path(os.path.relpath(candidate, base)).as_posix()     # `../drivers/x.py` climbs from base
             if read_as != rel:      # a stale path of a renamed package: the message says which file was read
                 shown = f"{rel}` (absent from the tree; read as `{read_as}`)"
             source = read_as
             known = _known(by_rel, candidate, root)
+            new += _switched_findings(switch_rule, product, result, call, read_as, candidate, cache, analyze, known)
             why = _wrapper_finding(candidate, read_as, cache, analyze, known) if rule is not None else None
             if why is None and rule is not None:
                 why = _patched_finding(candidate, tuple(dict.fromkeys((root, base, candidate.parent))), cache,
@@ -840,7 +913,8 @@ def apply_launched_wrappers(results: list[FileResult], root: Path, rules,
     rule = next((r for r in rules if "attention-wrapper" in (r.match.get("launched") or [])), None)
     default_rule = next((r for r in rules if "attention-default" in (r.match.get("launched") or [])), None)
     third_party_rule = next((r for r in rules if "third-party-default" in (r.match.get("launched") or [])), None)
-    if (rule is None and default_rule is None) or \
+    switch_rule = next((r for r in rules if "apex-switch" in (r.match.get("launched") or [])), None)
+    if (rule is None and default_rule is None and switch_rule is None) or \
             not any(r.summary and r.summary.get(SUMMARY_KEY) for r in results):
         return
     reader = analyze()
@@ -848,4 +922,4 @@ def apply_launched_wrappers(results: list[FileResult], root: Path, rules,
     by_rel = {r.path: r for r in results if r.path.endswith(".py")}
     add_call_findings(results, root, SUMMARY_KEY,
                       lambda result, top: launched_wrapper_findings(result, top, rule, reader, cache, product, by_rel,
-                                                                    default_rule, third_party_rule))
+                                                                    default_rule, third_party_rule, switch_rule))

@@ -857,11 +857,14 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
             if value is not None and value.type in ("string", "raw_string"):
                 _env_list(col, pos, value)
                 _yaml_value(col, pos, value)
-                if name in evaluated or COMMAND_VARIABLE_RE.fullmatch(name):
-                    # the command line `eval $name` runs, read in its place; so is the value of a variable a tool
-                    # runs as a command (`export CIBW_BEFORE_BUILD="pip install torch --index-url .../whl/cu126"`:
-                    # cibuildwheel runs it before each build, as dockerfile.py and configs.py read it in ENV / env:)
+                if COMMAND_VARIABLE_RE.fullmatch(name) and name not in evaluated:
+                    # the value of a variable a tool runs as a command (`export CIBW_BEFORE_BUILD="pip install torch
+                    # --index-url .../whl/cu126"`: cibuildwheel runs it before each build, as dockerfile.py and
+                    # configs.py read it in ENV / env:)
                     _nested_script(col, pos, value, multi_process=name in multi_process_vars)
+            if value is not None and name in evaluated and _quoted_whole(value):
+                # the command line `eval $name` runs, read in its place
+                _nested_script(col, pos, value, multi_process=name in multi_process_vars)
             if value is not None and "IMAGE" in name.upper() and not _DERIVED_RE.match(_word(value).strip('"')) \
                     and name not in build_tags:
                 # IMAGE_NAME="nvcr.io/nvidia/pytorch:..." (not `GPU_IMAGE=$(get_gpu_image)`: a command's output)
@@ -2876,12 +2879,37 @@ def _record_launch(col: Collector, pos: _Positions, words: list[str], nodes: lis
         if at < len(nodes):
             line, c = pos.at(nodes[at].start_point)
             call.update(file_line=line, file_col=c, file_end_col=c + len(words[at]))
+        switches = _switch_positions(pos, words, nodes, at)
+        if switches:
+            call["switch_at"] = switches
         folders = _python_path(col, nodes[0], cwd)
         if folders:
             call["pythonpath"] = folders
     _keep_call(col, pos, words, nodes, call, LAUNCHED)
 
 
+_OFF_VALUES = frozenset({"false", "0", "no", "off", "none"})
+
+
+def _switch_positions(pos: _Positions, words: list[str], nodes: list, at: int) -> dict[str, list[int]]:
+    """{option: [line, col, end_col]} of the long options a launch passes its script after the script's word
+    (`--fp16` lines below a `torchrun` line), where the launch-option readings report; an option given an off value
+    (`--fp16 False`, `--fp16=0`) turns nothing on and is left out."""
+    out: dict[str, list[int]] = {}
+    for j in range(at + 1, min(len(words), len(nodes))):
+        w = words[j]
+        if not w.startswith("--") or len(w) < 3 or len(out) >= _MAX_SWITCHES:
+            continue
+        name, eq, value = w[2:].partition("=")
+        value = value if eq else words[j + 1] if j + 1 < len(words) else ""
+        if value.strip("\"'").lower() in _OFF_VALUES or name in out:
+            continue
+        line, c = pos.at(nodes[j].start_point)
+        out[name] = [line, c, c + len(w)]
+    return out
+
+
+_MAX_SWITCHES = 64
 _CURRENT_DIR_RE = re.compile(r"^(?:\$\(pwd\)|`pwd`|\$\{?PWD\}?)$")
 
 
@@ -3204,12 +3232,22 @@ def _ssh_command(words: list[str]) -> int | None:
     return i + 1 if i + 2 == len(words) else i if i + 1 == len(words) else None
 
 
+def _quoted_whole(node) -> bool:
+    """A quoted string, or a concatenation that opens and closes one (ANCE's `cmd="python -m ... --cache_dir
+    "${dir}cache/" --data_dir ..."`): without its outer quotes the text is the command line the string spells, its
+    inner quotes pairing up around the expansion as the author wrote them."""
+    if node.type in ("string", "raw_string"):
+        return True
+    return node.type == "concatenation" and len(node.children) > 1 and node.children[0].type == "string" \
+        and node.children[-1].type == "string"
+
+
 def _nested_script(col: Collector, pos: _Positions, node, multi_process: bool = False) -> None:
     """The script string of `bash -c "..."`, read as a script in its place: its lines and columns are kept by
     padding with blank lines and spaces; `multi_process`: the string runs once per srun / mpirun task."""
     row, byte_col = node.start_point
     inner = node.text.decode("utf-8", errors="replace")
-    quoted = node.type in ("string", "raw_string") and len(inner) >= 2
+    quoted = _quoted_whole(node) and len(inner) >= 2
     start = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + quoted
     scan_shell(col, "\n" * row + " " * start + (inner[1:-1] if quoted else inner), multi_process=multi_process)
 
@@ -3501,7 +3539,12 @@ def _forces_cuda(col: Collector, command) -> bool:
     value = col.script_vars.get("FORCE_CUDA")
     if value is not None and value.strip("\"'").lower() in ("1", "true", "yes", "on"):
         return True
-    return command is not None and _FORCE_CUDA_RE.search(command.text.decode("utf-8", errors="replace")) is not None
+    return command is not None and forces_cuda_text(command.text.decode("utf-8", errors="replace"))
+
+
+def forces_cuda_text(text: str) -> bool:
+    """A text that sets FORCE_CUDA on (`FORCE_CUDA=1 pip install ...`, `ENV FORCE_CUDA="1"`, `export FORCE_CUDA=1`)."""
+    return _FORCE_CUDA_RE.search(text) is not None
 
 
 _OPT_IN_NOTE = " (a CI job that tests the project's own opt-in extra: a plain install does not pull it and an " \
