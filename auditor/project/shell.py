@@ -96,10 +96,6 @@ _CUDA_PATH_RE = re.compile(r"(?:(?<![\w/.-])|(?<=-I)|(?<=-L))/usr/local/cuda(-[\
 # `/opt/cuda-11.8/bin`, `/sw/cuda/12.2/include` on a cluster's LD_LIBRARY_PATH): NPU027 (tp49a)
 _CUDA_HOME_ELSEWHERE_RE = re.compile(r"(?<![\w/.$}-])((?:/[\w.+-]+)*?/cuda(?:-\d[\w.]*)?(?:/v?\d+(?:\.\d+)+)?)"
                                      r"/(?:lib64|lib|bin|include)(?![\w.-])")
-# ... when the folder has a toolkit's shape: a release after `cuda` (`cuda-11.8`, `cuda/12.2`, `cuda/v11.3`), or
-# `cuda` in a system install folder (`/opt/cuda`, `/usr/lib/cuda`, `/opt/software/cuda`, `/apps/cuda`); a project's own
-# folder named `cuda` (`/workspace/myproj/kernels/cuda/lib`, a source tree's kernels) is no toolkit (review49 item 11)
-_TOOLKIT_HOME_RE = re.compile(r"/cuda(?:-\d|/v?\d)|\A(?:/(?:opt|usr|sw|apps|software|packages|pkg)(?:/[\w.+-]+)?)?/cuda\Z")
 # the NVIDIA driver's folders (GKE's /home/kubernetes/bin/nvidia on the host, mounted at /usr/local/nvidia; Colab's
 # /usr/lib64-nvidia): NPU075 (t15h)
 # (t27a: and the driver's own tools in /usr/bin, bind-mounted into containers: `-v /usr/bin/nvidia-xconfig:...`)
@@ -293,8 +289,8 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
     if "/cuda" in text:
         for cuda_home in _CUDA_HOME_ELSEWHERE_RE.finditer(text):
             ln, c = where(cuda_home.start())
-            if not cuda_home.group(1).startswith("/usr/local/cuda") and _TOOLKIT_HOME_RE.search(cuda_home.group(1)) \
-                    and not any(f.line == ln for f in col.result.findings):
+            if not cuda_home.group(1).startswith("/usr/local/cuda") and \
+                    not any(f.line == ln for f in col.result.findings):
                 symbol = "path:" + cuda_home.group(1).lower()
                 col.add(m.match_requirement(symbol), symbol, ln, c, c + len(cuda_home.group(0)))
     if "nvidia" in text:
