@@ -159,6 +159,9 @@ def test_cpu_queue_names_with_digits_ask_for_no_gpu(tmp_path):
         assert "NPU028" not in codes_of_line(found, line), line
     assert "NPU028" in codes_of_line(found, 6)         # gpu_per_node: 1 and a GPU queue, one line
     assert "NPU028" in codes_of_line(found, 8)         # a V100 queue
+    # a queue named for a card keeps its finding beside `gpu_per_node: 0` (GPUs asked through custom_flags)
+    found = audit_file(tmp_path / "b", "machine.json", CPU_QUEUES_MACHINE.replace('"small40"', '"gpu_v100"'))
+    assert "NPU028" in codes_of_line(found, 3)
 
 
 def test_machine_named_json_without_the_schema_is_data(tmp_path):

@@ -260,8 +260,10 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
             # slurm.conf's `GresTypes=gpu` / a node's `Gres=gpu:8`, written by the script (a here-document, an echo
             # into the file): read apart from a job's `--gres` (tp49b); not a line written as a comment (`echo "#
             # Gres=gpu:4 is for the GPU partition" >> slurm.conf`: review49 item 6)
-            if text[:found.start()].rpartition("\n")[2].strip(" \t\"'").startswith("#"):
-                continue
+            before = text[:found.start()].rpartition("\n")[2]
+            if before.strip(" \t\"'").startswith("#") or before.rstrip().endswith("#") \
+                    or any(a.start() < found.start() < a.end() for a in _SED_ADDRESS_RE.finditer(text)):
+                continue    # (also a line a sed substitution comments out, and a sed address: `/Gres=gpu:/d`)
             rule = m.match_setting(f"slurm_conf_{found.group(1).lower()}", found.group(2))
             if rule is not None:
                 ln, c = where(found.start())
@@ -3264,14 +3266,17 @@ _RPM_NAME_RE = re.compile(r"([A-Za-z][\w.+]*(?:-[A-Za-z][\w.+]*)*)-(?=\d|-)")
 _SED_APPEND_RE = re.compile(r"\s*(?:\d+|\$|/[^/]*/)\s*[ai]\\?\s*(\S.*)", re.S)
 
 
-# commands whose arguments are patterns or queries, not text they write: `grep -q "Gres=gpu:"`, `sed -i '/Gres=gpu:/d'`,
-# `scontrol show node | grep ...` (review49 item 6)
-_SEARCHING_COMMANDS = frozenset({b"grep", b"egrep", b"fgrep", b"rg", b"sed", b"awk", b"gawk", b"scontrol", b"sinfo"})
+# commands whose arguments are patterns or queries, not text they write: `grep -q "Gres=gpu:"`, `scontrol show node |
+# grep ...` (review49 item 6); sed writes its replacements (review50 item 10), so only its patterns are skipped
+_SEARCHING_COMMANDS = frozenset({b"grep", b"egrep", b"fgrep", b"rg", b"awk", b"gawk", b"scontrol", b"sinfo"})
+# a sed address that selects lines to delete or print (`sed -i '/Gres=gpu:/d' slurm.conf`): a pattern, not text the
+# edit writes (a substitution's pattern is blanked by _sed_pattern_blanked; its replacement is written text)
+_SED_ADDRESS_RE = re.compile(r"(?<![\w\\])/(?:[^/\\\n]|\\.)+/\s*[dpDP](?![\w])")
 
 
 def _searched_text(node) -> bool:
-    """The word or string is an argument of a command that searches or edits text (`grep`, `sed`, `awk`,
-    `scontrol`): a pattern or a query, not a line the script writes."""
+    """The word or string is an argument of a command that searches text (`grep`, `awk`, `scontrol`): a pattern or
+    a query, not a line the script writes."""
     command = node.parent
     while command is not None and command.type in ("string", "concatenation"):
         command = command.parent
