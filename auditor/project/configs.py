@@ -472,18 +472,13 @@ def _lone_per_gpu_amounts(node) -> set[int]:
 def _local_dispatch_requests(node) -> set[int]:
     """A dpdispatcher job run on the machine itself (`machine: {batch_type: shell}`, or the same in its `resources`:
     dpdispatcher's Shell batch starts the tasks directly, with no scheduler to ask, docs "Batch job systems"): its
-    `gpu_per_node` / `queue_name` values ask for nothing (a count, decision 26; tp49a). So does the queue of a job
-    that asks for no GPU (`"gpu_per_node": 0` beside `"queue_name": "small40"`: review49 item 9). Value nodes, by id."""
+    `gpu_per_node` / `queue_name` values ask for nothing (a count, decision 26; tp49a). Value nodes, by id."""
     found: set[int] = set()
     for entries in _mappings(node):
         resources = yaml_entries(entries.get("resources"))
         kinds = [yaml_entries(entries.get("machine")).get("batch_type"), resources.get("batch_type")]
         if any(isinstance(k, yaml.ScalarNode) and str(k.value).strip().lower() == "shell" for k in kinds):
             found.update(id(v) for k, v in resources.items() if k in ("gpu_per_node", "queue_name"))
-        gpus = resources.get("gpu_per_node")
-        if isinstance(gpus, yaml.ScalarNode) and str(gpus.value).strip() == "0" \
-                and isinstance(resources.get("queue_name"), yaml.ScalarNode):
-            found.add(id(resources["queue_name"]))
     return found
 
 
@@ -861,10 +856,11 @@ def hydra_package(col: Collector) -> str:
 def scan_config_roots(col: Collector, roots: list) -> None:
     first_finding = len(col.result.findings)
     package = hydra_package(col)
-    # a file of Hydra's `hydra/launcher` config group without a header: its default package is the group's path
-    # (Hydra docs, "The Defaults List": a config's default package is its group)
-    launcher_package = package or ("hydra.launcher" if "/hydra/launcher/" in "/" + col.rel.replace("\\", "/").lower()
-                                   and not _HYDRA_PACKAGE_RE.search("\n".join(col.lines[:5])) else "")
+    # a file of Hydra's `hydra/launcher` config group without a header, or with Hydra 1.0's `# @package _group_`:
+    # its package is the group's path (Hydra docs, "The Defaults List": a config's default package is its group)
+    header = _HYDRA_PACKAGE_RE.search("\n".join(col.lines[:5]))
+    launcher_package = "hydra.launcher" if "/hydra/launcher/" in "/" + col.rel.replace("\\", "/").lower() and (
+        header is None or header.group(1) == "_group_") else package     # (`_group_` is the group's path too)
     engine = col.engine
     m = matchers(engine)
     blocks: list[list[str]] = []        # each `run:` block is its own script: one broken block spoils no other

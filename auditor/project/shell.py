@@ -98,10 +98,6 @@ _CUDA_PATH_RE = re.compile(r"(?:(?<![\w/.-])|(?<=-I)|(?<=-L))/usr/local/cuda(-[\
 # `/opt/cuda-11.8/bin`, `/sw/cuda/12.2/include` on a cluster's LD_LIBRARY_PATH): NPU027 (tp49a)
 _CUDA_HOME_ELSEWHERE_RE = re.compile(r"(?<![\w/.$}-])((?:/[\w.+-]+)*?/cuda(?:-\d[\w.]*)?(?:/v?\d+(?:\.\d+)+)?)"
                                      r"/(?:lib64|lib|bin|include)(?![\w.-])")
-# ... when the folder has a toolkit's shape: a release after `cuda` (`cuda-11.8`, `cuda/12.2`, `cuda/v11.3`), or
-# `cuda` in a system install folder (`/opt/cuda`, `/usr/lib/cuda`, `/opt/software/cuda`, `/apps/cuda`); a project's own
-# folder named `cuda` (`/workspace/myproj/kernels/cuda/lib`, a source tree's kernels) is no toolkit (review49 item 11)
-_TOOLKIT_HOME_RE = re.compile(r"/cuda(?:-\d|/v?\d)|\A(?:/(?:opt|usr|sw|apps|software|packages|pkg)(?:/[\w.+-]+)?)?/cuda\Z")
 # the NVIDIA driver's folders (GKE's /home/kubernetes/bin/nvidia on the host, mounted at /usr/local/nvidia; Colab's
 # /usr/lib64-nvidia): NPU075 (t15h)
 # (t27a: and the driver's own tools in /usr/bin, bind-mounted into containers: `-v /usr/bin/nvidia-xconfig:...`)
@@ -273,8 +269,10 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
             # slurm.conf's `GresTypes=gpu` / a node's `Gres=gpu:8`, written by the script (a here-document, an echo
             # into the file): read apart from a job's `--gres` (tp49b); not a line written as a comment (`echo "#
             # Gres=gpu:4 is for the GPU partition" >> slurm.conf`: review49 item 6)
-            if text[:found.start()].rpartition("\n")[2].strip(" \t\"'").startswith("#"):
-                continue
+            before = text[:found.start()].rpartition("\n")[2]
+            if before.strip(" \t\"'").startswith("#") or before.rstrip().endswith("#") \
+                    or any(a.start() < found.start() < a.end() for a in _SED_ADDRESS_RE.finditer(text)):
+                continue    # (also a line a sed substitution comments out, and a sed address: `/Gres=gpu:/d`)
             rule = m.match_setting(f"slurm_conf_{found.group(1).lower()}", found.group(2))
             if rule is not None:
                 ln, c = where(found.start())
@@ -302,8 +300,8 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
     if "/cuda" in text:
         for cuda_home in _CUDA_HOME_ELSEWHERE_RE.finditer(text):
             ln, c = where(cuda_home.start())
-            if not cuda_home.group(1).startswith("/usr/local/cuda") and _TOOLKIT_HOME_RE.search(cuda_home.group(1)) \
-                    and not any(f.line == ln for f in col.result.findings):
+            if not cuda_home.group(1).startswith("/usr/local/cuda") and \
+                    not any(f.line == ln for f in col.result.findings):
                 symbol = "path:" + cuda_home.group(1).lower()
                 col.add(m.match_requirement(symbol), symbol, ln, c, c + len(cuda_home.group(0)))
     if "nvidia" in text:
@@ -3354,14 +3352,17 @@ _RPM_NAME_RE = re.compile(r"([A-Za-z][\w.+]*(?:-[A-Za-z][\w.+]*)*)-(?=\d|-)")
 _SED_APPEND_RE = re.compile(r"\s*(?:\d+|\$|/[^/]*/)\s*[ai]\\?\s*(\S.*)", re.S)
 
 
-# commands whose arguments are patterns or queries, not text they write: `grep -q "Gres=gpu:"`, `sed -i '/Gres=gpu:/d'`,
-# `scontrol show node | grep ...` (review49 item 6)
-_SEARCHING_COMMANDS = frozenset({b"grep", b"egrep", b"fgrep", b"rg", b"sed", b"awk", b"gawk", b"scontrol", b"sinfo"})
+# commands whose arguments are patterns or queries, not text they write: `grep -q "Gres=gpu:"`, `scontrol show node |
+# grep ...` (review49 item 6); sed writes its replacements (review50 item 10), so only its patterns are skipped
+_SEARCHING_COMMANDS = frozenset({b"grep", b"egrep", b"fgrep", b"rg", b"awk", b"gawk", b"scontrol", b"sinfo"})
+# a sed address that selects lines to delete or print (`sed -i '/Gres=gpu:/d' slurm.conf`): a pattern, not text the
+# edit writes (a substitution's pattern is blanked by _sed_pattern_blanked; its replacement is written text)
+_SED_ADDRESS_RE = re.compile(r"(?<![\w\\])/(?:[^/\\\n]|\\.)+/\s*[dpDP](?![\w])")
 
 
 def _searched_text(node) -> bool:
-    """The word or string is an argument of a command that searches or edits text (`grep`, `sed`, `awk`,
-    `scontrol`): a pattern or a query, not a line the script writes."""
+    """The word or string is an argument of a command that searches text (`grep`, `awk`, `scontrol`): a pattern or
+    a query, not a line the script writes."""
     command = node.parent
     while command is not None and command.type in ("string", "concatenation"):
         command = command.parent

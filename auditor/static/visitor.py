@@ -2082,9 +2082,11 @@ class MatchVisitor(cst.CSTVisitor):
             first = node.args[0].value
             tested = [e.value for e in first.elements] if isinstance(first, cst.Tuple) else [first]
             self._name_tests.update(id(t) for t in tested)
-        if isinstance(func, cst.Attribute) and func.attr.value in _STRING_EDITS:
-            # `torch.__version__.replace("+cu121", "")`: the label is cut off the text, whatever build it came from
-            self._label_edits.update(id(arg.value) for arg in node.args)
+        if isinstance(func, cst.Attribute) and func.attr.value in _STRING_EDITS and node.args:
+            # `torch.__version__.replace("+cu121", "")`: the label is cut off the text, whatever build it came from;
+            # `replace`'s second argument is what the code writes (`url.replace("+cpu", "+cu118")`: kept)
+            cut = node.args[:1] if func.attr.value == "replace" else node.args
+            self._label_edits.update(id(arg.value) for arg in cut)
         first_hit = len(self.hits)
         self._call_args.update((id(arg.value), node) for arg in node.args)
         if isinstance(func, cst.Attribute) and func.attr.value in _ROUTE_METHODS:
