@@ -74,7 +74,7 @@ def _subject_and_label(test: ast.AST) -> tuple[str, str] | None:
     return None
 
 
-def _imports_in(body: list[ast.stmt]) -> list[list[Any]]:
+def arm_imports(body: list[ast.stmt]) -> list[list[Any]]:
     """[level, module] of each `from x import y` / `import x` in an arm (in a `try` too), not in nested defs."""
     out: list[list[Any]] = []
     stack: list[ast.AST] = list(body)
@@ -100,7 +100,7 @@ def chosen_imports(tree: ast.AST) -> list[list[Any]]:
         if len(subjects) != 1:
             continue
         members = [[a[0][1], level, module] for a in arms if a[0] is not None
-                   for level, module in _imports_in(a[1])]
+                   for level, module in arm_imports(a[1])]
         if len(arms) >= _MIN_ARMS and len({m[0] for m in members}) >= _MIN_ARMS:
             out.append([subjects.pop(), members])
     return out
@@ -129,7 +129,7 @@ def chosen_builds(tree: ast.AST) -> list[list[Any]]:
     return out
 
 
-def _member_rels(module: str, level: int, importer: str, rels: list[str], names: dict[str, str]) -> list[str]:
+def member_rels(module: str, level: int, importer: str, rels: list[str], names: dict[str, str]) -> list[str]:
     """The tree's files a chosen import loads as its member: a package folder's files, or one module file."""
     me = names.get(importer, "")            # a relative import resolves from the importer's dotted name
     if level and not me:
@@ -187,7 +187,7 @@ def apply_chosen_members(results: list, project: Any = None) -> int:
         sets: dict[str, list[str]] = {}
         for label, level, module in arms:
             sets.setdefault(label, [])
-            sets[label] += [m for m in _member_rels(module, level, importer, rels, names) if m not in sets[label]]
+            sets[label] += [m for m in member_rels(module, level, importer, rels, names) if m not in sets[label]]
         cuda = {label for label, files in sets.items() if files and _cuda_only([by_rel[f] for f in files])}
         others = sorted(label for label, files in sets.items() if label not in cuda)
         if not cuda or not others:
