@@ -148,6 +148,49 @@ n_gpu = len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))
 print(f"training on {n_gpu} devices")
 """
 
+MAIN_SET = """\
+import argparse
+import os
+
+
+def count_devices():
+    return len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--gpus", type=str, default="0,1")
+    args = parser.parse_args()
+    os.environ["CUDA_VISIBLE_DEVICES"] = args.gpus
+    print(count_devices())
+"""
+
+WORKER_SET = """\
+import multiprocessing as mp
+import os
+
+
+def worker_fn(gpu_ids, queue):
+    os.environ["CUDA_VISIBLE_DEVICES"] = gpu_ids
+    queue.put(gpu_ids)
+
+
+def main():
+    all_gpus = os.environ["CUDA_VISIBLE_DEVICES"].split(",") if "CUDA_VISIBLE_DEVICES" in os.environ else []
+    queue = mp.Queue()
+    for gpu in all_gpus:
+        mp.Process(target=worker_fn, args=(gpu, queue)).start()
+
+
+class Worker:
+    def __init__(self):
+        if os.environ.get("ROCR_VISIBLE_DEVICES"):
+            os.environ["CUDA_VISIBLE_DEVICES"] = os.environ.get("ROCR_VISIBLE_DEVICES")
+
+    def get_cuda_visible_devices(self):
+        return os.environ.get("CUDA_VISIBLE_DEVICES", "not set")
+"""
+
 READER = """\
 import os
 
@@ -174,7 +217,7 @@ torchrun --nproc_per_node=$NUM_GPUS train.py --config configs/asr.yaml
 def test_reads_of_the_visible_devices_a_package_or_script_set_itself_are_info(tmp_path: Path):
     found = _tree(tmp_path, {"crs/__init__.py": "", "crs/config/__init__.py": "", "crs/config/config.py": CONFIG,
                              "crs/system/__init__.py": "", "crs/system/kbrd.py": SYSTEM,
-                             "run_train.py": SCRIPT, "scripts/run.sh": LAUNCH})
+                             "run_train.py": SCRIPT, "scripts/run.sh": LAUNCH, "infer.py": MAIN_SET})
     system = _in(found, "crs/system/kbrd.py")
     assert system[first_line_of(SYSTEM, '== "-1"')]["NPU004"] == "info"
     assert system[first_line_of(SYSTEM, "len(os.environ")]["NPU004"] == "info"
@@ -183,6 +226,8 @@ def test_reads_of_the_visible_devices_a_package_or_script_set_itself_are_info(tm
     script = _in(found, "run_train.py")
     assert script[first_line_of(SCRIPT, "os.environ[")]["NPU004"] == "warning"
     assert script[first_line_of(SCRIPT, "n_gpu =")]["NPU004"] == "info"
+    # set in the `__main__` block, read in a function it calls
+    assert _in(found, "infer.py")[first_line_of(MAIN_SET, "return len")]["NPU004"] == "info"
     launch = _in(found, "scripts/run.sh")
     assert launch[first_line_of(LAUNCH, "export")]["NPU004"] == "warning"
     assert launch[first_line_of(LAUNCH, "NUM_GPUS=")]["NPU004"] == "info"
@@ -191,10 +236,15 @@ def test_reads_of_the_visible_devices_a_package_or_script_set_itself_are_info(tm
 def test_reads_of_a_visible_devices_the_tree_never_sets_keep_their_severity(tmp_path: Path):
     conditional = CONFIG.replace('        os.environ["CUDA_VISIBLE_DEVICES"] = gpu\n',
                                  '        if gpu:\n            os.environ["CUDA_VISIBLE_DEVICES"] = gpu\n')
-    found = _tree(tmp_path, {"train.py": READER, "scripts/run.sh": LAUNCH_USER,
+    found = _tree(tmp_path, {"train.py": READER, "scripts/run.sh": LAUNCH_USER, "eval_parallel.py": WORKER_SET,
                              "crs/__init__.py": "", "crs/config/__init__.py": "", "crs/config/config.py": conditional,
                              "crs/system/__init__.py": "", "crs/system/kbrd.py": SYSTEM})
     assert _in(found, "train.py")[first_line_of(READER, "n_gpu")]["NPU004"] == "warning"
     assert _in(found, "scripts/run.sh")[first_line_of(LAUNCH_USER, "NUM_GPUS=")]["NPU004"] == "warning"
+    # a parent reading the user's devices to hand out to workers that each set their own; a read after a setting
+    # only another arm makes (ROCm's)
+    evaluate = _in(found, "eval_parallel.py")
+    assert evaluate[first_line_of(WORKER_SET, "all_gpus =")]["NPU004"] == "warning"
+    assert evaluate[first_line_of(WORKER_SET, '"not set"')]["NPU004"] == "warning"
     # a package that sets it only under a condition (a worker handed its devices) keeps its reads
     assert _in(found, "crs/system/kbrd.py")[first_line_of(SYSTEM, '== "-1"')]["NPU004"] == "warning"
