@@ -129,7 +129,7 @@ def chosen_builds(tree: ast.AST) -> list[list[Any]]:
     return out
 
 
-def member_rels(module: str, level: int, importer: str, rels: list[str], names: dict[str, str]) -> list[str]:
+def _member_rels(module: str, level: int, importer: str, rels: list[str], names: dict[str, str]) -> list[str]:
     """The tree's files a chosen import loads as its member: a package folder's files, or one module file."""
     me = names.get(importer, "")            # a relative import resolves from the importer's dotted name
     if level and not me:
@@ -187,7 +187,7 @@ def apply_chosen_members(results: list, project: Any = None) -> int:
         sets: dict[str, list[str]] = {}
         for label, level, module in arms:
             sets.setdefault(label, [])
-            sets[label] += [m for m in member_rels(module, level, importer, rels, names) if m not in sets[label]]
+            sets[label] += [m for m in _member_rels(module, level, importer, rels, names) if m not in sets[label]]
         cuda = {label for label, files in sets.items() if files and _cuda_only([by_rel[f] for f in files])}
         others = sorted(label for label, files in sets.items() if label not in cuda)
         if not cuda or not others:
