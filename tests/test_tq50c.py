@@ -248,3 +248,22 @@ def test_reads_of_a_visible_devices_the_tree_never_sets_keep_their_severity(tmp_
     assert evaluate[first_line_of(WORKER_SET, '"not set"')]["NPU004"] == "warning"
     # a package that sets it only under a condition (a worker handed its devices) keeps its reads
     assert _in(found, "crs/system/kbrd.py")[first_line_of(SYSTEM, '== "-1"')]["NPU004"] == "warning"
+
+
+def test_a_warm_run_reads_no_python_file_for_either_pass(tmp_path: Path, monkeypatch):
+    # release_members / env_readbacks keep what they read of a file in its summary (saved with the cache)
+    from auditor.runner import run_static
+    from tests.static_snippets import write_tree
+    from tests.test_tree_facts import _findings, _refuse_python_reads
+
+    root = tmp_path / "tree"
+    write_tree(root, {**_verl("0.5.4", "0.6.3"), "crs/__init__.py": "", "crs/config/__init__.py": "",
+                      "crs/config/config.py": CONFIG, "crs/system/__init__.py": "", "crs/system/kbrd.py": SYSTEM})
+    cache = tmp_path / "cache"
+    cold = run_static([root], jobs=1, cache_dir=cache)
+    contexts = {f.data.get("context") for r in cold.results for f in r.findings}
+    assert {"per-release", "set-here"} <= contexts
+    _refuse_python_reads(monkeypatch)
+    warm = run_static([root], jobs=1, cache_dir=cache)
+    assert _findings(warm) == _findings(cold)
+    assert warm.project_reads == 0
