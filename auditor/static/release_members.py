@@ -33,13 +33,15 @@ from auditor.static.chosen_members import arm_imports
 from auditor.static.module_paths import absolute_module, module_names
 from auditor.static.project_imports import kept_fact, read_counted
 
-# (library, its first release the Ascend stack runs). vLLM: vLLM Ascend's versioning policy, "from vLLM 0.7.x on,
-# vLLM Ascend is released matching vLLM's versions" (its compatibility matrix starts at v0.7.1rc1 for vLLM 0.7.1):
-# https://docs.vllm.ai/projects/ascend/zh-cn/latest/community/versioning_policy/ (the lead's decision (u)).
-FIRST_ASCEND_RELEASE: dict[str, Version] = {"vllm": Version("0.7.0")}
+# library -> (its first release the Ascend stack runs, the source's name). vLLM: vLLM Ascend's versioning policy, from
+# vLLM 0.7.x on vLLM Ascend is released matching vLLM's versions, with a compatibility matrix (as the lead's decision
+# (u) reads it): https://docs.vllm.ai/projects/ascend/zh-cn/latest/community/versioning_policy/
+FIRST_ASCEND_RELEASE: dict[str, tuple[Version, str]] = {
+    "vllm": (Version("0.7.0"), "vLLM Ascend's versioning policy"),
+}
 SUMMARY_KEY = "release_members"     # [[subpackage folder, library, "r1, r2"]] of a dispatcher, kept in its summary
 _NOTE = ("an adapter for {library} {releases} only, which `{dispatcher}` imports by the installed {library} release: "
-         "{library} on Ascend starts at {first} (vLLM Ascend's versioning policy), so an Ascend run never loads it")
+         "{library} on Ascend starts at {first} ({source}), so an Ascend run never loads it")
 
 
 def _release(node: ast.AST) -> list[str] | None:
@@ -119,7 +121,7 @@ class _Dispatch:
 
 def _below_first(library: str, releases: list[str]) -> bool:
     try:
-        return all(Version(r.split("+")[0]) < FIRST_ASCEND_RELEASE[library] for r in releases)
+        return all(Version(r.split("+")[0]) < FIRST_ASCEND_RELEASE[library][0] for r in releases)
     except InvalidVersion:
         return False
 
@@ -209,7 +211,8 @@ def apply_release_members(results: list, files: Sequence[tuple[Path, str]], proj
                          lambda: _facts(project, where[rel], rel, rels, names or {}), changed_summaries, rel)
         for folder, library, releases in held:
             members[folder + "/"] = _NOTE.format(library=library, releases=releases, dispatcher=rel,
-                                                 first=FIRST_ASCEND_RELEASE[library])
+                                                 first=FIRST_ASCEND_RELEASE[library][0],
+                                                 source=FIRST_ASCEND_RELEASE[library][1])
     if not members:
         return 0
     changed = 0
