@@ -21,6 +21,8 @@ from auditor.static.backend_files import apply_backend_files, drop_test_performa
 from auditor.static.member_includes import apply_member_includes
 from auditor.static.cpu_bindings import apply_cpu_bindings
 from auditor.static.own_env_switches import apply_own_env_switches
+from auditor.static.env_readbacks import apply_env_readbacks
+from auditor.static.release_members import apply_release_members
 from auditor.static.format_members import apply_format_members
 from auditor.static.chosen_members import apply_chosen_members, apply_registered_members
 from auditor.static.platform_builds import apply_platform_builds
@@ -310,9 +312,11 @@ def run_static(
     apply_backend_files(run.results, found.files, project)      # `Dockerfile.cuda` beside `Dockerfile.metax`, NPU twins
     apply_member_includes(run.results, found.files, project)    # `third_party/flashinfer/` headers only `cuda/` includes
     apply_own_env_switches(run.results, found.files, project)   # `os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS") == "1"`
+    apply_env_readbacks(run.results, found.files, project)   # `os.environ["CUDA_VISIBLE_DEVICES"] = gpu`, read back (v)
     apply_platform_builds(run.results, found.files)    # what only the CUDA arm of the build's own platform switch builds
     apply_format_members(run.results)     # `export_engine` beside `export_onnx`: the TensorRT format
     apply_chosen_members(run.results, project)     # `if sim == SimType.ISAACGYM: from .isaacgym import ...`: one simulator
+    apply_release_members(run.results, found.files, project)   # verl's `vllm_v_0_5_4/`, loaded only for vLLM 0.5.4 (u)
     apply_registered_members(run.results, project)   # `@register_relay("nccl")` beside "nixl", "shm": one transport
     apply_platform_predicates(run.results, found.files, project)   # `if is_cuda():`, the project's own check (t11p)
     apply_class_twins(run.results, found.files, project)   # `GPUWorker` beside the tree's `NPUWorker` (t11q)

@@ -74,7 +74,7 @@ def _subject_and_label(test: ast.AST) -> tuple[str, str] | None:
     return None
 
 
-def _imports_in(body: list[ast.stmt]) -> list[list[Any]]:
+def arm_imports(body: list[ast.stmt]) -> list[list[Any]]:
     """[level, module] of each `from x import y` / `import x` in an arm (in a `try` too), not in nested defs."""
     out: list[list[Any]] = []
     stack: list[ast.AST] = list(body)
@@ -100,7 +100,7 @@ def chosen_imports(tree: ast.AST) -> list[list[Any]]:
         if len(subjects) != 1:
             continue
         members = [[a[0][1], level, module] for a in arms if a[0] is not None
-                   for level, module in _imports_in(a[1])]
+                   for level, module in arm_imports(a[1])]
         if len(arms) >= _MIN_ARMS and len({m[0] for m in members}) >= _MIN_ARMS:
             out.append([subjects.pop(), members])
     return out

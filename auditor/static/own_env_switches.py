@@ -39,7 +39,7 @@ def _compares(line: str, name: str) -> bool:
     return bool(re.search(f"(?:{read})\\s*{_OPS}|{_OPS}\\s*(?:{read})", line))
 
 
-def _with_ascend_twin() -> frozenset[str]:
+def with_ascend_twin() -> frozenset[str]:
     """The NPU004 variables the rule's table gives an Ascend counterpart (`CUDA_VISIBLE_DEVICES` ->
     ASCEND_RT_VISIBLE_DEVICES): CANN reads the twin, so the tree's own test of the CUDA name decides wrongly there."""
     from auditor.rules import load_rules
@@ -63,7 +63,7 @@ def apply_own_env_switches(results: list, files: Sequence[tuple[Path, str]], pro
                for f in r.findings):
         return 0
     where = {rel: path for path, rel in files}
-    twinned = _with_ascend_twin()
+    twinned = with_ascend_twin()
     switches: dict[str, str] = {}       # variable -> `rel:line` of the first comparison
     reads: dict[str, set[int]] = {}
     changed_summaries = project.changed if project is not None else set()

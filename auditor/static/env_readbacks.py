@@ -1,0 +1,152 @@
+"""Reads of a device variable the tree set itself (issue 11, tq50c; the lead's decision (v), docs/precision.md).
+
+CRSLab's `Config.__init__` runs `os.environ['CUDA_VISIBLE_DEVICES'] = gpu` (its `--gpu` option) and its systems read
+the variable back to count the devices they were given; a launch script exports `CUDA_VISIBLE_DEVICES=0,1,2,3` and
+reads `$CUDA_VISIBLE_DEVICES` to size `--nproc_per_node`. The value read is the one the tree wrote, so the read works
+as written on Ascend; what must change is the line that sets it (torch_npu reads ASCEND_RT_VISIBLE_DEVICES), which
+keeps its finding. So a warning / error on a read of a variable the rule's table gives an Ascend twin is info
+(context `set-here`) where
+- the same file sets it before the read (a shell script: `export X=...`, or `X=...` on a line of its own, on an
+  earlier line; Python: `os.environ["X"] = ...`, `os.environ.setdefault("X", ...)`, `os.putenv("X", ...)` as a
+  statement of the read's own function body on an earlier line, or of module code or the `__main__` block, which run
+  before the file's functions are called), or
+- (Python) another module of the same top-level package sets it, at the one place that package sets it, outside
+  any `if` / loop / `try` / `with` of its function or module: each process of the package sets it before it reads.
+A read of a value the tree never sets (the user's environment, a scheduler's, Ray's per-worker value) keeps its
+finding, and so do a read in another function than the setting's (a parent that splits the user's devices among
+workers which each set their own), a setting under a condition (verl's ROCm arm), and a package that sets it in
+several places.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from auditor.discover import MAX_FILE_BYTES
+from auditor.findings import as_info
+from auditor.source import SourceError
+from auditor.static.module_paths import module_names
+from auditor.static.own_env_switches import with_ascend_twin
+from auditor.static.project_imports import kept_fact, read_counted
+
+SUMMARY_KEY = "env_readbacks"     # [[line, variable, "set" | "set-if" | "read", scope]], kept in the file's summary
+_SHELL_SUFFIXES = (".sh", ".bash", ".zsh")
+_PY_SET = r"""environ\[\s*['"]{0}['"]\s*\]\s*=(?!=)|environ\.setdefault\(\s*['"]{0}['"]|putenv\(\s*['"]{0}['"]"""
+_SH_SET = r"""^\s*(?:export\s+|declare\s+-\w*x\w*\s+)?{0}=(?:"[^"\n]*"|'[^'\n]*'|[^\s;#]*)\s*(?:[;#].*)?$"""
+_BLOCK_OPENERS = re.compile(r"\s*(?:if|elif|else|for|while|try|except|finally|with|async\s+(?:for|with)|match|case)\b")
+_FUNCTION = re.compile(r"\s*(?:async\s+)?def\s")
+_MAIN = re.compile(r"""\s*if\s+__name__\s*==\s*['"]__main__['"]\s*:""")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _scope(lines: list[str], at: int) -> tuple[int, bool]:
+    """(first line of the function holding line `at` (0-based), 0 for module code and the `__main__` block; whether
+    the line is a statement of that body itself, under no `if`, loop, `try` or `with`). Read by indentation: the
+    nearest less-indented line above a line opens its block."""
+    depth, plain = _indent(lines[at]), True
+    for above in range(at - 1, -1, -1):
+        if depth == 0:
+            break
+        text = lines[above]
+        if not text.strip() or text.lstrip().startswith(("#", "@")) or _indent(text) >= depth:
+            continue
+        if _FUNCTION.match(text):
+            return above + 1, plain
+        if _MAIN.match(text):
+            depth = _indent(text)
+        elif _BLOCK_OPENERS.match(text) or text.rstrip().endswith(":"):
+            depth, plain = _indent(text), False
+        # else a continuation line of a bracketed expression above: keep looking for the block opener
+    return 0, plain
+
+
+def _kinds(project, path: Path, hits: list, shell: bool) -> list[list]:
+    """[line, variable, kind, scope] of each hit line (read once per file): kind "set" (a statement of its body
+    itself), "set-if" (under a condition) or "read"; scope the first line of its function, 0 for module code."""
+    try:
+        lines = read_counted(project, path, MAX_FILE_BYTES).decode("utf-8", "replace").splitlines()
+    except (OSError, SourceError):
+        return []
+    out = []
+    for line, name in sorted({(f.line, f.symbol) for f in hits if 0 < f.line <= len(lines)}):
+        text = lines[line - 1]
+        scope, plain = (0, True) if shell else _scope(lines, line - 1)
+        if shell:
+            kind = "set" if re.match(_SH_SET.format(re.escape(name)), text) else "read"
+        elif re.search(_PY_SET.format(re.escape(name)), text):
+            kind = "set" if plain else "set-if"
+        else:
+            kind = "read"
+        out.append([line, name, kind, scope])
+    return out
+
+
+def apply_env_readbacks(results: list, files: Sequence[tuple[Path, str]], project=None) -> int:
+    """Lower reads of a twinned device variable the same file or package set; returns how many findings changed."""
+    twinned = with_ascend_twin()
+    if not any(f.symbol in twinned and f.severity != "info" for r in results for f in r.findings):
+        return 0
+    where = {rel: path for path, rel in files}
+    changed_summaries = project.changed if project is not None else set()
+    facts: dict[str, list[list]] = {}
+    for result in results:
+        shell = result.path.endswith(_SHELL_SUFFIXES)
+        if not (shell or result.path.endswith(".py")) or result.path not in where:
+            continue
+        hits = [f for f in result.findings if f.symbol in twinned]
+        if not hits:
+            continue
+        facts[result.path] = kept_fact(result.summary, SUMMARY_KEY, lambda held: isinstance(held, list),
+                                       lambda: _kinds(project, where[result.path], hits, shell), changed_summaries,
+                                       result.path)
+    if not any(kind != "read" for held in facts.values() for _, _, kind, _ in held):
+        return 0
+    # the one place each top-level package sets a variable, when it sets it there only and unconditionally
+    modules = module_names([rel for _, rel in files])
+    package_sets: dict[tuple[str, str], list[tuple[str, int, str]]] = {}
+    for rel, held in facts.items():
+        dotted = modules.get(rel, "")
+        if "." in dotted:
+            for line, name, kind, _ in held:
+                if kind != "read":
+                    package_sets.setdefault((dotted.split(".")[0], name), []).append((rel, line, kind))
+    changed = 0
+    for result in results:
+        held = facts.get(result.path)
+        if not held:
+            continue
+        reads = {(line, name): scope for line, name, kind, scope in held if kind == "read"}
+        kept = []
+        for f in result.findings:
+            if f.severity != "info" and (f.line, f.symbol) in reads:
+                note = _set_before(result.path, f, reads[(f.line, f.symbol)], held, package_sets,
+                                   modules.get(result.path, ""))
+                if note:
+                    f = as_info(f, "set-here", note)
+                    changed += 1
+            kept.append(f)
+        result.findings = kept
+    return changed
+
+
+def _set_before(rel: str, f, scope: int, held: list[list], package_sets: dict, dotted: str) -> str:
+    """Why the read at `f` (in the function starting on line `scope`, 0 for module code) reads the tree's own value
+    ("" when it does not): a setting of the same body before it, or of module code / the `__main__` block that runs
+    before the file's functions are called; else the one setting of its package."""
+    earlier = [line for line, name, kind, at in held if name == f.symbol and kind == "set"
+               and ((at == scope and line < f.line) or (at == 0 and scope != 0))]
+    if earlier:
+        return (f"this file sets {f.symbol} itself on line {earlier[0]} and reads its own value back: the read works "
+                f"as written on Ascend; the setting line is the one to port")
+    if "." not in dotted:
+        return ""
+    sets = package_sets.get((dotted.split(".")[0], f.symbol), [])
+    if len(sets) == 1 and sets[0][2] == "set" and sets[0][0] != rel:
+        return (f"package `{dotted.split('.')[0]}` sets {f.symbol} itself ({sets[0][0]}:{sets[0][1]}, its one "
+                f"setting) and reads its own value back here: the read works as written on Ascend; the setting line "
+                f"is the one to port")
+    return ""
