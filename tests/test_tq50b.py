@@ -53,3 +53,43 @@ def test_circleci_workflow_parameters_of_a_cpu_job_keep_their_severity(tmp_path)
     root = write_tree(tmp_path, {".circleci/config.yml": CIRCLE_WORKFLOW})
     found = severities_at(root, ".circleci/config.yml", CIRCLE_WORKFLOW, 'cuda: "11.1"')
     assert "info" not in {s for s, _ in found}
+
+
+DUMP_READER = """\
+    import torch
+    from torch import float16, float32, int8, int32, int64, bfloat16
+
+    DTYPE_CODES = {
+        0: float32,
+        1: float16,
+        2: int8,
+        3: int32,
+        9: int64,
+        12: torch.bool,
+        27: bfloat16,
+    }
+
+
+    def read_dump(buf, code, shape):
+        return torch.frombuffer(buf, dtype=DTYPE_CODES[code]).reshape(shape)
+
+
+    def to_half(x):
+        return x.to(bfloat16)
+"""
+
+
+def test_dtype_code_table_of_bare_torch_names_and_their_import_choose_nothing(tmp_path):
+    from tests.static_snippets import line_of
+
+    root = write_tree(tmp_path, {"viewer/dump.py": DUMP_READER})
+    from auditor.runner import run_static
+
+    run = run_static([root], jobs=1)
+    lines = {f.line for r in run.results if r.path == "viewer/dump.py" for f in r.findings
+             if f.code in ("NPU201", "NPU202")}
+    assert line_of(DUMP_READER, "from torch import") not in lines
+    assert line_of(DUMP_READER, "1: float16") not in lines
+    assert line_of(DUMP_READER, "27: bfloat16") not in lines
+    # a use of the imported name still chooses the dtype
+    assert line_of(DUMP_READER, "x.to(bfloat16)") in lines
