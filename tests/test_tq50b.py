@@ -93,3 +93,31 @@ def test_dtype_code_table_of_bare_torch_names_and_their_import_choose_nothing(tm
     assert line_of(DUMP_READER, "27: bfloat16") not in lines
     # a use of the imported name still chooses the dtype
     assert line_of(DUMP_READER, "x.to(bfloat16)") in lines
+
+
+WG_TEST = """\
+    import pytest
+    import torch as th
+
+
+    @pytest.mark.parametrize("dev", ["cpu", "cuda:0"])
+    def test_wg_input_layer(dev):
+        pytest.importorskip("pylibwholegraph.torch")
+        nodes = th.arange(10)
+        emb = th.nn.Embedding(10, 4)(nodes.cuda())
+        assert emb.shape == (10, 4)
+
+
+    def test_plain_layer():
+        nodes = th.arange(10)
+        plain = th.nn.Embedding(10, 4)(nodes.cuda())
+        assert plain.shape == (10, 4)
+"""
+
+
+def test_a_test_that_importorskips_wholegraph_is_skipped_without_cuda(tmp_path):
+    rel = "tests/unit-tests/test_wg_layer.py"
+    root = write_tree(tmp_path, {rel: WG_TEST})
+    assert "error" not in {s for s, _ in severities_at(root, rel, WG_TEST, "emb = th.nn.Embedding")}
+    # the same line in a test with no such skip fails on Ascend as written
+    assert "error" in {s for s, _ in severities_at(root, rel, WG_TEST, "plain = th.nn.Embedding")}
