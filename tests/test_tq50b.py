@@ -121,3 +121,37 @@ def test_a_test_that_importorskips_wholegraph_is_skipped_without_cuda(tmp_path):
     assert "error" not in {s for s, _ in severities_at(root, rel, WG_TEST, "emb = th.nn.Embedding")}
     # the same line in a test with no such skip fails on Ascend as written
     assert "error" in {s for s, _ in severities_at(root, rel, WG_TEST, "plain = th.nn.Embedding")}
+
+
+TRAIN_LOOP = """\
+    import torch
+
+
+    def train_loop(dataloader, model, loss_fn, optimizer):
+        size = len(dataloader.dataset)
+        for batch_id, batch in enumerate(dataloader):
+            pred = model(batch["X"].to(model.device))
+            loss = loss_fn(pred, batch["y"].to(model.device))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            if batch_id % 5 == 0:
+                loss, current = loss.item(), batch_id * batch["X"].shape[0]
+                print(f"loss: {loss:>7f}  [{current:>5d}/{size:>5d}]")
+            if batch_id % 2 == 0:
+                half, seen = loss.item(), batch_id
+                print(f"loss: {half:>7f}  [{seen:>5d}]")
+"""
+
+
+def test_progress_read_every_few_batches_is_logging_and_parity_is_not(tmp_path):
+    from auditor.runner import run_static
+    from tests.static_snippets import line_of
+
+    root = write_tree(tmp_path, {"examples/train_phasenet.py": TRAIN_LOOP})
+    src = TRAIN_LOOP
+    run = run_static([root], jobs=1)
+    hints = {f.line for r in run.results if r.path == "examples/train_phasenet.py" for f in r.findings
+             if f.code == "NPU703"}
+    assert line_of(src, "loss, current = loss.item()") not in hints
+    assert line_of(src, "half, seen = loss.item()") in hints
