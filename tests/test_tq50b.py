@@ -155,3 +155,42 @@ def test_progress_read_every_few_batches_is_logging_and_parity_is_not(tmp_path):
              if f.code == "NPU703"}
     assert line_of(src, "loss, current = loss.item()") not in hints
     assert line_of(src, "half, seen = loss.item()") in hints
+
+
+VOCODER = """\
+    import torch
+
+
+    class Vocoder:
+        def __init__(self, kind, ckpt, device):
+            if kind == "hifigan":
+                self.vocoder = HifiGAN(ckpt, device=device)
+            else:
+                self.vocoder = HifiGANLog10(ckpt, device=device)
+
+
+    class HifiGAN(torch.nn.Module):
+        def __init__(self, model_path, device=None):
+            super().__init__()
+            if device is None:
+                device = "cuda" if torch.cuda.is_available() else "cpu"
+            self.device = device
+
+
+    class HifiGANLog10(HifiGAN):
+        def forward(self, mel):
+            return mel * 0.434294
+"""
+
+
+def test_none_default_fallback_overridden_also_by_every_construction_of_a_subclass(tmp_path):
+    rel = "diffusion/vocoder.py"
+    root = write_tree(tmp_path, {rel: VOCODER})
+    assert severities_at(root, rel, VOCODER, 'device = "cuda" if') == {("info", "overridden-default")}
+
+
+def test_a_subclass_built_nowhere_in_the_tree_keeps_the_fallback_severity(tmp_path):
+    rel = "diffusion/vocoder.py"
+    src = VOCODER.replace("self.vocoder = HifiGANLog10(ckpt, device=device)", "self.vocoder = None")
+    root = write_tree(tmp_path, {rel: src})
+    assert "info" not in {s for s, _ in severities_at(root, rel, src, 'device = "cuda" if')}
