@@ -47,13 +47,14 @@ FACTS: dict[str, int] = {
                           # 8: PaddleOCR / PaddleX are Paddle's toolkits too (tq47a)
     "getattr_own": 1,     # opnamespaces.getattr_own_lines_fact; wrapper (launched.wrapper_fact) (FORMAT 7)
     "quiet": 1,           # shim_graph.quiet_fact (FORMAT 8)
-    "ci": 3,              # ci_jobs.ci_fact (FORMAT 9); 2: NVIDIA instance runner labels (t11w); 3: Lightning,
+    "ci": 4,              # ci_jobs.ci_fact (FORMAT 9); 2: NVIDIA instance runner labels (t11w); 3: Lightning,
                           # CircleCI, runners a job of the workflow launches (pd32)
+                          # 4: a CircleCI workflow's parameters for a CUDA job (tq50b)
     "colab": 2,           # ci_jobs.colab_fact: a notebook's Colab tie (lead decision 8, pd24); 2: the notebook's
                           # own Colab GPU-runtime metadata (tq37)
     "launch": 4,          # launched.launch_facts: patches, option defaults (FORMAT 10); 2: setting guards (t18b)
                           # 3: builds HF TrainingArguments, `hf_args` (review48 item 6); 4: Apex switches (tp50b)
-    "calls": 15,          # call_defaults.default_facts (FORMAT 11); 2: main_calls, flags, switches, optional_attrs (pd17);
+    "calls": 16,          # call_defaults.default_facts (FORMAT 11); 2: main_calls, flags, switches, optional_attrs (pd17);
                           # 3: None fallbacks (pd20); 4: static / class methods (pd22); 5: value branches, the
                           # keywords' values (pd25); 6: autocasts always off (pd27); 7: autocast parameters, the
                           # names set, imports by name, unparsed (pd29); 8: attributes set from outside a class (pd31);
@@ -63,6 +64,7 @@ FACTS: dict[str, int] = {
                           # 13: `else` arms of a default's own value, `str(param)` tests (tq44b)
                           # 14: definitions' top-level class and function names, `tops` (stale_keywords; session 45 review)
                           # 15: switches handed on, each call's argument codes, `forwards` (tq47a)
+                          # 16: a subclass with no `__init__` names itself in its base's construction (tq50b)
     "platform": 1,        # platform_predicates.platform_facts (FORMAT 12)
     "subpackages": 1,     # npu_native.subpackage_facts: top_npu, relative (FORMAT 13)
     "ascend_image": 1,    # backend_files.ascend_image_fact (FORMAT 13)

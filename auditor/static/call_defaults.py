@@ -452,6 +452,13 @@ def _forwarded(node: ast.expr, params: frozenset[str]) -> bool:
 _Shape = tuple[tuple[int, ...], tuple[str, ...], bool, tuple[str, ...], int, tuple[str, ...]]
 # a construction this file cannot see (a subclass built elsewhere): as if through `*` / `**`, nothing known
 _UNKNOWN_CALL: _Shape = ((), (), True, (), 0, ())
+_INHERITED = "^"        # a keyword-value mark: the base's `__init__` runs for each construction of the subclass named
+
+
+def _inherited_call(subclass: str) -> _Shape:
+    """A subclass with no `__init__` of its own (`class NsfHifiGANLog10(NsfHifiGAN)`): its constructions are the
+    base's; unknown as `_UNKNOWN_CALL` until the run finds them (`_with_subclass_sites`; tq50b)."""
+    return (), (), True, (), 0, (_INHERITED + subclass,)
 
 
 def _shape(call: ast.Call, params: frozenset[str]) -> _Shape:
@@ -540,9 +547,9 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
         if isinstance(node, ast.ClassDef):
             if not any(isinstance(i, (ast.FunctionDef, ast.AsyncFunctionDef)) and i.name == "__init__"
                        for i in node.body):
-                for base in node.bases:     # constructing the subclass runs the base's __init__: unknown
+                for base in node.bases:     # constructing the subclass runs the base's __init__
                     if isinstance(base, ast.Name):
-                        record(base.id, _UNKNOWN_CALL)
+                        record(base.id, _inherited_call(node.name))
             for child in ast.iter_child_nodes(node):
                 visit(child, node, frozenset())
             return
@@ -688,6 +695,32 @@ def _passes(shape: list[Any], param: str, index: int, function: bool = False) ->
     return param in kws or (index >= 0 and index in positions and not star)
 
 
+def _with_subclass_sites(results: list, facts: dict[str, Any], wanted: Any) -> tuple[
+        dict[str, list[tuple[str, list[Any]]]], set[str]]:
+    """`_call_sites`, where a subclass with no `__init__` of its own stands for its constructions (Diffusion-SVC's
+    `NsfHifiGANLog10(NsfHifiGAN)`, built only as `NsfHifiGANLog10(vocoder_ckpt, device=device)`; tq50b): a subclass
+    handed on as a value, or constructed nowhere in the tree (built elsewhere, by a computed name), stays unknown."""
+    shapes, refs = _call_sites(results, facts, wanted)
+    for _ in range(4):      # (a subclass of a subclass: a few levels)
+        marks = {mark for found in shapes.values() for _, s in found if (mark := _subclass_mark(s))}
+        if not marks:
+            break
+        more, more_refs = _call_sites(results, facts, {m: [] for m in marks})
+
+        def expand(rel: str, shape: list[Any]) -> list[tuple[str, list[Any]]]:
+            mark = _subclass_mark(shape)
+            return more[mark] if mark in more and mark not in more_refs else [(rel, shape)]
+
+        shapes = {name: [site for rel, s in found for site in expand(rel, s)] for name, found in shapes.items()}
+    return shapes, refs
+
+
+def _subclass_mark(shape: list[Any]) -> str:
+    """The subclass a `_inherited_call` shape names, or ""."""
+    values = shape[5] if len(shape) > 5 else ()
+    return next((str(v)[len(_INHERITED):] for v in values if str(v).startswith(_INHERITED)), "")
+
+
 def _call_sites(results: list, facts: dict[str, Any], wanted: Any) -> tuple[dict[str, list[tuple[str, list[Any]]]],
                                                                              set[str]]:
     """The call shapes of each wanted name over the tree, and the wanted names handed on as values. Calls in a
@@ -736,7 +769,7 @@ def drop_overridden_defaults(results: list, project: Any) -> int:
     class_level = {n: n.split(".", 1)[1] for n in wanted if not n.startswith(".") and "." in n}
     wanted_sites = {**wanted, **{"." + m: [] for m in class_level.values()},
                     **{_ANY_RECEIVER + m: [] for m in class_level.values()}}
-    shapes, refs = _call_sites(results, facts, wanted_sites)
+    shapes, refs = _with_subclass_sites(results, facts, wanted_sites)
     dropped = 0
     for name, entries in wanted.items():
         sites = shapes.get(name, [])

@@ -219,6 +219,24 @@ def cuda_job_spans(text: str) -> list[tuple[int, int, str, str]]:
         if why is not None:
             name = _named(job).get("job") or _named(job).get("deployment")
             out.append((job.start_mark.line + 1, job.end_mark.line + 1, str(getattr(name, "value", "")), why))
+    cuda_jobs = {span[2]: span[3] for span in out}
+    out += [(call.start_mark.line + 1, call.end_mark.line + 1, name, cuda_jobs[name])
+            for name, call in _circle_calls(root) if name in cuda_jobs]
+    return out
+
+
+def _circle_calls(root) -> list:
+    """(job name, entry) of each job a CircleCI workflow runs with its own parameters (`workflows: W: jobs: [-
+    build_cuda: {cuda: "11.7", torch: 2.0.0}]`): the parameters are the named job's, so a CUDA job's (mmocr's
+    `cuda: "10.2"` for its `resource_class: gpu.nvidia.small` job) are read in that job (tq50b)."""
+    out = []
+    for workflow in _named(_named(root).get("workflows")).values():
+        jobs = _named(workflow).get("jobs")
+        for item in jobs.value if isinstance(jobs, yaml.SequenceNode) else []:
+            if isinstance(item, yaml.MappingNode) and len(item.value) == 1:
+                key, params = item.value[0]
+                if isinstance(key, yaml.ScalarNode) and isinstance(params, yaml.MappingNode):
+                    out.append((str(key.value), item))
     return out
 
 

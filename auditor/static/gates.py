@@ -254,8 +254,10 @@ def _cuda_count(node: ast.AST | None, flags: frozenset[str] | set[str]) -> bool:
 # cupy_available and cucim_available and use_gpu: resample_img_cucim(...)` (tq39, tuned on heldout42's
 # TotalSegmentator): on Ascend the flag is False and the code's other path runs. Not pynvml / nvidia-ml-py (a
 # pure-Python binding that installs anywhere) nor torch (installed everywhere).
+# (RAPIDS' WholeGraph, `pylibwholegraph`, and the cuGraph / cuDF bindings are built for NVIDIA GPUs only: graphstorm's
+# WholeGraph tests importorskip it; tq50b)
 _CUDA_ONLY_PACKAGES = frozenset({"cupy", "cupyx", "cucim", "pycuda", "cudf", "cuml", "cugraph", "cuvs", "cuspatial",
-                                 "rmm", "pylibraft", "tensorrt"})
+                                 "rmm", "pylibraft", "tensorrt", "pylibwholegraph", "pylibcugraph", "pylibcudf"})
 _PACKAGE_FINDERS = frozenset({"find_spec", "find_loader", "module_available", "package_available"})
 
 

@@ -1159,9 +1159,9 @@ def _enclosing(tree: ast.AST, line: int):
     return best
 
 
-def _every_n(test: ast.AST) -> bool:
+def _every_n(test: ast.AST, least: int = 10) -> bool:
     """`step % log_every == 0`, `(i + 1) % args.print_freq == 0`, `not it % 100`: true once every N iterations, N a
-    name or a number of at least 10 (not a parity test, `i % 2 == 0`)."""
+    name or a number of at least `least` (not a parity test, `i % 2 == 0`)."""
     for node in walk_list(test):
         mod = None
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
@@ -1171,12 +1171,12 @@ def _every_n(test: ast.AST) -> bool:
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and isinstance(node.operand, ast.BinOp) \
                 and isinstance(node.operand.op, ast.Mod):
             mod = node.operand
-        if mod is not None and _interval(mod.right):
+        if mod is not None and _interval(mod.right, least):
             return True
     return False
 
 
-def _interval(node: ast.AST) -> bool:
+def _interval(node: ast.AST, least: int = 10) -> bool:
     """N of `step % N`: a name or attribute, a number of at least 10, or a setting read as one
     (`int(self.config.get("tensorboard_logging_steps", 500))`; pd38; `args['log_freq']`, tq46b)."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "int" and len(node.args) == 1:
@@ -1186,7 +1186,7 @@ def _interval(node: ast.AST) -> bool:
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
         return True     # a setting read by its key (`self.train_args['log_freq']`, ProPainter's trainer; tq46b)
     return isinstance(node, (ast.Name, ast.Attribute)) or isinstance(node, ast.Constant) and \
-        isinstance(node.value, int) and node.value >= 10
+        isinstance(node.value, int) and node.value >= least
 
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -1236,7 +1236,9 @@ def _throttled_lines(tree: ast.AST) -> set[int]:
                                  if isinstance(x, ast.Expr) and _log_statement(x) for line in node_lines(x))
         if isinstance(n, ast.If) and _anomaly_report(n):
             lines.update(line for stmt in n.body for line in node_lines(stmt))
-        if not (isinstance(n, ast.If) and _every_n(n.test)):
+        # (a branch that only reports, `if batch_id % 5 == 0: loss, current = loss.item(), ...; print(...)`, is
+        # logging every few steps already: seisbench's training notebooks; tq50b)
+        if not (isinstance(n, ast.If) and (_every_n(n.test) or _report_branch(n) and _every_n(n.test, _REPORT_EVERY))):
             continue
         logging = _log_interval(n.test) or _report_branch(n)
         looped: set[int] = set()
@@ -1248,6 +1250,9 @@ def _throttled_lines(tree: ast.AST) -> set[int]:
                 lines.update(node_lines(inner))
         lines -= looped
     return lines
+
+
+_REPORT_EVERY = 3      # the least N of a reporting branch's `% N` (a parity test, `% 2`, picks every other step)
 
 
 def _report_branch(branch: ast.If) -> bool:

@@ -211,18 +211,27 @@ _PRECISION_KEY = re.compile(r"(?i)^(?P<kind>b|bf|f)?(?P<bits>16|32|64)(?:-(?:mix
 # serializer's index-to-dtype codec: LitData's `_TORCH_DTYPES_MAPPING`): it rebuilds the dtype a tensor already had
 # and chooses none (policy (a); tq49b, heldout60)
 _INDEX_TABLE_MIN = 4
+# a bare name spelling one of torch's dtypes (what `from torch import float16, bfloat16` binds), not an abbreviation
+_TORCH_DTYPE = re.compile(r"b?float\d+|half|double|u?int\d+|bool|complex\d+")
 # the objects a script's settings are read from (`args.precision`, `cfg["dtype"]`): a table they index is a choice
 _SETTING_OBJECT = re.compile(r"\s*(?:self\.)?(?:args|opts?|cfg|config|conf|hparams|hp|flags|FLAGS|options|params)\b")
 
 
 def _dtype_index_table(node: cst.Dict) -> bool:
-    """A dict literal of four or more entries, each an integer key to a torch / numpy dtype."""
+    """A dict literal of four or more entries, each an integer key to a torch / numpy dtype (`torch.float16`, or the
+    bare name a `from torch import float16` bound: msit's dump reader maps an ATB dump's dtype code to the dtype that
+    reads it back, `{0: float32, 1: float16, ..., 27: bfloat16}`; tq50b)."""
     entries = [el for el in node.elements if isinstance(el, cst.DictElement)]
     return len(entries) == len(node.elements) >= _INDEX_TABLE_MIN and all(
-        isinstance(el.key, cst.Integer) and isinstance(el.value, cst.Attribute)
-        and (dotted(el.value) or "").split(".", 1)[0] in ("torch", "np", "numpy") for el in entries) and \
-        sum(bool(_DTYPE_NAME.match(el.value.attr.value)) for el in entries if isinstance(el.value, cst.Attribute)) \
-        * 2 >= len(entries)
+        isinstance(el.key, cst.Integer) and (isinstance(el.value, cst.Attribute)
+                                             and (dotted(el.value) or "").split(".", 1)[0] in ("torch", "np", "numpy")
+                                             or isinstance(el.value, cst.Name) and _TORCH_DTYPE.fullmatch(el.value.value))
+        for el in entries) and \
+        sum(bool(_DTYPE_NAME.match(_last_name(el.value))) for el in entries) * 2 >= len(entries)
+
+
+def _last_name(node: cst.BaseExpression) -> str:
+    return node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else ""
 
 
 def _precision_key(key: cst.CSTNode | None, value: cst.CSTNode) -> bool:
@@ -1222,8 +1231,13 @@ class MatchVisitor(cst.CSTVisitor):
                     self._hit(rule, node.module, module)
             return False
         first = len(self.hits)
+        # `from torch import float16, float32, bfloat16`: a line importing several dtypes chooses none of them; each
+        # use is reported (msit's dump reader; tq50b)
+        dtypes = {id(a) for a in node.names if module == "torch" and _TORCH_DTYPE.fullmatch(dotted(a.name) or "")}
         for alias in node.names:
             qual = f"{module}.{dotted(alias.name)}"
+            if len(dtypes) > 1 and id(alias) in dtypes:
+                continue
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name) \
                     and alias.asname.name.value == "_C":      # `from nerfacc import csrc as _C` (context.py)
                 qual = self._qual(alias.asname.name) or qual
