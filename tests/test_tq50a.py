@@ -225,3 +225,37 @@ def test_conda_environment_named_for_macos_under_any_name(tmp_path: Path) -> Non
     found = _tree(tmp_path, {"environment/mac-env.yml": MAC_ENV, "environment/linux-gpu-env.yml": MAC_ENV})
     assert not _in(found, "mac-env.yml")
     assert _in(found, "linux-gpu-env.yml")
+
+
+DYNAMIC_CONV = """\
+import torch
+import torch.nn as nn
+
+
+def DynamicConv(input_size, kernel_size=1, num_heads=1):
+    if torch.cuda.is_available():
+        try:
+            from fairseq.modules.dynamicconv_layer import DynamicconvLayer
+
+            return DynamicconvLayer(input_size, kernel_size=kernel_size, num_heads=num_heads)
+        except ImportError as e:
+            print(e)
+    return DynamicConv1dTBC(input_size, kernel_size=kernel_size, num_heads=num_heads)
+
+
+def pick_device():
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    raise RuntimeError("no accelerator")
+
+
+class DynamicConv1dTBC(nn.Module):
+    def __init__(self, input_size, kernel_size=1, num_heads=1):
+        super().__init__()
+"""
+
+
+def test_cuda_probe_that_falls_through_to_a_portable_return_is_info(tmp_path: Path) -> None:
+    found = _in(_tree(tmp_path, {"fairseq/modules/dynamic_convolution.py": DYNAMIC_CONV}), "dynamic_convolution.py")
+    assert found[6]["NPU002"] == "info"
+    assert found[17]["NPU002"] != "info"        # no portable return after it: the function raises off CUDA

@@ -1656,6 +1656,46 @@ def _lower_off_host_probes(findings: list, tree: ast.Module) -> list:
             f.severity != "info" and _held_by(regions, f) else f for f in findings]
 
 
+_FALLTHROUGH_NOTE = "a probe for an optional CUDA kernel whose code falls through to a portable implementation " \
+    "(the `if` returns the kernel, the function goes on to return the other): on Ascend the probe answers False and " \
+    "the portable path runs as written"
+
+
+def _returns(stmt: ast.stmt) -> bool:
+    """A `return`, or a `try` whose body ends in one and whose handlers swallow the error (they end in no raise)."""
+    if isinstance(stmt, ast.Return):
+        return True
+    return isinstance(stmt, ast.Try) and bool(stmt.body) and isinstance(stmt.body[-1], ast.Return) and \
+        bool(_caught_without_reraise(stmt)) and not stmt.finalbody
+
+
+def _probe_fallthroughs(tree: ast.Module) -> list[tuple[Span, bool]]:
+    """The tests of `if torch.cuda.is_available():` (no `else`) whose body ends in a return of the CUDA kernel (in a
+    `try` that swallows an ImportError too) and that a later `return` of the same function body follows (fairseq's
+    `DynamicConv`: `DynamicconvLayer(...)` with CUDA, else `DynamicConv1dTBC(...)`, pure PyTorch; tq50a)."""
+    out: list[tuple[Span, bool]] = []
+    for fn in _walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        body = fn.body
+        for i, stmt in enumerate(body[:-1]):
+            if isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.test, ast.Call) and \
+                    is_cuda_test(stmt.test) and stmt.body and _returns(stmt.body[-1]) and \
+                    any(isinstance(later, ast.Return) and later.value is not None for later in body[i + 1:]):
+                out.append((node_span(stmt.test, open_end=True), True))
+    return out
+
+
+def _lower_probe_fallthroughs(findings: list, tree: ast.Module) -> list:
+    if not any(f.symbol == "torch.cuda.is_available" and f.severity != "info" for f in findings):
+        return findings
+    regions = _probe_fallthroughs(tree)
+    if not regions:
+        return findings
+    return [as_info(f, "probe-fallthrough", _FALLTHROUGH_NOTE) if f.symbol == "torch.cuda.is_available" and
+            f.severity != "info" and _held_by(regions, f) else f for f in findings]
+
+
 _COMPARED_DEFAULT_NOTE = "a default the function only compares with \"cuda\" (it selects no device here: with it the " \
     "branch written for the default runs, on Ascend too); the comparison is the line to port"
 
@@ -1854,6 +1894,7 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     findings = _drop_capability_keys(findings, tree)
     findings = apply_gate_regions(_drop_choiceless_tests(findings, tree), tree)
     findings = _lower_off_host_probes(_lower_redundant_cpu_moves(findings, tree), tree)
+    findings = _lower_probe_fallthroughs(findings, tree)
     findings = _lower_compared_only_defaults(findings, tree)
     return _lower_logged_queries(_lower_environment_reports(findings, tree), tree)
 
