@@ -259,3 +259,43 @@ def test_cuda_probe_that_falls_through_to_a_portable_return_is_info(tmp_path: Pa
     found = _in(_tree(tmp_path, {"fairseq/modules/dynamic_convolution.py": DYNAMIC_CONV}), "dynamic_convolution.py")
     assert found[6]["NPU002"] == "info"
     assert found[17]["NPU002"] != "info"        # no portable return after it: the function raises off CUDA
+
+
+APP = """\
+import gradio as gr
+
+from ldm.encoders import BERTEmbedder
+
+
+def build():
+    return BERTEmbedder()
+
+
+demo = gr.Interface(fn=build, inputs=[], outputs=[])
+demo.launch()
+"""
+
+ENCODERS = """\
+import torch
+
+
+class BERTEmbedder:
+    def __init__(self, device="cuda"):
+        self.device = device
+
+    def forward(self, x):
+        y = x
+\treturn y.to(self.device)
+"""
+
+
+def test_a_module_that_does_not_compile_runs_nothing(tmp_path: Path) -> None:
+    found = _tree(tmp_path, {"app.py": APP, "ldm/encoders.py": ENCODERS,
+                             "ldm/good.py": ENCODERS.replace("\t", "        ")})
+    encoders = _in(found, "ldm/encoders.py")
+    assert encoders[5]["NPU003"] == "info"
+    assert all(sev == "info" for codes in encoders.values() for sev in codes.values())
+    # the same module compiling, imported by the app: its default keeps its finding
+    found = _tree(tmp_path / "control", {"app.py": APP, "ldm/encoders.py": ENCODERS.replace(
+        "\t", "        ")})
+    assert _in(found, "ldm/encoders.py")[5]["NPU003"] != "info"
