@@ -3785,10 +3785,12 @@ _ENGINE_NOTE = "in code that selects Ascend devices itself ({why}): the engine i
 _NPU_DEVICE_ARG_RE = re.compile(r"^[^#\n]*?(?<![\w.])((?:[\w.]+\.)?device=npu|--device[ \t=]npu)\b", re.M)
 _CUDA_DEVICES_RE = re.compile(r"^[^#\n]*(?:\bCUDA_VISIBLE_DEVICES=|\bdevice[ \t=]+[\"']?cuda\b|^(?:export[ \t]+)?"
                               r"NCCL_[A-Z0-9_]+=)", re.M)
-# what a script written for Ascend also chose for it: a flash-attention switch there is read by the Ascend stack it
-# runs (vllm-ascend's platform picks its own attention backend whatever VLLM_ATTENTION_BACKEND says; under MindSpeed
-# `use_flash_attn` selects npu_fusion_attention)
+# what a script written for Ascend also chose for it: the flash-attention switches its Ascend stack reads itself
+# (vllm-ascend's platform picks its own attention backend whatever VLLM_ATTENTION_BACKEND says; under MindSpeed a
+# Megatron config's `use_flash_attn` selects npu_fusion_attention). Another program's `--use-flash-attn` (an FSDP
+# trainer without the adaptor) keeps its finding: it may import flash_attn on the NPU host
 _ASCEND_SCRIPT_SWITCHES = frozenset({"flash-attention-setting"})
+_ASCEND_READ_SWITCH = re.compile(r"VLLM_ATTENTION_BACKEND|megatron\.", re.I)
 _SWITCH_NOTE = "in a script written for an Ascend host ({why}): the Ascend stack it launches reads this switch " \
                "(its own fused attention); re-validate there, nothing to port"
 
@@ -3811,7 +3813,8 @@ def lower_ascend_engine_starts(findings: list, why: str, also: frozenset[str] = 
     """The inference-engine starts (ENGINE_STARTS), and the findings named in `also`, of code that selects Ascend
     devices itself, as info."""
     return [as_info(f, "npu-file", (_ENGINE_NOTE if f.name in ENGINE_STARTS else _SWITCH_NOTE).format(why=why))
-            if (f.name in ENGINE_STARTS or f.name in also) and f.severity != "info" else f for f in findings]
+            if (f.name in ENGINE_STARTS or f.name in also and _ASCEND_READ_SWITCH.search(f.symbol or ""))
+            and f.severity != "info" else f for f in findings]
 
 
 # a statement of its own that assigns a plain value (`BASE_NAME="nvidia/cuda:12.5.0-devel-ubuntu22.04"`)
