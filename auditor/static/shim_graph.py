@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from auditor.discover import SourceError
 from auditor.static import project_imports as _pi
@@ -82,7 +83,7 @@ def _module_name(rel: str) -> tuple[str, bool] | None:
     return ".".join(parts), is_pkg
 
 
-def _named_modules(rels: Sequence[str], project: _pi.ProjectImports) -> list[tuple[tuple[str, bool], str]]:
+def _named_modules(rels: Sequence[str], facts_of: Callable[[str], Any]) -> list[tuple[tuple[str, bool], str]]:
     """((dotted name, is package), rel) of each tree module: its name from the tree root, and (tq50a) its name from
     the folder of a wrapper entry below the root that loads the shim, which Python puts first on `sys.path`
     (cann-recipes' `models/<recipe>/sample_video.py`: `from torch_npu.contrib import transfer_to_npu`, then `from
@@ -90,7 +91,7 @@ def _named_modules(rels: Sequence[str], project: _pi.ProjectImports) -> list[tup
     present = set(rels)
     roots = sorted({rel.rsplit("/", 1)[0] for rel in rels if "/" in rel and rel.endswith(".py")
                     and rel.rsplit("/", 1)[0] + "/__init__.py" not in present
-                    and (facts := project.facts(rel)) and facts.get("mark") and facts.get("main")})
+                    and (facts := facts_of(rel)) and facts.get("mark") and facts.get("main")})
     out = [(named, rel) for rel in rels if (named := _module_name(rel)) is not None]
     if not roots:
         return out
@@ -138,9 +139,16 @@ class ShimGraph:
         self.mindspeed: dict[str, str] = {}     # top package -> the first file of it that imports MindSpeed
         raw: dict[str, tuple[dict, bool]] = {}
         marked = False
-        for named, rel in _named_modules([rel for _path, rel in files], project):
+        read: dict[str, Any] = {}      # each file's facts once (a file without a summary is read here)
+
+        def facts_of(rel: str) -> Any:
+            if rel not in read:
+                read[rel] = project.facts(rel)
+            return read[rel]
+
+        for named, rel in _named_modules([rel for _path, rel in files], facts_of):
             self.known[named[0]] = rel
-            facts = project.facts(rel)
+            facts = facts_of(rel)
             if not facts or "load" not in facts:    # not read (a FIFO, over the limit), or no `import` in it
                 continue
             marked = marked or bool(facts.get("mark"))
