@@ -147,12 +147,17 @@ def test_wrapper_entry_below_the_root_puts_the_program_under_the_shim(tmp_path: 
     found = _tree(tmp_path, {"models/magi-human/sample.py": WRAPPER,
                              "models/magi-human/inference/pipeline/entry.py": ENTRY,
                              "models/magi-human/inference/pipeline/evaluator.py": EVALUATOR,
+                             # a second recipe whose wrapper has the same file name
+                             "models/video-gen/sample.py": WRAPPER.replace("inference.pipeline", "hyvideo.runner"),
+                             "models/video-gen/hyvideo/runner/entry.py": ENTRY.replace("inference.pipeline", "hyvideo.runner"),
+                             "models/video-gen/hyvideo/runner/evaluator.py": EVALUATOR.replace("Evaluator", "Runner"),
                              "models/other-model/runner/entry.py": ENTRY.replace(
                                  "inference.pipeline.evaluator import Evaluator", "runner.scorer import Scorer").replace(
                                  "Evaluator()", "Scorer()"),
                              "models/other-model/runner/scorer.py": EVALUATOR.replace("Evaluator", "Scorer")})
     assert _in(found, "magi-human/inference/pipeline/evaluator.py")[6]["NPU002"] == "info"
     assert _in(found, "magi-human/inference/pipeline/evaluator.py")[9]["NPU002"] == "info"
+    assert _in(found, "video-gen/hyvideo/runner/evaluator.py")[6]["NPU002"] == "info"
     # the same program without a wrapper that loads the shim
     assert _in(found, "other-model/runner/scorer.py")[6]["NPU002"] != "info"
 

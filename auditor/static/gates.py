@@ -1617,12 +1617,17 @@ def _redundant_cpu_moves(tree: ast.Module) -> list[tuple[Region, bool]]:
     return out
 
 
-def _lower_redundant_cpu_moves(findings: list, tree: ast.Module) -> list:
-    if not any(f.symbol == "is_cuda" and f.severity != "info" for f in findings):
+def _lower_held(findings: list, tree: ast.Module, symbol: str, regions_of, context: str, note: str) -> list:
+    """Findings on `symbol` above info inside the regions `regions_of(tree)` finds: info, with `context` and `note`."""
+    if not any(f.symbol == symbol and f.severity != "info" for f in findings):
         return findings
-    regions = _redundant_cpu_moves(tree)
-    return [as_info(f, "redundant-cpu-move", _REDUNDANT_MOVE_NOTE) if f.symbol == "is_cuda" and
-            f.severity != "info" and _held_by(regions, f) else f for f in findings] if regions else findings
+    regions = regions_of(tree)
+    return [as_info(f, context, note) if f.symbol == symbol and f.severity != "info" and _held_by(regions, f)
+            else f for f in findings] if regions else findings
+
+
+def _lower_redundant_cpu_moves(findings: list, tree: ast.Module) -> list:
+    return _lower_held(findings, tree, "is_cuda", _redundant_cpu_moves, "redundant-cpu-move", _REDUNDANT_MOVE_NOTE)
 
 
 _OFF_HOST_NOTE = "tests for an object left on an accelerator where this host has no CUDA: on Ascend the test holds " \
@@ -1687,13 +1692,8 @@ def _probe_fallthroughs(tree: ast.Module) -> list[tuple[Span, bool]]:
 
 
 def _lower_probe_fallthroughs(findings: list, tree: ast.Module) -> list:
-    if not any(f.symbol == "torch.cuda.is_available" and f.severity != "info" for f in findings):
-        return findings
-    regions = _probe_fallthroughs(tree)
-    if not regions:
-        return findings
-    return [as_info(f, "probe-fallthrough", _FALLTHROUGH_NOTE) if f.symbol == "torch.cuda.is_available" and
-            f.severity != "info" and _held_by(regions, f) else f for f in findings]
+    return _lower_held(findings, tree, "torch.cuda.is_available", _probe_fallthroughs, "probe-fallthrough",
+                       _FALLTHROUGH_NOTE)
 
 
 _COMPARED_DEFAULT_NOTE = "a default the function only compares with \"cuda\" (it selects no device here: with it the " \

@@ -89,13 +89,17 @@ def _named_modules(rels: Sequence[str], facts_of: Callable[[str], Any]) -> list[
     (cann-recipes' `models/<recipe>/sample_video.py`: `from torch_npu.contrib import transfer_to_npu`, then `from
     inference.pipeline.entry import main` out of the recipe's own folder). A name two such folders give is dropped."""
     present = set(rels)
-    roots = sorted({rel.rsplit("/", 1)[0] for rel in rels if "/" in rel and rel.endswith(".py")
-                    and rel.rsplit("/", 1)[0] + "/__init__.py" not in present
-                    and (facts := facts_of(rel)) and facts.get("mark") and facts.get("main")})
+    wrappers = {rel for rel in rels if "/" in rel and rel.endswith(".py")
+                and rel.rsplit("/", 1)[0] + "/__init__.py" not in present
+                and (facts := facts_of(rel)) and facts.get("mark") and facts.get("main")}
+    roots = sorted({rel.rsplit("/", 1)[0] for rel in wrappers})
     out = [(named, rel) for rel in rels if (named := _module_name(rel)) is not None]
     if not roots:
         return out
     taken = {named[0] for named, _rel in out}
+    # a wrapper is a script nothing imports: its path names it, so two recipes' `sample_video.py` stay two entries
+    out += [((rel[:-3], False), rel) for rel in sorted(wrappers) if _module_name(rel) is None]
+    taken |= {rel[:-3] for rel in wrappers}
     below: dict[str, list[tuple[tuple[str, bool], str]]] = {}
     for rel in rels:
         for root in roots:
