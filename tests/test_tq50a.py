@@ -233,6 +233,8 @@ def test_conda_environment_named_for_macos_under_any_name(tmp_path: Path) -> Non
 
 
 DYNAMIC_CONV = """\
+import os
+
 import torch
 import torch.nn as nn
 
@@ -254,6 +256,12 @@ def pick_device():
     raise RuntimeError("no accelerator")
 
 
+def default_num_workers():
+    if torch.cuda.is_available():
+        return torch.cuda.device_count()
+    return os.cpu_count() or 1
+
+
 class DynamicConv1dTBC(nn.Module):
     def __init__(self, input_size, kernel_size=1, num_heads=1):
         super().__init__()
@@ -262,8 +270,9 @@ class DynamicConv1dTBC(nn.Module):
 
 def test_cuda_probe_that_falls_through_to_a_portable_return_is_info(tmp_path: Path) -> None:
     found = _in(_tree(tmp_path, {"fairseq/modules/dynamic_convolution.py": DYNAMIC_CONV}), "dynamic_convolution.py")
-    assert found[6]["NPU002"] == "info"
-    assert found[17]["NPU002"] != "info"        # no portable return after it: the function raises off CUDA
+    assert found[8]["NPU002"] == "info"
+    assert found[19]["NPU002"] != "info"        # no portable return after it: the function raises off CUDA
+    assert found[25]["NPU002"] != "info"        # no kernel attempt: the other path silently differs (a worker count)
 
 
 APP = """\

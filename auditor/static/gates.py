@@ -1666,18 +1666,18 @@ _FALLTHROUGH_NOTE = "a probe for an optional CUDA kernel whose code falls throug
     "the portable path runs as written"
 
 
-def _returns(stmt: ast.stmt) -> bool:
-    """A `return`, or a `try` whose body ends in one and whose handlers swallow the error (they end in no raise)."""
-    if isinstance(stmt, ast.Return):
-        return True
+def _returns_optional_kernel(stmt: ast.stmt) -> bool:
+    """A `try` that imports a module and ends in a `return`, whose handlers swallow the error: an attempt at an optional
+    kernel. A plain `return torch.cuda.device_count()` is no attempt: its other path differs (litdata's worker count)."""
     return isinstance(stmt, ast.Try) and bool(stmt.body) and isinstance(stmt.body[-1], ast.Return) and \
-        bool(_caught_without_reraise(stmt)) and not stmt.finalbody
+        bool(_caught_without_reraise(stmt)) and not stmt.finalbody and \
+        any(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body)
 
 
 def _probe_fallthroughs(tree: ast.Module) -> list[tuple[Span, bool]]:
-    """The tests of `if torch.cuda.is_available():` (no `else`) whose body ends in a return of the CUDA kernel (in a
-    `try` that swallows an ImportError too) and that a later `return` of the same function body follows (fairseq's
-    `DynamicConv`: `DynamicconvLayer(...)` with CUDA, else `DynamicConv1dTBC(...)`, pure PyTorch; tq50a)."""
+    """The tests of `if torch.cuda.is_available():` (no `else`) whose body ends in an attempt at an optional CUDA kernel
+    (`_returns_optional_kernel`) and that a later `return` of the same function body follows (fairseq's `DynamicConv`:
+    `DynamicconvLayer(...)` with CUDA, else `DynamicConv1dTBC(...)`, pure PyTorch; tq50a)."""
     out: list[tuple[Span, bool]] = []
     for fn in _walk(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -1685,7 +1685,7 @@ def _probe_fallthroughs(tree: ast.Module) -> list[tuple[Span, bool]]:
         body = fn.body
         for i, stmt in enumerate(body[:-1]):
             if isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.test, ast.Call) and \
-                    is_cuda_test(stmt.test) and stmt.body and _returns(stmt.body[-1]) and \
+                    is_cuda_test(stmt.test) and stmt.body and _returns_optional_kernel(stmt.body[-1]) and \
                     any(isinstance(later, ast.Return) and later.value is not None for later in body[i + 1:]):
                 out.append((node_span(stmt.test, open_end=True), True))
     return out
