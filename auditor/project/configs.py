@@ -169,9 +169,13 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         return result
     if not is_json and _conda_environment(roots):
         # `docker/HunyuanWorld.yaml`: a `conda env export` under another name is a conda environment, read as one
+        from auditor.project import for_macos
         from auditor.project.requirements import analyze_conda
 
-        return analyze_conda(engine, data, rel)
+        result = analyze_conda(engine, data, rel)
+        if for_macos(rel):
+            result.findings = []    # `mac-env.yml`: what a Mac installs, as `environment-mac.yml` (tq50a)
+        return result
     col = Collector(engine, rel, text)
     scan_config_roots(col, roots)
     scan_spack_specs(col, matchers(engine), roots)      # Spack environments and config scopes (tp48a)

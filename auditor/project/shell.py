@@ -28,6 +28,7 @@ from auditor.project.requirements import (_ALL_BUILDS_PAGE_RE, _CPU_INDEX_RE, _C
                                          conda_spec_name, conda_archive_symbols, cpu_builds_only, extra_hits, requirement_hits,
                                          wheel_symbols)
 from auditor.astnodes import walk_list
+from auditor.static.project_imports import ASCEND_SCRIPT
 
 if TYPE_CHECKING:
     from auditor.rules import Rule
@@ -3908,7 +3909,7 @@ def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     _drop_message_only_images(result, text)
     why = _selects_ascend_devices(text)
     if why is not None:
-        result.findings = lower_ascend_engine_starts(result.findings, why)
+        result.findings = lower_ascend_engine_starts(result.findings, why, _ASCEND_SCRIPT_SWITCHES)
     return result
 
 
@@ -3918,24 +3919,43 @@ def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
 ENGINE_STARTS = frozenset({"gpu-inference-server-launch", "gpu-inference-engine-construction"})
 _ENGINE_NOTE = "in code that selects Ascend devices itself ({why}): the engine it starts runs on them through its " \
                "Ascend platform plugin (vllm-ascend); re-validate there, nothing to port"
-# set at the script's top level (not inside an `if` / function: an indented line), from a value of its own
-_ASCEND_DEVICES_RE = re.compile(r"^(?:export[ \t]+)?(ASCEND_RT_VISIBLE_DEVICES)=(?![^\n#]*CUDA)", re.M)
-_CUDA_DEVICES_RE = re.compile(r"^[^#\n]*\bCUDA_VISIBLE_DEVICES=", re.M)
+# tq50a: a script that sets up Ascend itself (project_imports.ASCEND_SCRIPT: CANN's set_env.sh sourced, `export
+# HCCL_BUFFSIZE=400`, NPUS_PER_NODE ...) or launches with the device set to the NPU (verl's Hydra override
+# `trainer.device=npu`, `--device npu`): cann-recipes' vllm-ascend and verl-on-Ascend launchers. A script that also
+# names a CUDA device choice or configures NCCL serves both backends: not Ascend's alone
+_NPU_DEVICE_ARG_RE = re.compile(r"^[^#\n]*?(?<![\w.])((?:[\w.]+\.)?device=npu|--device[ \t=]npu)\b", re.M)
+_CUDA_DEVICES_RE = re.compile(r"^[^#\n]*(?:\bCUDA_VISIBLE_DEVICES=|\bdevice[ \t=]+[\"']?cuda\b|^(?:export[ \t]+)?"
+                              r"NCCL_[A-Z0-9_]+=)", re.M)
+# what a script written for Ascend also chose for it: the flash-attention switches its Ascend stack reads itself
+# (vllm-ascend's platform picks its own attention backend whatever VLLM_ATTENTION_BACKEND says; under MindSpeed a
+# Megatron config's `use_flash_attn` selects npu_fusion_attention). Another program's `--use-flash-attn` (an FSDP
+# trainer without the adaptor) keeps its finding: it may import flash_attn on the NPU host
+_ASCEND_SCRIPT_SWITCHES = frozenset({"flash-attention-setting"})
+_ASCEND_READ_SWITCH = re.compile(r"VLLM_ATTENTION_BACKEND|megatron\.", re.I)
+_SWITCH_NOTE = "in a script written for an Ascend host ({why}): the Ascend stack it launches reads this switch " \
+               "(its own fused attention); re-validate there, nothing to port"
 
 
 def _selects_ascend_devices(text: str) -> str | None:
-    """Why a shell script runs on the Ascend devices it selects (`export ASCEND_RT_VISIBLE_DEVICES=0,1` at its top
-    level, and no CUDA_VISIBLE_DEVICES set anywhere in it), or None."""
-    if "ASCEND_RT_VISIBLE_DEVICES" not in text or _CUDA_DEVICES_RE.search(text):
+    """Why a shell script runs on an Ascend host (it sets up Ascend itself: `export ASCEND_RT_VISIBLE_DEVICES=0,1`,
+    CANN's `set_env.sh`, an `HCCL_*` setting; or `device=npu` in its launch) with no CUDA device choice or NCCL
+    setting anywhere in it, or None."""
+    if _CUDA_DEVICES_RE.search(text):
         return None
-    found = _ASCEND_DEVICES_RE.search(text)
-    return f"it sets {found.group(1)}" if found else None
+    for pattern in (ASCEND_SCRIPT, _NPU_DEVICE_ARG_RE):
+        found = next((m for m in pattern.finditer(text) if "CUDA" not in m.group(0)), None)
+        if found is not None:
+            return f"it sets up Ascend itself: {found.group(0).strip()}" if pattern is ASCEND_SCRIPT else \
+                f"it launches with {found.group(1)}"
+    return None
 
 
-def lower_ascend_engine_starts(findings: list, why: str) -> list:
-    """The inference-engine starts (ENGINE_STARTS) of code that selects Ascend devices itself, as info."""
-    return [as_info(f, "npu-file", _ENGINE_NOTE.format(why=why)) if f.name in ENGINE_STARTS and f.severity != "info"
-            else f for f in findings]
+def lower_ascend_engine_starts(findings: list, why: str, also: frozenset[str] = frozenset()) -> list:
+    """The inference-engine starts (ENGINE_STARTS), and the findings named in `also`, of code that selects Ascend
+    devices itself, as info."""
+    return [as_info(f, "npu-file", (_ENGINE_NOTE if f.name in ENGINE_STARTS else _SWITCH_NOTE).format(why=why))
+            if (f.name in ENGINE_STARTS or f.name in also and _ASCEND_READ_SWITCH.search(f.symbol or ""))
+            and f.severity != "info" else f for f in findings]
 
 
 # a statement of its own that assigns a plain value (`BASE_NAME="nvidia/cuda:12.5.0-devel-ubuntu22.04"`)

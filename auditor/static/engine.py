@@ -55,7 +55,8 @@ from auditor.static.neutral_uses import drop_dtype_restores, drop_existence_prob
 from auditor.static.provider_catalogues import drop_provider_catalogues
 from auditor.static.chosen_members import lower_named_members
 from auditor.static.report_rows import drop_report_only_reads
-from auditor.static.patch_targets import apply_cuda_twins, apply_flash_tables, apply_npu_rebinds, apply_patch_targets
+from auditor.static.patch_targets import (apply_cuda_twins, apply_flash_tables, apply_npu_rebinds, apply_patch_targets,
+                                          drop_module_standins)
 from auditor.static.npu_native import apply_npu_file, selects_ascend_devices, written_for_npu
 from auditor.static.crossfile import summarize
 from auditor.static.format_members import format_member_spans
@@ -1126,6 +1127,7 @@ class StaticEngine:
                 result.findings = lower_ascend_engine_starts(result.findings, why)
             # after the NPU-file pass (its notes win): patch targets, per-backend pairs, attention tables
             result.findings = apply_patch_targets(result.findings, tree)   # `mod.fn = own_fn`: the patch target
+            result.findings = drop_module_standins(result.findings, tree)   # `sys.modules["apex.x"] = own`
             if isinstance(tree, ast.Module):    # `_detect_cuda_devices` beside `_detect_npu_devices`
                 result.findings = apply_cuda_twins(result.findings, tree)
                 result.findings = apply_npu_rebinds(result.findings, tree)   # `from torch.npu import synchronize`

@@ -1619,12 +1619,17 @@ def _redundant_cpu_moves(tree: ast.Module) -> list[tuple[Region, bool]]:
     return out
 
 
-def _lower_redundant_cpu_moves(findings: list, tree: ast.Module) -> list:
-    if not any(f.symbol == "is_cuda" and f.severity != "info" for f in findings):
+def _lower_held(findings: list, tree: ast.Module, symbol: str, regions_of, context: str, note: str) -> list:
+    """Findings on `symbol` above info inside the regions `regions_of(tree)` finds: info, with `context` and `note`."""
+    if not any(f.symbol == symbol and f.severity != "info" for f in findings):
         return findings
-    regions = _redundant_cpu_moves(tree)
-    return [as_info(f, "redundant-cpu-move", _REDUNDANT_MOVE_NOTE) if f.symbol == "is_cuda" and
-            f.severity != "info" and _held_by(regions, f) else f for f in findings] if regions else findings
+    regions = regions_of(tree)
+    return [as_info(f, context, note) if f.symbol == symbol and f.severity != "info" and _held_by(regions, f)
+            else f for f in findings] if regions else findings
+
+
+def _lower_redundant_cpu_moves(findings: list, tree: ast.Module) -> list:
+    return _lower_held(findings, tree, "is_cuda", _redundant_cpu_moves, "redundant-cpu-move", _REDUNDANT_MOVE_NOTE)
 
 
 _OFF_HOST_NOTE = "tests for an object left on an accelerator where this host has no CUDA: on Ascend the test holds " \
@@ -1656,6 +1661,41 @@ def _lower_off_host_probes(findings: list, tree: ast.Module) -> list:
         return findings
     return [as_info(f, "off-host-fallback", _OFF_HOST_NOTE) if f.symbol == "torch.cuda.is_available" and
             f.severity != "info" and _held_by(regions, f) else f for f in findings]
+
+
+_FALLTHROUGH_NOTE = "a probe for an optional CUDA kernel whose code falls through to a portable implementation " \
+    "(the `if` returns the kernel, the function goes on to return the other): on Ascend the probe answers False and " \
+    "the portable path runs as written"
+
+
+def _returns_optional_kernel(stmt: ast.stmt) -> bool:
+    """A `try` that imports a module and ends in a `return`, whose handlers swallow the error: an attempt at an optional
+    kernel. A plain `return torch.cuda.device_count()` is no attempt: its other path differs (litdata's worker count)."""
+    return isinstance(stmt, ast.Try) and bool(stmt.body) and isinstance(stmt.body[-1], ast.Return) and \
+        bool(_caught_without_reraise(stmt)) and not stmt.finalbody and \
+        any(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body)
+
+
+def _probe_fallthroughs(tree: ast.Module) -> list[tuple[Span, bool]]:
+    """The tests of `if torch.cuda.is_available():` (no `else`) whose body ends in an attempt at an optional CUDA kernel
+    (`_returns_optional_kernel`) and that a later `return` of the same function body follows (fairseq's `DynamicConv`:
+    `DynamicconvLayer(...)` with CUDA, else `DynamicConv1dTBC(...)`, pure PyTorch; tq50a)."""
+    out: list[tuple[Span, bool]] = []
+    for fn in _walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        body = fn.body
+        for i, stmt in enumerate(body[:-1]):
+            if isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.test, ast.Call) and \
+                    is_cuda_test(stmt.test) and stmt.body and _returns_optional_kernel(stmt.body[-1]) and \
+                    any(isinstance(later, ast.Return) and later.value is not None for later in body[i + 1:]):
+                out.append((node_span(stmt.test, open_end=True), True))
+    return out
+
+
+def _lower_probe_fallthroughs(findings: list, tree: ast.Module) -> list:
+    return _lower_held(findings, tree, "torch.cuda.is_available", _probe_fallthroughs, "probe-fallthrough",
+                       _FALLTHROUGH_NOTE)
 
 
 _COMPARED_DEFAULT_NOTE = "a default the function only compares with \"cuda\" (it selects no device here: with it the " \
@@ -1856,6 +1896,7 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     findings = _drop_capability_keys(findings, tree)
     findings = apply_gate_regions(_drop_choiceless_tests(findings, tree), tree)
     findings = _lower_off_host_probes(_lower_redundant_cpu_moves(findings, tree), tree)
+    findings = _lower_probe_fallthroughs(findings, tree)
     findings = _lower_compared_only_defaults(findings, tree)
     return _lower_logged_queries(_lower_environment_reports(findings, tree), tree)
 

@@ -41,6 +41,9 @@ _EVERY_PRODUCT = frozenset({"fp16-dtype", "autocast-dtype", "grad-scaler", "fp16
 # TileLang's DSL imported in a file written for Ascend is TileLang's Ascend backend (xllm's `targets/ascend/kernels`,
 # DLCompiler's `test/commonir/ascend`, read on heldout trees; t14x): nothing to know there
 _NPU_NATIVE_DSL = frozenset({"tilelang-import"})
+# tq50a: a TileLang module compiled with TileLang-Ascend's pass configs (`tilelang.PassConfigKey.TL_ASCEND_AUTO_SYNC`,
+# keys only tile-ai/tilelang-ascend defines) holds Ascend kernels (cann-recipes-infer's `ops/tilelang`)
+_TILELANG_ASCEND = re.compile(r"\bPassConfigKey\.TL_ASCEND_\w+")
 _KEPT_CATEGORIES = frozenset({"device", "distributed"})
 _PACKAGE_ERRORS = frozenset({"third_party", "attention", "apex"})     # import / use of a CUDA-only package
 _CPU_KERNELS = frozenset({"cuda-extension-library"})     # NPU416: torch_scatter & co. ship CPU kernels too
@@ -54,6 +57,8 @@ def written_for_npu(text: str, rel: str) -> str | None:
         return "it imports torch_npu at its top"
     if rel and path_backends(rel) == {"npu"}:
         return "its path names the NPU"
+    if "TL_ASCEND_" in text and _TILELANG_ASCEND.search(text):
+        return "its TileLang kernels take TileLang-Ascend's pass configs"
     return None
 
 

@@ -156,6 +156,34 @@ def apply_patch_targets(findings: list, tree: ast.AST) -> list:
     return out
 
 
+# tq50a: `sys.modules["apex.optimizers.FusedAdam"] = AdamW` registers the code's own stand-in under a package's name
+# (cann-recipes' verl patch installs MindSpeed's AdamW where verl imports apex's FusedAdam): the name is what the
+# store provides, not a package the code selects or needs. Reads (`"apex.optimizers" in sys.modules`) keep theirs.
+_STANDIN_CATEGORIES = frozenset({"apex", "third_party", "kernel", "attention"})
+
+
+def standin_keys(tree: ast.AST) -> set[tuple[int, str]]:
+    """(line, module name) of each `sys.modules["name"] = value` store."""
+    out: set[tuple[int, str]] = set()
+    for node in module_nodes(tree):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Subscript) and ast_dotted(t.value) == "sys.modules" and \
+                        isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str):
+                    out.add((t.lineno, t.slice.value))
+    return out
+
+
+def drop_module_standins(findings: list, tree: ast.AST) -> list:
+    """Package findings on the name a `sys.modules[...]` store registers: dropped (the store provides the module)."""
+    if not any(f.category in _STANDIN_CATEGORIES for f in findings):
+        return findings
+    keys = standin_keys(tree)
+    if not keys:
+        return findings
+    return [f for f in findings if not (f.category in _STANDIN_CATEGORIES and (f.line, f.symbol) in keys)]
+
+
 # Per-backend twin functions (t11k, heldout8's MinerU router): `_detect_cuda_devices()` beside
 # `_detect_npu_devices()` in one scope is the CUDA arm of a per-backend pair; the caller picks one by device type.
 _CUDA_TOKENS = frozenset({"cuda", "gpu", "gpus", "nvidia", "nccl"})

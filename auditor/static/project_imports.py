@@ -69,9 +69,9 @@ _LAUNCHER = re.compile(r"\b(?:python[\d.]*|torchrun|torch\.distributed\.(?:run|l
 _DEFS = ("def", "async", "class")
 # a shell script that sets up Ascend itself (t11f): sources CANN's `.../Ascend/.../set_env.sh` or a project's
 # `env_npu*.sh`, counts `NPUS_PER_NODE`, picks `ASCEND_RT_VISIBLE_DEVICES`, exports `ASCEND_*` / `HCCL_*` settings
-_ASCEND_SCRIPT = re.compile(r"^[ \t]*(?:(?:source|\.)[ \t]+\S*(?:[Aa]scend\S*/set_env\.sh|env_npu\w*\.sh)"
-                            r"|(?:export[ \t]+)?(?:NPUS_PER_NODE|ASCEND_RT_VISIBLE_DEVICES)=|export[ \t]+(?:ASCEND|HCCL)_\w+=)",
-                            re.M)
+ASCEND_SCRIPT = re.compile(r"^[ \t]*(?:(?:source|\.)[ \t]+\S*(?:[Aa]scend\S*/set_env\.sh|env_npu\w*\.sh)"
+                           r"|(?:export[ \t]+)?(?:NPUS_PER_NODE|ASCEND_RT_VISIBLE_DEVICES)=|export[ \t]+(?:ASCEND|HCCL)_\w+=)",
+                           re.M)
 
 
 def _indent(line: str, stripped: str) -> int:
@@ -187,7 +187,7 @@ def shell_facts(data: bytes) -> dict[str, Any]:
     `scripts`."""
     text = data.decode("utf-8", errors="replace")
     modules = {m for line in text.splitlines() if not line.lstrip().startswith("#") for m in _SHELL_MODULE.findall(line)}
-    return {"launch": launched_paths(text), "ascend": _ASCEND_SCRIPT.search(text) is not None,
+    return {"launch": launched_paths(text), "ascend": ASCEND_SCRIPT.search(text) is not None,
             "modules": sorted(modules), "trains": _TRAINING_LAUNCH.search(data) is not None,
             "scripts": sorted(set(SHELL_NAME.findall(text)))}
 

@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from auditor.discover import SourceError
 from auditor.static import project_imports as _pi
@@ -82,6 +83,32 @@ def _module_name(rel: str) -> tuple[str, bool] | None:
     return ".".join(parts), is_pkg
 
 
+def _named_modules(rels: Sequence[str], facts_of: Callable[[str], Any]) -> list[tuple[tuple[str, bool], str]]:
+    """((dotted name, is package), rel) of each tree module: its name from the tree root, and (tq50a) its name from
+    the folder of a wrapper entry below the root that loads the shim, which Python puts first on `sys.path`
+    (cann-recipes' `models/<recipe>/sample_video.py`: `from torch_npu.contrib import transfer_to_npu`, then `from
+    inference.pipeline.entry import main` out of the recipe's own folder). A name two such folders give is dropped."""
+    present = set(rels)
+    wrappers = {rel for rel in rels if "/" in rel and rel.endswith(".py")
+                and rel.rsplit("/", 1)[0] + "/__init__.py" not in present
+                and (facts := facts_of(rel)) and facts.get("mark") and facts.get("main")}
+    roots = sorted({rel.rsplit("/", 1)[0] for rel in wrappers})
+    out = [(named, rel) for rel in rels if (named := _module_name(rel)) is not None]
+    if not roots:
+        return out
+    taken = {named[0] for named, _rel in out}
+    # a wrapper is a script nothing imports: its path names it, so two recipes' `sample_video.py` stay two entries
+    out += [((rel[:-3], False), rel) for rel in sorted(wrappers) if _module_name(rel) is None]
+    taken |= {rel[:-3] for rel in wrappers}
+    below: dict[str, list[tuple[tuple[str, bool], str]]] = {}
+    for rel in rels:
+        for root in roots:
+            if rel.startswith(root + "/") and (named := _module_name(rel[len(root) + 1:])) is not None and \
+                    named[0] not in taken:
+                below.setdefault(named[0], []).append((named, rel))
+    return out + [found[0] for found in below.values() if len({rel for _n, rel in found}) == 1]
+
+
 def loaded_modules(module: str, names: list[str], current: str, is_pkg: bool, known: dict[str, str]) -> list[str]:
     """Dotted names (inside the tree where `known` has them, else as written) an import statement loads."""
     module = absolute_dotted(module, current, is_pkg)
@@ -116,12 +143,16 @@ class ShimGraph:
         self.mindspeed: dict[str, str] = {}     # top package -> the first file of it that imports MindSpeed
         raw: dict[str, tuple[dict, bool]] = {}
         marked = False
-        for _path, rel in files:
-            named = _module_name(rel)
-            if named is None:
-                continue
+        read: dict[str, Any] = {}      # each file's facts once (a file without a summary is read here)
+
+        def facts_of(rel: str) -> Any:
+            if rel not in read:
+                read[rel] = project.facts(rel)
+            return read[rel]
+
+        for named, rel in _named_modules([rel for _path, rel in files], facts_of):
             self.known[named[0]] = rel
-            facts = project.facts(rel)
+            facts = facts_of(rel)
             if not facts or "load" not in facts:    # not read (a FIFO, over the limit), or no `import` in it
                 continue
             marked = marked or bool(facts.get("mark"))

@@ -8,7 +8,9 @@ a keyword the callee does not take switches nothing: Python raises TypeError at 
 language reference, "Calls": an unmatched keyword argument is an error unless the callee has `**kwargs`). Such a
 finding, and a CUDA probe that is only the keyword's value, are info ("a stale argument: drop it"), never dropped.
 
-Read per run, only for files holding an NPU038 finding above info: the call around the keyword (a notebook's cell
+Read per run, only for files holding an NPU038 finding above info (or, tq50a, an NPU003 CUDA device string that is a
+keyword's whole value: `load_local_or_remote_file(path, map_location="cuda")` where rlkit's own loader takes no
+`map_location`): the call around the keyword (a notebook's cell
 read alone, magics blanked), its callee a bare name the file imports from a module of the tree (`from
 pytorch_grad_cam import GradCAM`) or defines itself; the callee's definitions in the tree by that name, in modules
 under the imported one: a function, or a class whose first `__init__` along its bases (resolved by name in the tree)
@@ -26,6 +28,9 @@ from auditor.astnodes import walk_list
 from auditor.findings import as_info
 
 _RULE = "cuda-switch-value"
+# tq50a: a CUDA device string that is a keyword's whole value (`load_local_or_remote_file(path, map_location="cuda")`,
+# where rlkit's own loader takes no map_location): the same stale keyword, so nothing is placed on a device
+_VALUE_RULE = "cuda-device-string"
 _CONTEXT = "stale-keyword"
 _NOTE = "`{keyword}` is no parameter of {callee} ({where}) in this tree: the call passes a keyword it does not take, " \
         "so nothing is switched; a stale argument to drop"
@@ -153,30 +158,42 @@ class _Definitions:
         return not found or any(self.takes(d, keyword, seen | {node.name}) for _, d in found)
 
 
-def _call_of(tree: ast.Module, line: int, col: int) -> tuple[ast.Call, ast.keyword] | None:
+def _spelled_by_path(rel: str, module: str) -> bool:
+    """Whether the file's path spells the module (`rlkit/util/io.py` for `rlkit.util.io`, its folders namespace
+    packages without `__init__.py`)."""
+    dotted = rel[:-3].replace("/", ".") if rel.endswith(".py") else ""
+    return dotted == module or "." in module and dotted.endswith("." + module)
+
+
+def _keyword_calls(tree: ast.Module) -> dict[tuple[int, int], tuple[ast.Call, ast.keyword]]:
+    """{(line, col): (call, keyword)} at each keyword of a call, and at a keyword's value where it is a constant."""
+    out: dict[tuple[int, int], tuple[ast.Call, ast.keyword]] = {}
     for n in walk_list(tree):
         if isinstance(n, ast.Call):
             for k in n.keywords:
-                if k.arg is not None and k.lineno == line and k.col_offset == col:
-                    return n, k
-    return None
+                if k.arg is not None:
+                    out[(k.lineno, k.col_offset)] = (n, k)
+                    if isinstance(k.value, ast.Constant):
+                        out.setdefault((k.value.lineno, k.value.col_offset), (n, k))
+    return out
 
 
 def lower_stale_keywords(results: list, project: Any) -> int:
-    """NPU038 on a keyword the tree's own callee does not take, and the findings inside its value, to info (module
+    """NPU038 (or NPU003 as the keyword's value) on a keyword the tree's own callee does not take, and the findings inside its value, to info (module
     doc); the count lowered."""
     lowered = 0
     definitions: _Definitions | None = None
     for r in results:
-        switches = [f for f in r.findings if f.name == _RULE and f.severity != "info"]
+        switches = [f for f in r.findings if f.name in (_RULE, _VALUE_RULE) and f.severity != "info"]
         if not switches or not r.path.endswith((".py", ".ipynb")):
             continue
         trees = _modules(project, r.path)
         imported = _imported(trees)
+        calls = [_keyword_calls(tree) for _, tree in trees]
         spans: list[tuple[tuple[int, int], tuple[int, int], str]] = []     # the stale keywords, with the note
         for f in switches:
-            for offset, tree in trees:
-                found = _call_of(tree, f.line - offset, f.col - 1)
+            for (offset, tree), keywords in zip(trees, calls):
+                found = keywords.get((f.line - offset, f.col - 1))
                 if found is None:
                     continue
                 call, keyword = found
@@ -189,7 +206,8 @@ def lower_stale_keywords(results: list, project: Any) -> int:
                     break
                 definitions = definitions or _Definitions(project)
                 own = [(rel, d) for rel, d in definitions.of(callee) if local and rel == r.path or module and (
-                    definitions.names.get(rel, "") == module or definitions.names.get(rel, "").startswith(module + "."))]
+                    definitions.names.get(rel, "") == module or definitions.names.get(rel, "").startswith(module + ".")
+                    or _spelled_by_path(rel, module))]
                 if own and not any(definitions.takes(d, str(keyword.arg)) for _, d in own):
                     end = (keyword.value.end_lineno or keyword.lineno, keyword.value.end_col_offset or 0)
                     spans.append(((keyword.lineno + offset, keyword.col_offset), (end[0] + offset, end[1]),

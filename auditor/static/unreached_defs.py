@@ -79,6 +79,8 @@ _APP_NOTE = ("nothing this application runs reaches it: it starts from its launc
              "import or load by name (policy (h)); port it if you run it")
 _MISSING_NOTE = ("nothing this application runs loads it, and it cannot run: it imports {}, which this tree does not "
                  "hold (a vendored upstream program the application never runs)")
+_UNPARSED_NOTE = ("nothing runs it: the file does not compile under Python 3 (a syntax or tab error), so no import "
+                  "of it and no run of it succeeds; port it if you repair it")
 _PROBE_NOTE = ("an availability probe: nothing reads the name it imports, so on Ascend it only answers that the "
                "library is missing; the path it enables has its own findings")
 _HOST_FALLBACK_NOTE = ("in the `except` fallback of an import of ComfyUI's own module ({0}), which never fails inside "
@@ -2593,7 +2595,8 @@ def _pack_facts(results: list, project: Any, entries: Collection[str] = (), app:
         except (OSError, SourceError):
             return {}
         if not facts[rel]:      # a SyntaxError in every Python 3 (MuseV's `import ..visualization.x`): the
-            facts[rel] = {"top": [], "names": {}}   # file cannot be imported or run, so it reaches nothing (t18g)
+            facts[rel] = {"top": [], "names": {}, "unparsed": True}   # file cannot be imported or run, so it
+            # reaches nothing (t18g), and nothing of it runs (tq50a: SuDe's `ldm/modules/encoders/modules.py`, a TabError)
         if rel in entries:
             facts[rel]["entry"] = True
             if app:
@@ -2769,6 +2772,9 @@ def apply_unreached_defs(results: list, project: Any) -> int:
         _unrun_launchers(project, facts)
     for rel in () if app else _unbuilt_kernels(results, facts, spans):
         spans[rel] = [(1, _END)]
+    for rel, f in facts.items():
+        if f.get("unparsed"):
+            spans[rel] = [(1, _END)]
     return _lower_spans(results, facts, spans, host_note, launchers)
 
 
@@ -2839,7 +2845,8 @@ def _lower_spans(results: list, facts: dict[str, dict[str, Any]], spans: dict[st
             if finding.severity == "info" and (finding.data or {}).get("context"):
                 continue        # another pass's reason stays (`overridden-default`, `other-backend`, ...)
             missing = facts.get(r.path, {}).get("missing")
-            unreached = host_note if isinstance(host_note, str) else host_note.get(r.path, "")
+            unreached = _UNPARSED_NOTE if facts.get(r.path, {}).get("unparsed") else \
+                host_note if isinstance(host_note, str) else host_note.get(r.path, "")
             note = _LAUNCHER_NOTE if r.path in launchers else \
                 (_MISSING_NOTE.format(", ".join(missing)) if missing else unreached) \
                 if any(first <= finding.line <= last for first, last in inside) else \
