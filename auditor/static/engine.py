@@ -1038,6 +1038,8 @@ class StaticEngine:
                 finding = as_info(finding, "dtype-requirement", CAST_NOTE if hit.required.startswith("cast") else REQUIRED_NOTE)
             if hit.table_entry and finding.severity != "info":
                 finding = as_info(finding, "option-table", _TABLE_NOTE)
+            if hit.keyword and finding.name == "cuda-device-string":
+                finding = replace(finding, data={**finding.data, "keyword": hit.keyword})
             if hit.saved_location and finding.severity == "error":
                 finding = as_info(finding, "saved-location", _SAVED_LOCATION_NOTE, severity="warning")
             if hit.no_rewrite and finding.fix != "none":

@@ -184,7 +184,8 @@ def lower_stale_keywords(results: list, project: Any) -> int:
     lowered = 0
     definitions: _Definitions | None = None
     for r in results:
-        switches = [f for f in r.findings if f.name in (_RULE, _VALUE_RULE) and f.severity != "info"]
+        switches = [f for f in r.findings if f.severity != "info" and (
+            f.name == _RULE or f.name == _VALUE_RULE and f.data.get("keyword"))]     # (a keyword's whole value)
         if not switches or not r.path.endswith((".py", ".ipynb")):
             continue
         trees = _modules(project, r.path)

@@ -161,6 +161,9 @@ class RawHit:
     # the value of a dict entry whose string key names it (`"flash_attention": SDPBackend.FLASH_ATTENTION`): an
     # entry of a table of option names, chosen where the option is set
     table_entry: bool = False
+    # the keyword a string is the whole value of (`load(path, map_location="cuda")`): stale_keywords reads only such
+    # findings of a file on each run, not every device string's (review50)
+    keyword: str = ""
     # named by `hasattr(torch.cuda, "mem_get_info")` / `getattr(torch._C, "_cuda_x", None)`: a probe of the name,
     # not a use (t14l: reported at most as a warning, never rewritten)
     probe: bool = False
@@ -697,6 +700,7 @@ class MatchVisitor(cst.CSTVisitor):
         self._asserted: set[int] = set()
         self._table_values: set[int] = set()     # values of dict entries whose key names them (RawHit.table_entry)
         self._label_edits: set[int] = set()      # build labels stripped / split off, or one of a table of builds
+        self._keyword_values: dict[int, str] = {}   # a keyword argument's value -> the keyword (RawHit.keyword)
         self._bindings: list[tuple[int, cst.BaseExpression | None, cst.BaseExpression]] = []   # open assignments
         # dtype names a guard requires or casts around -> the guard's kind (dtype_requirements.py)
         self._required_dtypes: dict[int, str] = {}
@@ -767,6 +771,8 @@ class MatchVisitor(cst.CSTVisitor):
                 node = arg.value    # a multi-line call: report the line that names what the rule is about
         if id(node) in self._table_values:
             kw["table_entry"] = True
+        if id(node) in self._keyword_values:
+            kw["keyword"] = self._keyword_values[id(node)]
         if id(node) in self._dispatch_keys:
             kw["no_rewrite"] = True
         if id(node) in self._saved_locations:
@@ -2103,6 +2109,7 @@ class MatchVisitor(cst.CSTVisitor):
             self._label_edits.update(id(arg.value) for arg in cut)
         first_hit = len(self.hits)
         self._call_args.update((id(arg.value), node) for arg in node.args)
+        self._keyword_values.update((id(arg.value), arg.keyword.value) for arg in node.args if arg.keyword is not None)
         if isinstance(func, cst.Attribute) and func.attr.value in _ROUTE_METHODS:
             # FastAPI's `response_model=` is the route's response type, read like an annotation (decisions 31 / 40;
             # https://fastapi.tiangolo.com/tutorial/response-model/): the class's import is the finding (tq40)
