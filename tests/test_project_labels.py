@@ -189,6 +189,9 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
                             "test139": 40,
                             "test140": 40,
                             "test141": 40,
+                            "test142": 40,
+                            "test143": 40,
+                            "test144": 40,
                             "tuned_t15": 40,
                             "tuned_t15d": 40, "tuned_t15f": 40, "tuned_t15s": 40, "tuned_t15u": 40, "tuned_t16d": 40,
                             "tuned_t16f": 40, "tuned_t17h": 40, "tuned_t18f": 40,
@@ -534,7 +537,10 @@ SEVEN_PER_REPOSITORY_DRAWS = [("test65", 1665, 16, 61), ("test67", 1667, 15, 83)
                               ("test138", 1838, 12, 72),
                               ("test139", 1839, 12, 54),
                               ("test140", 1840, 12, 51),
-                              ("test141", 1841, 12, 35)]
+                              ("test141", 1841, 12, 35),
+                              ("test142", 1842, 14, 56),
+                              ("test143", 1843, 14, 47),
+                              ("test144", 1844, 14, 58)]
 
 
 @pytest.mark.parametrize("split, seed, repositories, files", SEVEN_PER_REPOSITORY_DRAWS)
