@@ -170,7 +170,8 @@ RUN pip install "git+https://github.com/facebookresearch/pytorch3d.git@v0.7.4"
 def test_pytorch3d_built_in_a_docker_build(tmp_path):
     # pytorch3d's setup.py compiles CUDA only with a GPU visible (none in `docker build`) or FORCE_CUDA set
     found = audit_file(tmp_path, "docker/Dockerfile", PYTORCH3D_DOCKERFILE)
-    assert not codes_of_line(found, 2)
+    # review50 item 13: kept as information (a legacy builder with the nvidia default runtime sees a GPU)
+    assert {(code, sev) for line, code, sev in found if line == 2} == {("NPU360", "info")}
     assert "NPU360" in codes_of_line(found, 3)
     assert "NPU360" in codes_of_line(found, 5)          # after `ENV FORCE_CUDA="1"`
     # a notebook installs it where the runtime's GPU is visible: a CUDA build
