@@ -470,7 +470,7 @@ def _own_statements(body: list[ast.stmt]) -> list[ast.stmt]:
     for stmt in body:
         if isinstance(stmt, (ast.If, ast.Match, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        if hasattr(stmt, "handlers"):      # try, and try / except* (3.11)
+        if isinstance(stmt, (ast.Try, ast.TryStar)):
             if all(h.body and isinstance(h.body[-1], ast.Raise) for h in stmt.handlers):
                 out += _own_statements(stmt.body + stmt.orelse + stmt.finalbody)
             continue
