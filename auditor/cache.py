@@ -52,7 +52,7 @@ FACTS: dict[str, int] = {
                           # 4: a CircleCI workflow's parameters for a CUDA job (tq50b)
     "colab": 2,           # ci_jobs.colab_fact: a notebook's Colab tie (lead decision 8, pd24); 2: the notebook's
                           # own Colab GPU-runtime metadata (tq37)
-    "launch": 4,          # launched.launch_facts: patches, option defaults (FORMAT 10); 2: setting guards (t18b)
+    "launch": 5,          # launch_facts (FORMAT 10); 2: setting guards (t18b); 5: a switch's own statements (review50)
                           # 3: builds HF TrainingArguments, `hf_args` (review48 item 6); 4: Apex switches (tp50b)
     "calls": 16,          # call_defaults.default_facts (FORMAT 11); 2: main_calls, flags, switches, optional_attrs (pd17);
                           # 3: None fallbacks (pd20); 4: static / class methods (pd22); 5: value branches, the

@@ -67,6 +67,10 @@ ENV HOROVOD_GPU_OPERATIONS=NCCL
 def test_horovod_nccl_build_switches(tmp_path):
     found = audit_file(tmp_path, "env/install_pkg.sh", HOROVOD_INSTALL)
     expect_line_codes(found, {3: {"NPU984"}, 4: {"NPU144"}}, (2, 6, 7, 8))
+    # review50 item 15: `HOROVOD_NCCL_LINK` alone only picks how NCCL is linked when the GPU operations use it
+    found = audit_file(tmp_path / "link", "install.sh", "HOROVOD_NCCL_LINK=SHARED HOROVOD_WITH_PYTORCH=1 \\\n"
+                                                          "    python setup.py build\n")
+    assert "NPU984" not in {code for _, code, _ in found}
 
 
 def test_versioned_pip_and_local_nccl_debs(tmp_path):

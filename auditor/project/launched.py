@@ -441,7 +441,8 @@ SWITCHED = "switched"     # the launch facts' key of the Apex findings a passed 
 
 def _switched_choices(parsed: Callable[[], ast.Module | None], findings) \
         -> tuple[list[tuple[Finding, str]], dict[str, str]]:
-    """(finding, option) for each Apex finding above information under `if args.fp16:` whose option is off by
+    """(finding, option) for each Apex finding above information on a statement of `if args.fp16:`'s own body
+    (_own_statements) whose option is off by
     default (`add_argument("--fp16", action="store_true")`, a `False` field): only a launch that passes the switch
     runs that branch (ANCE's and the legacy Hugging Face examples' `from apex import amp; amp.initialize(...)`), and
     the passed option is where the run chooses Apex. With the script's short option names (option_defaults)."""
@@ -456,8 +457,28 @@ def _switched_choices(parsed: Callable[[], ast.Module | None], findings) \
         name = test.attr if isinstance(test, ast.Attribute) else test.id if isinstance(test, ast.Name) else None
         if name is None or defaults.get(name) is not False:
             continue
-        out += [(f, name) for f in hits if any(_within(b, f.line, f.col) for b in node.body)]
+        out += [(f, name) for f in hits if any(_within(b, f.line, f.col) for b in _own_statements(node.body))]
     return sorted(out, key=lambda p: (p[0].line, p[0].col)), (defaults.get(_ALIASES) or {}) if out else {}
+
+
+def _own_statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The simple statements a block runs whenever it runs: through `with` / loops and a `try` whose handlers all
+    raise (`except ImportError: raise ImportError("Please install apex")`), never under a further `if` / `match`
+    or a `try` with a fallback: that test chooses (`if args.amp_backend == "apex": ... else: GradScaler()`, a
+    launch may pass the other value), not the switch (review50 item 3)."""
+    out: list[ast.stmt] = []
+    for stmt in body:
+        if isinstance(stmt, (ast.If, ast.Match, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(stmt, (ast.Try, ast.TryStar)):
+            if all(h.body and isinstance(h.body[-1], ast.Raise) for h in stmt.handlers):
+                out += _own_statements(stmt.body + stmt.orelse + stmt.finalbody)
+            continue
+        if isinstance(stmt, (ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)):
+            out += _own_statements(stmt.body)
+            continue
+        out.append(stmt)
+    return out
 
 
 _OPTION_DECLARATIONS = ("add_argument", "add_option", "set_defaults")
