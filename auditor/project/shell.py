@@ -2709,9 +2709,9 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
                 if "/" in w and w.endswith(".deb"):
                     # `apt-get install ./build/pkg/deb/libnccl2_*_amd64.deb`: apt installs a local file given by its
                     # path (apt(8), "install": "a path to a .deb file"); the package is its name before `_`, as dpkg's
-                    package = "apt:" + w.rsplit("/", 1)[-1].split("_", 1)[0].lower().rstrip("-")
-                    rule, symbol = (m.match_requirement(package), package) if m.match_requirement(package) \
-                        else (rule, symbol)
+                    deb_package = "apt:" + w.rsplit("/", 1)[-1].split("_", 1)[0].lower().rstrip("-")
+                    rule, symbol = (m.match_requirement(deb_package), deb_package) \
+                        if m.match_requirement(deb_package) else (rule, symbol)
                 col.add(rule, symbol, line, c, c + len(w))
         for child in node.children:
             # `ENV NV_LIBNPP_PACKAGE libnpp-12-1-${NV_LIBNPP_VERSION}` then `yum install ${NV_LIBNPP_PACKAGE}`

@@ -116,14 +116,14 @@ def apply_env_readbacks(results: list, files: Sequence[tuple[Path, str]], projec
                     package_sets.setdefault((dotted.split(".")[0], name), []).append((rel, line, kind))
     changed = 0
     for result in results:
-        held = facts.get(result.path)
-        if not held:
+        file_facts = facts.get(result.path)
+        if not file_facts:
             continue
-        reads = {(line, name): scope for line, name, kind, scope in held if kind == "read"}
+        reads = {(line, name): scope for line, name, kind, scope in file_facts if kind == "read"}
         kept = []
         for f in result.findings:
             if f.severity != "info" and (f.line, f.symbol) in reads:
-                note = _set_before(result.path, f, reads[(f.line, f.symbol)], held, package_sets,
+                note = _set_before(result.path, f, reads[(f.line, f.symbol)], file_facts, package_sets,
                                    modules.get(result.path, ""))
                 if note:
                     f = as_info(f, "set-here", note)
