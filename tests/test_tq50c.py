@@ -249,6 +249,59 @@ def test_reads_of_a_visible_devices_the_tree_never_sets_keep_their_severity(tmp_
     # a package that sets it only under a condition (a worker handed its devices) keeps its reads
     assert _in(found, "crs/system/kbrd.py")[first_line_of(SYSTEM, '== "-1"')]["NPU004"] == "warning"
 
+EVAL_PREFIX = """\
+#!/bin/bash
+export CUDA_VISIBLE_DEVICES=0,1,2,3
+NUM_GPUS=$(echo $CUDA_VISIBLE_DEVICES | tr ',' '\\n' | wc -l)
+torchrun --nproc_per_node=$NUM_GPUS train.py --config configs/base.yaml
+CUDA_VISIBLE_DEVICES=0 python eval.py --ckpt out/last.pt
+if [ -n "$EXTRA" ]; then
+  CUDA_VISIBLE_DEVICES=$EXTRA python eval.py --ckpt out/best.pt
+fi
+"""
+
+PER_WORKER = """\
+import argparse
+import os
+import subprocess
+import sys
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--gpus", default="0,1")
+    args = parser.parse_args()
+    os.environ["CUDA_VISIBLE_DEVICES"] = args.gpus
+    procs = []
+    for rank, gpu in enumerate(args.gpus.split(",")):
+        child = os.environ.copy()
+        child["CUDA_VISIBLE_DEVICES"] = gpu
+        procs.append(subprocess.Popen([sys.executable, "worker.py", str(rank)], env=child))
+    procs.append(subprocess.Popen([sys.executable, "monitor.py"], env={**os.environ, "CUDA_VISIBLE_DEVICES": ""}))
+    for p in procs:
+        p.wait()
+    n_gpus = len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))
+    print(f"ran on {n_gpus} devices")
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_settings_after_the_files_own_setting_are_not_reads(tmp_path: Path):
+    # review50 item 1: only an expansion / lookup is a read; a command prefix `X=v cmd`, a per-worker env dict's key
+    # and an `env={..., "X": ""}` mapping set the value for a child process and keep their findings
+    found = _tree(tmp_path, {"scripts/run.sh": EVAL_PREFIX, "launch.py": PER_WORKER})
+    launch = _in(found, "scripts/run.sh")
+    assert launch[first_line_of(EVAL_PREFIX, "NUM_GPUS=")]["NPU004"] == "info"
+    assert launch[first_line_of(EVAL_PREFIX, "CUDA_VISIBLE_DEVICES=0 python")]["NPU004"] == "warning"
+    assert launch[first_line_of(EVAL_PREFIX, "CUDA_VISIBLE_DEVICES=$EXTRA")]["NPU004"] == "warning"
+    workers = _in(found, "launch.py")
+    assert workers[first_line_of(PER_WORKER, 'child["CUDA')]["NPU004"] == "warning"
+    assert workers[first_line_of(PER_WORKER, '"CUDA_VISIBLE_DEVICES": ""')]["NPU004"] == "warning"
+    assert workers[first_line_of(PER_WORKER, "n_gpus =")]["NPU004"] == "info"
+
 
 def test_a_warm_run_reads_no_python_file_for_either_pass(tmp_path: Path, monkeypatch):
     # release_members / env_readbacks keep what they read of a file in its summary (saved with the cache)

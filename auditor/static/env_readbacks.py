@@ -30,10 +30,16 @@ from auditor.static.module_paths import module_names
 from auditor.static.own_env_switches import with_ascend_twin
 from auditor.static.project_imports import kept_fact, read_counted
 
-SUMMARY_KEY = "env_readbacks"     # [[line, variable, "set" | "set-if" | "read", scope]], kept in the file's summary
+SUMMARY_KEY = "env_readbacks"     # [[line, variable, "set" | "set-if" | "read" | "other", scope]], in the file's summary
 _SHELL_SUFFIXES = (".sh", ".bash", ".zsh")
 _PY_SET = r"""environ\[\s*['"]{0}['"]\s*\]\s*=(?!=)|environ\.setdefault\(\s*['"]{0}['"]|putenv\(\s*['"]{0}['"]"""
 _SH_SET = r"""^\s*(?:export\s+|declare\s+-\w*x\w*\s+)?{0}=(?:"[^"\n]*"|'[^'\n]*'|[^\s;#]*)\s*(?:[;#].*)?$"""
+# reads, named positively (review50 item 1): anything else on a hit line (a command prefix `X=v cmd`, a per-worker
+# env dict's key `child["X"] = gpu`, `{**os.environ, "X": ""}`) sets a value and keeps its finding
+_SH_READ = r"""\$(?:{0}\b|\{{#?{0}[}}:#%/^,@\[-])"""
+_SH_ASSIGN = r"""(?:^|[\s;&|(`])(?:export\s+|declare\s+-\w*\s+|local\s+)?{0}="""
+_PY_READ = (r"""environ\.get\(\s*['"]{0}['"]|getenv\(\s*['"]{0}['"]|environ\[\s*['"]{0}['"]\s*\](?!\s*[-+*/|&]?=(?!=))"""
+            r"""|['"]{0}['"]\s+(?:not\s+)?in\s+(?:os\.)?environ\b""")
 _BLOCK_OPENERS = re.compile(r"\s*(?:if|elif|else|for|while|try|except|finally|with|async\s+(?:for|with)|match|case)\b")
 _FUNCTION = re.compile(r"\s*(?:async\s+)?def\s")
 _MAIN = re.compile(r"""\s*if\s+__name__\s*==\s*['"]__main__['"]\s*:""")
@@ -66,7 +72,8 @@ def _scope(lines: list[str], at: int) -> tuple[int, bool]:
 
 def _kinds(project, path: Path, hits: list, shell: bool) -> list[list]:
     """[line, variable, kind, scope] of each hit line (read once per file): kind "set" (a statement of its body
-    itself), "set-if" (under a condition) or "read"; scope the first line of its function, 0 for module code."""
+    itself), "set-if" (under a condition), "read" (an expansion / lookup of the variable) or "other" (any other
+    setting: it keeps its finding); scope the first line of its function, 0 for module code."""
     try:
         lines = read_counted(project, path, MAX_FILE_BYTES).decode("utf-8", "replace").splitlines()
     except (OSError, SourceError):
@@ -75,12 +82,20 @@ def _kinds(project, path: Path, hits: list, shell: bool) -> list[list]:
     for line, name in sorted({(f.line, f.symbol) for f in hits if 0 < f.line <= len(lines)}):
         text = lines[line - 1]
         scope, plain = (0, True) if shell else _scope(lines, line - 1)
+        var = re.escape(name)
         if shell:
-            kind = "set" if re.match(_SH_SET.format(re.escape(name)), text) else "read"
-        elif re.search(_PY_SET.format(re.escape(name)), text):
+            if re.match(_SH_SET.format(var), text):
+                kind = "set"
+            elif re.search(_SH_ASSIGN.format(var), text) or not re.search(_SH_READ.format(var), text):
+                kind = "other"
+            else:
+                kind = "read"
+        elif re.search(_PY_SET.format(var), text):
             kind = "set" if plain else "set-if"
-        else:
+        elif re.search(_PY_READ.format(var), text) and not text.lstrip().startswith("del "):
             kind = "read"
+        else:
+            kind = "other"
         out.append([line, name, kind, scope])
     return out
 
@@ -103,7 +118,7 @@ def apply_env_readbacks(results: list, files: Sequence[tuple[Path, str]], projec
         facts[result.path] = kept_fact(result.summary, SUMMARY_KEY, lambda held: isinstance(held, list),
                                        lambda: _kinds(project, where[result.path], hits, shell), changed_summaries,
                                        result.path)
-    if not any(kind != "read" for held in facts.values() for _, _, kind, _ in held):
+    if not any(kind in ("set", "set-if") for held in facts.values() for _, _, kind, _ in held):
         return 0
     # the one place each top-level package sets a variable, when it sets it there only and unconditionally
     modules = module_names([rel for _, rel in files])
@@ -112,7 +127,7 @@ def apply_env_readbacks(results: list, files: Sequence[tuple[Path, str]], projec
         dotted = modules.get(rel, "")
         if "." in dotted:
             for line, name, kind, _ in held:
-                if kind != "read":
+                if kind in ("set", "set-if"):
                     package_sets.setdefault((dotted.split(".")[0], name), []).append((rel, line, kind))
     changed = 0
     for result in results:
