@@ -191,6 +191,74 @@ class Worker:
         return os.environ.get("CUDA_VISIBLE_DEVICES", "not set")
 """
 
+RUN_CRS = """\
+import argparse
+
+from crs.config import Config
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--gpu", type=str, default="-1")
+    args, _ = parser.parse_known_args()
+    config = Config(args.config, args.gpu, args.debug)
+    from crs.quick_start import run_crs
+
+    run_crs(config)
+"""
+
+QUICK_START = """\
+from crs.system.kbrd import KBRDSystem
+
+
+def run_crs(config):
+    system = KBRDSystem(config)
+    system.fit()
+"""
+
+LAUNCHER = """\
+import argparse
+import os
+import subprocess
+import sys
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--gpus", default="0,1,2,3")
+    args = parser.parse_args()
+    os.environ["CUDA_VISIBLE_DEVICES"] = args.gpus
+    subprocess.run([sys.executable, "-m", "trainer.train"], check=True)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+DEVICES = """\
+import os
+
+import torch
+
+
+def world_devices() -> list[int]:
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is None:
+        return list(range(torch.cuda.device_count()))
+    return [int(d) for d in visible.split(",")]
+"""
+
+EVALUATE = """\
+from trainer.utils import world_devices
+
+
+def main() -> None:
+    print(f"evaluating on {len(world_devices())} devices")
+
+
+if __name__ == "__main__":
+    main()
+"""
+
 READER = """\
 import os
 
@@ -215,9 +283,10 @@ torchrun --nproc_per_node=$NUM_GPUS train.py --config configs/asr.yaml
 
 
 def test_reads_of_the_visible_devices_a_package_or_script_set_itself_are_info(tmp_path: Path):
-    found = _tree(tmp_path, {"crs/__init__.py": "", "crs/config/__init__.py": "", "crs/config/config.py": CONFIG,
-                             "crs/system/__init__.py": "", "crs/system/kbrd.py": SYSTEM,
-                             "run_train.py": SCRIPT, "scripts/run.sh": LAUNCH, "infer.py": MAIN_SET})
+    found = _tree(tmp_path, {"crs/__init__.py": "", "crs/config/__init__.py": "from .config import Config\n",
+                             "crs/config/config.py": CONFIG, "crs/system/__init__.py": "", "crs/system/kbrd.py": SYSTEM,
+                             "crs/quick_start.py": QUICK_START, "run_crs.py": RUN_CRS, "run_train.py": SCRIPT,
+                             "scripts/run.sh": LAUNCH, "infer.py": MAIN_SET})
     system = _in(found, "crs/system/kbrd.py")
     assert system[first_line_of(SYSTEM, '== "-1"')]["NPU004"] == "info"
     assert system[first_line_of(SYSTEM, "len(os.environ")]["NPU004"] == "info"
@@ -248,6 +317,20 @@ def test_reads_of_a_visible_devices_the_tree_never_sets_keep_their_severity(tmp_
     assert evaluate[first_line_of(WORKER_SET, '"not set"')]["NPU004"] == "warning"
     # a package that sets it only under a condition (a worker handed its devices) keeps its reads
     assert _in(found, "crs/system/kbrd.py")[first_line_of(SYSTEM, '== "-1"')]["NPU004"] == "warning"
+
+
+def test_a_package_setting_in_another_process_leaves_the_read(tmp_path: Path):
+    # review50 item 2: the launcher sets it for the training process it starts; the evaluation module, run on its own
+    # by the scheduler's script, reads the scheduler's value (nothing on Ascend: the device-count fallback runs)
+    files = {"trainer/__init__.py": "", "trainer/launch.py": LAUNCHER, "trainer/utils.py": DEVICES,
+             "trainer/evaluate.py": EVALUATE, "eval.sh": "#!/bin/bash\npython -m trainer.evaluate\n"}
+    found = _tree(tmp_path, files)
+    assert _in(found, "trainer/utils.py")[first_line_of(DEVICES, "os.environ.get")]["NPU004"] == "warning"
+    assert _in(found, "trainer/launch.py")[first_line_of(LAUNCHER, "os.environ[")]["NPU004"] == "warning"
+    # the same package whose entry imports the reader before it starts: one process sets and reads
+    files["trainer/launch.py"] = LAUNCHER.replace("import sys\n", "import sys\n\nfrom trainer.utils import world_devices\n")
+    found = _tree(tmp_path / "imported", files)
+    assert _in(found, "trainer/utils.py")[first_line_of(DEVICES, "os.environ.get")]["NPU004"] == "info"
 
 EVAL_PREFIX = """\
 #!/bin/bash
@@ -311,7 +394,8 @@ def test_a_warm_run_reads_no_python_file_for_either_pass(tmp_path: Path, monkeyp
 
     root = tmp_path / "tree"
     write_tree(root, {**_verl("0.5.4", "0.6.3"), "crs/__init__.py": "", "crs/config/__init__.py": "",
-                      "crs/config/config.py": CONFIG, "crs/system/__init__.py": "", "crs/system/kbrd.py": SYSTEM})
+                      "crs/config/config.py": CONFIG, "crs/system/__init__.py": "", "crs/system/kbrd.py": SYSTEM,
+                      "crs/quick_start.py": QUICK_START, "run_crs.py": RUN_CRS.replace("crs.config ", "crs.config.config ")})
     cache = tmp_path / "cache"
     cold = run_static([root], jobs=1, cache_dir=cache)
     contexts = {f.data.get("context") for r in cold.results for f in r.findings}

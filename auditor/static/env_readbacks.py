@@ -11,7 +11,11 @@ keeps its finding. So a warning / error on a read of a variable the rule's table
   statement of the read's own function body on an earlier line, or of module code or the `__main__` block, which run
   before the file's functions are called), or
 - (Python) another module of the same top-level package sets it, at the one place that package sets it, outside
-  any `if` / loop / `try` / `with` of its function or module: each process of the package sets it before it reads.
+  any `if` / loop / `try` / `with` of its function or module, and one process both sets and reads (review50 item 2):
+  the setting module imports the reader (directly or through the tree's imports), or sets it in module code and the
+  reader imports it, or an entry script of the tree (an `if __name__ == "__main__":` block) imports both (CRSLab's
+  `run_crslab.py`: `Config(...)` sets it, `run_crslab` builds the systems that read it). A module run in another
+  process (`python -m pkg.evaluate` from a scheduler's script) reads the scheduler's value and keeps its finding.
 A read of a value the tree never sets (the user's environment, a scheduler's, Ray's per-worker value) keeps its
 finding, and so do a read in another function than the setting's (a parent that splits the user's devices among
 workers which each set their own), a setting under a condition (verl's ROCm arm), and a package that sets it in
@@ -28,7 +32,8 @@ from auditor.findings import as_info
 from auditor.source import SourceError
 from auditor.static.module_paths import module_names
 from auditor.static.own_env_switches import with_ascend_twin
-from auditor.static.project_imports import kept_fact, read_counted
+from auditor.static.project_imports import ProjectImports, kept_fact, read_counted
+from auditor.static.shim_graph import loaded_modules
 
 SUMMARY_KEY = "env_readbacks"     # [[line, variable, "set" | "set-if" | "read" | "other", scope]], in the file's summary
 _SHELL_SUFFIXES = (".sh", ".bash", ".zsh")
@@ -106,6 +111,7 @@ def apply_env_readbacks(results: list, files: Sequence[tuple[Path, str]], projec
     if not any(f.symbol in twinned and f.severity != "info" for r in results for f in r.findings):
         return 0
     where = {rel: path for path, rel in files}
+    project = project if project is not None else ProjectImports(files, results)
     changed_summaries = project.changed if project is not None else set()
     facts: dict[str, list[list]] = {}
     for result in results:
@@ -126,9 +132,10 @@ def apply_env_readbacks(results: list, files: Sequence[tuple[Path, str]], projec
     for rel, held in facts.items():
         dotted = modules.get(rel, "")
         if "." in dotted:
-            for line, name, kind, _ in held:
+            for line, name, kind, at in held:
                 if kind in ("set", "set-if"):
-                    package_sets.setdefault((dotted.split(".")[0], name), []).append((rel, line, kind))
+                    package_sets.setdefault((dotted.split(".")[0], name), []).append((rel, line, kind, at))
+    graph = _ImportGraph(project, modules)
     changed = 0
     for result in results:
         held = facts.get(result.path)
@@ -139,7 +146,7 @@ def apply_env_readbacks(results: list, files: Sequence[tuple[Path, str]], projec
         for f in result.findings:
             if f.severity != "info" and (f.line, f.symbol) in reads:
                 note = _set_before(result.path, f, reads[(f.line, f.symbol)], held, package_sets,
-                                   modules.get(result.path, ""))
+                                   modules.get(result.path, ""), graph)
                 if note:
                     f = as_info(f, "set-here", note)
                     changed += 1
@@ -148,7 +155,8 @@ def apply_env_readbacks(results: list, files: Sequence[tuple[Path, str]], projec
     return changed
 
 
-def _set_before(rel: str, f, scope: int, held: list[list], package_sets: dict, dotted: str) -> str:
+def _set_before(rel: str, f, scope: int, held: list[list], package_sets: dict, dotted: str,
+                graph: _ImportGraph) -> str:
     """Why the read at `f` (in the function starting on line `scope`, 0 for module code) reads the tree's own value
     ("" when it does not): a setting of the same body before it, or of module code / the `__main__` block that runs
     before the file's functions are called; else the one setting of its package."""
@@ -160,8 +168,59 @@ def _set_before(rel: str, f, scope: int, held: list[list], package_sets: dict, d
     if "." not in dotted:
         return ""
     sets = package_sets.get((dotted.split(".")[0], f.symbol), [])
-    if len(sets) == 1 and sets[0][2] == "set" and sets[0][0] != rel:
+    if len(sets) == 1 and sets[0][2] == "set" and sets[0][0] != rel and graph.one_process(sets[0][0], sets[0][3] == 0,
+                                                                                         rel):
         return (f"package `{dotted.split('.')[0]}` sets {f.symbol} itself ({sets[0][0]}:{sets[0][1]}, its one "
                 f"setting) and reads its own value back here: the read works as written on Ascend; the setting line "
                 f"is the one to port")
     return ""
+
+
+class _ImportGraph:
+    """The tree's imports (at load time and inside functions, with the parent packages an import runs), built from
+    the files' import facts (summaries on a warm run) on the first question only."""
+
+    def __init__(self, project: ProjectImports, modules: dict[str, str]) -> None:
+        self._project, self._modules = project, modules
+        self._edges: dict[str, set[str]] | None = None
+        self._entries: set[str] = set()
+        self._reached: dict[str, set[str]] = {}
+
+    def _graph(self) -> dict[str, set[str]]:
+        if self._edges is None:
+            known = {name: rel for rel, name in self._modules.items()}
+            self._edges = {}
+            for rel, name in self._modules.items():
+                facts = self._project.facts(rel) or {}
+                if facts.get("main"):
+                    self._entries.add(name)
+                deps = set()
+                for module, names, _load_time in facts.get("load", ()):
+                    for target in loaded_modules(module, names, name, rel.endswith("__init__.py"), known):
+                        parts = target.split(".")
+                        deps.update(p for p in (".".join(parts[:k]) for k in range(1, len(parts) + 1)) if p in known)
+                self._edges[name] = deps
+        return self._edges
+
+    def _reaches(self, start: str) -> set[str]:
+        if start in self._reached:
+            return self._reached[start]
+        edges, seen, todo = self._graph(), {start}, [start]
+        while todo:
+            for nxt in edges.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        self._reached[start] = seen
+        return seen
+
+    def one_process(self, setter_rel: str, at_import: bool, reader_rel: str) -> bool:
+        """Whether the module `setter_rel` (its setting in module code: `at_import`) and the reader run in one
+        process: the setter imports the reader, the reader imports a setter that sets at import, or an entry script
+        imports both."""
+        setter, reader = self._modules.get(setter_rel), self._modules.get(reader_rel)
+        if setter is None or reader is None:
+            return False
+        if reader in self._reaches(setter) or (at_import and setter in self._reaches(reader)):
+            return True
+        return any({setter, reader} <= self._reaches(entry) for entry in sorted(self._entries))
