@@ -108,6 +108,50 @@ def test_a_dispatch_whose_every_release_has_an_ascend_build_changes_nothing(tmp_
         assert _in(found, f"vllm_v_{release}/worker.py")[first_line_of(WORKER, ".cuda()")]["NPU001"] == "error"
 
 
+BOUNDS = """\
+from importlib.metadata import version as get_version
+
+from packaging import version as vs
+
+package_version = get_version("vllm")
+
+if {left} <= {v054}:
+    from .vllm_v_0_5_4.llm import LLM
+elif {left} <= {v063}:
+    from .vllm_v_0_6_3.llm import LLM
+else:
+    from vllm import LLM
+
+__all__ = ["LLM"]
+"""
+
+
+def test_a_release_bound_is_read_only_through_a_version_parser(tmp_path: Path):
+    # review50 item 14: `package_version <= "0.5.4"` on the raw string is True for "0.10.1" too (vLLM Ascend has
+    # 0.10.x releases), so that arm is no release bound; through `vs.parse` it is, and the note says "and older"
+    def tree(left: str, literal: str) -> dict:
+        base = "myrl/third_party/vllm"
+        files = {"myrl/__init__.py": "", "myrl/third_party/__init__.py": "",
+                 f"{base}/__init__.py": BOUNDS.format(left=left, v054=literal.format("0.5.4"),
+                                                      v063=literal.format("0.6.3"))}
+        for release in ("0_5_4", "0_6_3"):
+            files[f"{base}/vllm_v_{release}/__init__.py"] = ""
+            files[f"{base}/vllm_v_{release}/worker.py"] = WORKER
+        return files
+
+    raw = _tree(tmp_path / "raw", tree("package_version", '"{}"'))
+    for release in ("0_5_4", "0_6_3"):
+        assert _in(raw, f"vllm_v_{release}/worker.py")[first_line_of(WORKER, ".cuda()")]["NPU001"] == "error"
+    from auditor.runner import run_static
+    from tests.static_snippets import write_tree
+
+    write_tree(tmp_path / "parsed", tree("vs.parse(package_version)", 'vs.parse("{}")'))
+    notes = {r.path.split("/")[-2]: f.message for r in run_static([tmp_path / "parsed"], jobs=1).results
+             for f in r.findings if f.code == "NPU001" and f.severity == "info"}
+    assert "vllm 0.5.4 and older, which" in notes["vllm_v_0_5_4"]
+    assert "vllm 0.6.3 and older, which" in notes["vllm_v_0_6_3"]
+
+
 CONFIG = """\
 import os
 

@@ -39,8 +39,8 @@ from auditor.static.project_imports import kept_fact, read_counted
 FIRST_ASCEND_RELEASE: dict[str, tuple[Version, str]] = {
     "vllm": (Version("0.7.0"), "vLLM Ascend's versioning policy"),
 }
-SUMMARY_KEY = "release_members"     # [[subpackage folder, library, "r1, r2"]] of a dispatcher, kept in its summary
-_NOTE = ("an adapter for {library} {releases} only, which `{dispatcher}` imports by the installed {library} release: "
+SUMMARY_KEY = "release_members"     # [[subpackage folder, library, "r1, r2 only"]] of a dispatcher, in its summary
+_NOTE = ("an adapter for {library} {releases}, which `{dispatcher}` imports by the installed {library} release: "
          "{library} on Ascend starts at {first} ({source}), so an Ascend run never loads it")
 
 
@@ -113,17 +113,33 @@ class _Dispatch:
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
             library = self.library_of(test.left)
             releases = _release(test.comparators[0])
-            if not library or not releases or not isinstance(test.ops[0], (ast.Eq, ast.In, ast.Lt, ast.LtE)):
+            op = test.ops[0]
+            if not library or not releases or not isinstance(op, (ast.Eq, ast.In, ast.Lt, ast.LtE)):
                 return None
+            if isinstance(op, (ast.Lt, ast.LtE)):
+                # a bound only through a version parser: as strings "0.10.1" <= "0.6.3" (review50 item 14)
+                if not isinstance(test.left, ast.Call) or len(releases) != 1:
+                    return None
+                return library, [("<=" if isinstance(op, ast.LtE) else "<") + releases[0]]
             return library, releases
         return None
 
 
 def _below_first(library: str, releases: list[str]) -> bool:
+    """Whether every release (`"0.5.4"`, or a bound `"<=0.5.4"` / `"<0.7.0"`) is below the first Ascend release."""
+    first = FIRST_ASCEND_RELEASE[library][0]
     try:
-        return all(Version(r.split("+")[0]) < FIRST_ASCEND_RELEASE[library][0] for r in releases)
+        return all(Version(r[1:]) <= first if r.startswith("<") and not r.startswith("<=") else
+                   Version(r.lstrip("<=").split("+")[0]) < first for r in releases)
     except InvalidVersion:
         return False
+
+
+def _releases_text(releases: list[str]) -> str:
+    """The releases for the note: "0.5.4, 0.6.3 only", "0.5.4 and older", "older than 0.7.0"."""
+    words = [f"{r[2:]} and older" if r.startswith("<=") else f"older than {r[1:]}" if r.startswith("<") else r
+             for r in releases]
+    return ", ".join(words) + ("" if any(r.startswith("<") for r in releases) else " only")
 
 
 def dispatched_members(tree: ast.AST, rel: str, rels: Sequence[str], names: dict[str, str]) -> list[list[str]]:
@@ -167,7 +183,8 @@ def dispatched_members(tree: ast.AST, rel: str, rels: Sequence[str], names: dict
             elsewhere.update(s for s in (subpackage(level, module) for level, module in spelled) if s)
     if not branched:
         return []
-    return [[s, library, ", ".join(releases)] for s, (library, releases) in sorted(old.items()) if s not in elsewhere]
+    return [[s, library, _releases_text(releases)] for s, (library, releases) in sorted(old.items())
+            if s not in elsewhere]
 
 
 def _facts(project, path: Path, rel: str, rels: Sequence[str], names: dict[str, str]) -> list[list[str]]:
