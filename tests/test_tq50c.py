@@ -448,3 +448,22 @@ def test_a_warm_run_reads_no_python_file_for_either_pass(tmp_path: Path, monkeyp
     warm = run_static([root], jobs=1, cache_dir=cache)
     assert _findings(warm) == _findings(cold)
     assert warm.project_reads == 0
+
+
+def test_a_warm_run_checks_the_kept_adapters_against_the_tree(tmp_path: Path):
+    # review50 item 14: the dispatcher's kept fact names the folders its arms import; whether each is a subpackage is
+    # read from this run's file list (a folder that lost its `__init__.py` is no adapter the dispatcher can import)
+    from auditor.runner import run_static
+    from tests.static_snippets import write_tree
+
+    root = tmp_path / "tree"
+    write_tree(root, _verl("0.5.4", "0.6.3"))
+    cache = tmp_path / "cache"
+
+    def severity(run) -> str:
+        return next(f.severity for r in run.results if r.path.endswith("vllm_v_0_5_4/worker.py")
+                    for f in r.findings if f.code == "NPU001")
+
+    assert severity(run_static([root], jobs=1, cache_dir=cache)) == "info"
+    (root / "verl/third_party/vllm/vllm_v_0_5_4/__init__.py").unlink()
+    assert severity(run_static([root], jobs=1, cache_dir=cache)) == "error"

@@ -35,7 +35,9 @@ from auditor.static.own_env_switches import with_ascend_twin
 from auditor.static.project_imports import ProjectImports, kept_fact, read_counted
 from auditor.static.shim_graph import loaded_modules
 
-SUMMARY_KEY = "env_readbacks"     # [[line, variable, "set" | "set-if" | "read" | "other", scope]], in the file's summary
+# [[line, variable, "set" | "set-if" | "read" | "other", scope]] of every code line naming a twinned variable (not only
+# this run's hit lines, which earlier tree passes decide: review50 item 14), kept in the file's summary
+SUMMARY_KEY = "env_readbacks"
 _SHELL_SUFFIXES = (".sh", ".bash", ".zsh")
 _PY_SET = r"""environ\[\s*['"]{0}['"]\s*\]\s*=(?!=)|environ\.setdefault\(\s*['"]{0}['"]|putenv\(\s*['"]{0}['"]"""
 _SH_SET = r"""^\s*(?:export\s+|declare\s+-\w*x\w*\s+)?{0}=(?:"[^"\n]*"|'[^'\n]*'|[^\s;#]*)\s*(?:[;#].*)?$"""
@@ -75,16 +77,18 @@ def _scope(lines: list[str], at: int) -> tuple[int, bool]:
     return 0, plain
 
 
-def _kinds(project, path: Path, hits: list, shell: bool) -> list[list]:
-    """[line, variable, kind, scope] of each hit line (read once per file): kind "set" (a statement of its body
+def _kinds(project, path: Path, twinned: frozenset[str], shell: bool) -> list[list]:
+    """[line, variable, kind, scope] of each code line naming a variable of `twinned` (read once per file): kind "set" (a statement of its body
     itself), "set-if" (under a condition), "read" (an expansion / lookup of the variable) or "other" (any other
     setting: it keeps its finding); scope the first line of its function, 0 for module code."""
     try:
         lines = read_counted(project, path, MAX_FILE_BYTES).decode("utf-8", "replace").splitlines()
     except (OSError, SourceError):
         return []
+    named = [(number, name) for number, text in enumerate(lines, 1) if not text.lstrip().startswith("#")
+             for name in sorted(twinned) if name in text and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text)]
     out = []
-    for line, name in sorted({(f.line, f.symbol) for f in hits if 0 < f.line <= len(lines)}):
+    for line, name in named:
         text = lines[line - 1]
         scope, plain = (0, True) if shell else _scope(lines, line - 1)
         var = re.escape(name)
@@ -122,8 +126,8 @@ def apply_env_readbacks(results: list, files: Sequence[tuple[Path, str]], projec
         if not hits:
             continue
         facts[result.path] = kept_fact(result.summary, SUMMARY_KEY, lambda held: isinstance(held, list),
-                                       lambda: _kinds(project, where[result.path], hits, shell), changed_summaries,
-                                       result.path)
+                                       lambda: _kinds(project, where[result.path], twinned, shell),
+                                       changed_summaries, result.path)
     if not any(kind in ("set", "set-if") for held in facts.values() for _, _, kind, _ in held):
         return 0
     # the one place each top-level package sets a variable, when it sets it there only and unconditionally
