@@ -132,7 +132,7 @@ def apply_env_readbacks(results: list, files: Sequence[tuple[Path, str]], projec
         return 0
     # the one place each top-level package sets a variable, when it sets it there only and unconditionally
     modules = module_names([rel for _, rel in files])
-    package_sets: dict[tuple[str, str], list[tuple[str, int, str]]] = {}
+    package_sets: dict[tuple[str, str], list[tuple[str, int, str, int]]] = {}
     for rel, held in facts.items():
         dotted = modules.get(rel, "")
         if "." in dotted:
@@ -142,14 +142,14 @@ def apply_env_readbacks(results: list, files: Sequence[tuple[Path, str]], projec
     graph = _ImportGraph(project, modules)
     changed = 0
     for result in results:
-        held = facts.get(result.path)
-        if not held:
+        own = facts.get(result.path)
+        if not own:
             continue
-        reads = {(line, name): scope for line, name, kind, scope in held if kind == "read"}
+        reads = {(line, name): scope for line, name, kind, scope in own if kind == "read"}
         kept = []
         for f in result.findings:
             if f.severity != "info" and (f.line, f.symbol) in reads:
-                note = _set_before(result.path, f, reads[(f.line, f.symbol)], held, package_sets,
+                note = _set_before(result.path, f, reads[(f.line, f.symbol)], own, package_sets,
                                    modules.get(result.path, ""), graph)
                 if note:
                     f = as_info(f, "set-here", note)
@@ -198,7 +198,7 @@ class _ImportGraph:
                 facts = self._project.facts(rel) or {}
                 if facts.get("main"):
                     self._entries.add(name)
-                deps = set()
+                deps: set[str] = set()
                 for module, names, _load_time in facts.get("load", ()):
                     for target in loaded_modules(module, names, name, rel.endswith("__init__.py"), known):
                         parts = target.split(".")
