@@ -387,18 +387,7 @@ if [ -n "$EXTRA" ]; then
 fi
 """
 
-PER_WORKER = """\
-import argparse
-import os
-import subprocess
-import sys
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--gpus", default="0,1")
-    args = parser.parse_args()
-    os.environ["CUDA_VISIBLE_DEVICES"] = args.gpus
+PER_WORKER = LAUNCHER.replace('    subprocess.run([sys.executable, "-m", "trainer.train"], check=True)\n', """\
     procs = []
     for rank, gpu in enumerate(args.gpus.split(",")):
         child = os.environ.copy()
@@ -410,10 +399,7 @@ def main() -> None:
     n_gpus = len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))
     print(f"ran on {n_gpus} devices")
 
-
-if __name__ == "__main__":
-    main()
-"""
+""")
 
 
 def test_settings_after_the_files_own_setting_are_not_reads(tmp_path: Path):
