@@ -108,6 +108,50 @@ def test_a_dispatch_whose_every_release_has_an_ascend_build_changes_nothing(tmp_
         assert _in(found, f"vllm_v_{release}/worker.py")[first_line_of(WORKER, ".cuda()")]["NPU001"] == "error"
 
 
+BOUNDS = """\
+from importlib.metadata import version as get_version
+
+from packaging import version as vs
+
+package_version = get_version("vllm")
+
+if {left} <= {v054}:
+    from .vllm_v_0_5_4.llm import LLM
+elif {left} <= {v063}:
+    from .vllm_v_0_6_3.llm import LLM
+else:
+    from vllm import LLM
+
+__all__ = ["LLM"]
+"""
+
+
+def test_a_release_bound_is_read_only_through_a_version_parser(tmp_path: Path):
+    # review50 item 14: `package_version <= "0.5.4"` on the raw string is True for "0.10.1" too (vLLM Ascend has
+    # 0.10.x releases), so that arm is no release bound; through `vs.parse` it is, and the note says "and older"
+    def tree(left: str, literal: str) -> dict:
+        base = "myrl/third_party/vllm"
+        files = {"myrl/__init__.py": "", "myrl/third_party/__init__.py": "",
+                 f"{base}/__init__.py": BOUNDS.format(left=left, v054=literal.format("0.5.4"),
+                                                      v063=literal.format("0.6.3"))}
+        for release in ("0_5_4", "0_6_3"):
+            files[f"{base}/vllm_v_{release}/__init__.py"] = ""
+            files[f"{base}/vllm_v_{release}/worker.py"] = WORKER
+        return files
+
+    raw = _tree(tmp_path / "raw", tree("package_version", '"{}"'))
+    for release in ("0_5_4", "0_6_3"):
+        assert _in(raw, f"vllm_v_{release}/worker.py")[first_line_of(WORKER, ".cuda()")]["NPU001"] == "error"
+    from auditor.runner import run_static
+    from tests.static_snippets import write_tree
+
+    write_tree(tmp_path / "parsed", tree("vs.parse(package_version)", 'vs.parse("{}")'))
+    notes = {r.path.split("/")[-2]: f.message for r in run_static([tmp_path / "parsed"], jobs=1).results
+             for f in r.findings if f.code == "NPU001" and f.severity == "info"}
+    assert "vllm 0.5.4 and older, which" in notes["vllm_v_0_5_4"]
+    assert "vllm 0.6.3 and older, which" in notes["vllm_v_0_6_3"]
+
+
 CONFIG = """\
 import os
 
@@ -191,6 +235,74 @@ class Worker:
         return os.environ.get("CUDA_VISIBLE_DEVICES", "not set")
 """
 
+RUN_CRS = """\
+import argparse
+
+from crs.config import Config
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--gpu", type=str, default="-1")
+    args, _ = parser.parse_known_args()
+    config = Config(args.config, args.gpu, args.debug)
+    from crs.quick_start import run_crs
+
+    run_crs(config)
+"""
+
+QUICK_START = """\
+from crs.system.kbrd import KBRDSystem
+
+
+def run_crs(config):
+    system = KBRDSystem(config)
+    system.fit()
+"""
+
+LAUNCHER = """\
+import argparse
+import os
+import subprocess
+import sys
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--gpus", default="0,1,2,3")
+    args = parser.parse_args()
+    os.environ["CUDA_VISIBLE_DEVICES"] = args.gpus
+    subprocess.run([sys.executable, "-m", "trainer.train"], check=True)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+DEVICES = """\
+import os
+
+import torch
+
+
+def world_devices() -> list[int]:
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is None:
+        return list(range(torch.cuda.device_count()))
+    return [int(d) for d in visible.split(",")]
+"""
+
+EVALUATE = """\
+from trainer.utils import world_devices
+
+
+def main() -> None:
+    print(f"evaluating on {len(world_devices())} devices")
+
+
+if __name__ == "__main__":
+    main()
+"""
+
 READER = """\
 import os
 
@@ -215,9 +327,10 @@ torchrun --nproc_per_node=$NUM_GPUS train.py --config configs/asr.yaml
 
 
 def test_reads_of_the_visible_devices_a_package_or_script_set_itself_are_info(tmp_path: Path):
-    found = _tree(tmp_path, {"crs/__init__.py": "", "crs/config/__init__.py": "", "crs/config/config.py": CONFIG,
-                             "crs/system/__init__.py": "", "crs/system/kbrd.py": SYSTEM,
-                             "run_train.py": SCRIPT, "scripts/run.sh": LAUNCH, "infer.py": MAIN_SET})
+    found = _tree(tmp_path, {"crs/__init__.py": "", "crs/config/__init__.py": "from .config import Config\n",
+                             "crs/config/config.py": CONFIG, "crs/system/__init__.py": "", "crs/system/kbrd.py": SYSTEM,
+                             "crs/quick_start.py": QUICK_START, "run_crs.py": RUN_CRS, "run_train.py": SCRIPT,
+                             "scripts/run.sh": LAUNCH, "infer.py": MAIN_SET})
     system = _in(found, "crs/system/kbrd.py")
     assert system[first_line_of(SYSTEM, '== "-1"')]["NPU004"] == "info"
     assert system[first_line_of(SYSTEM, "len(os.environ")]["NPU004"] == "info"
@@ -250,6 +363,59 @@ def test_reads_of_a_visible_devices_the_tree_never_sets_keep_their_severity(tmp_
     assert _in(found, "crs/system/kbrd.py")[first_line_of(SYSTEM, '== "-1"')]["NPU004"] == "warning"
 
 
+def test_a_package_setting_in_another_process_leaves_the_read(tmp_path: Path):
+    # review50 item 2: the launcher sets it for the training process it starts; the evaluation module, run on its own
+    # by the scheduler's script, reads the scheduler's value (nothing on Ascend: the device-count fallback runs)
+    files = {"trainer/__init__.py": "", "trainer/launch.py": LAUNCHER, "trainer/utils.py": DEVICES,
+             "trainer/evaluate.py": EVALUATE, "eval.sh": "#!/bin/bash\npython -m trainer.evaluate\n"}
+    found = _tree(tmp_path, files)
+    assert _in(found, "trainer/utils.py")[first_line_of(DEVICES, "os.environ.get")]["NPU004"] == "warning"
+    assert _in(found, "trainer/launch.py")[first_line_of(LAUNCHER, "os.environ[")]["NPU004"] == "warning"
+    # the same package whose entry imports the reader before it starts: one process sets and reads
+    files["trainer/launch.py"] = LAUNCHER.replace("import sys\n", "import sys\n\nfrom trainer.utils import world_devices\n")
+    found = _tree(tmp_path / "imported", files)
+    assert _in(found, "trainer/utils.py")[first_line_of(DEVICES, "os.environ.get")]["NPU004"] == "info"
+
+EVAL_PREFIX = """\
+#!/bin/bash
+export CUDA_VISIBLE_DEVICES=0,1,2,3
+NUM_GPUS=$(echo $CUDA_VISIBLE_DEVICES | tr ',' '\\n' | wc -l)
+torchrun --nproc_per_node=$NUM_GPUS train.py --config configs/base.yaml
+CUDA_VISIBLE_DEVICES=0 python eval.py --ckpt out/last.pt
+if [ -n "$EXTRA" ]; then
+  CUDA_VISIBLE_DEVICES=$EXTRA python eval.py --ckpt out/best.pt
+fi
+"""
+
+PER_WORKER = LAUNCHER.replace('    subprocess.run([sys.executable, "-m", "trainer.train"], check=True)\n', """\
+    procs = []
+    for rank, gpu in enumerate(args.gpus.split(",")):
+        child = os.environ.copy()
+        child["CUDA_VISIBLE_DEVICES"] = gpu
+        procs.append(subprocess.Popen([sys.executable, "worker.py", str(rank)], env=child))
+    procs.append(subprocess.Popen([sys.executable, "monitor.py"], env={**os.environ, "CUDA_VISIBLE_DEVICES": ""}))
+    for p in procs:
+        p.wait()
+    n_gpus = len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))
+    print(f"ran on {n_gpus} devices")
+
+""")
+
+
+def test_settings_after_the_files_own_setting_are_not_reads(tmp_path: Path):
+    # review50 item 1: only an expansion / lookup is a read; a command prefix `X=v cmd`, a per-worker env dict's key
+    # and an `env={..., "X": ""}` mapping set the value for a child process and keep their findings
+    found = _tree(tmp_path, {"scripts/run.sh": EVAL_PREFIX, "launch.py": PER_WORKER})
+    launch = _in(found, "scripts/run.sh")
+    assert launch[first_line_of(EVAL_PREFIX, "NUM_GPUS=")]["NPU004"] == "info"
+    assert launch[first_line_of(EVAL_PREFIX, "CUDA_VISIBLE_DEVICES=0 python")]["NPU004"] == "warning"
+    assert launch[first_line_of(EVAL_PREFIX, "CUDA_VISIBLE_DEVICES=$EXTRA")]["NPU004"] == "warning"
+    workers = _in(found, "launch.py")
+    assert workers[first_line_of(PER_WORKER, 'child["CUDA')]["NPU004"] == "warning"
+    assert workers[first_line_of(PER_WORKER, '"CUDA_VISIBLE_DEVICES": ""')]["NPU004"] == "warning"
+    assert workers[first_line_of(PER_WORKER, "n_gpus =")]["NPU004"] == "info"
+
+
 def test_a_warm_run_reads_no_python_file_for_either_pass(tmp_path: Path, monkeypatch):
     # release_members / env_readbacks keep what they read of a file in its summary (saved with the cache)
     from auditor.runner import run_static
@@ -258,7 +424,8 @@ def test_a_warm_run_reads_no_python_file_for_either_pass(tmp_path: Path, monkeyp
 
     root = tmp_path / "tree"
     write_tree(root, {**_verl("0.5.4", "0.6.3"), "crs/__init__.py": "", "crs/config/__init__.py": "",
-                      "crs/config/config.py": CONFIG, "crs/system/__init__.py": "", "crs/system/kbrd.py": SYSTEM})
+                      "crs/config/config.py": CONFIG, "crs/system/__init__.py": "", "crs/system/kbrd.py": SYSTEM,
+                      "crs/quick_start.py": QUICK_START, "run_crs.py": RUN_CRS.replace("crs.config ", "crs.config.config ")})
     cache = tmp_path / "cache"
     cold = run_static([root], jobs=1, cache_dir=cache)
     contexts = {f.data.get("context") for r in cold.results for f in r.findings}
@@ -267,3 +434,22 @@ def test_a_warm_run_reads_no_python_file_for_either_pass(tmp_path: Path, monkeyp
     warm = run_static([root], jobs=1, cache_dir=cache)
     assert _findings(warm) == _findings(cold)
     assert warm.project_reads == 0
+
+
+def test_a_warm_run_checks_the_kept_adapters_against_the_tree(tmp_path: Path):
+    # review50 item 14: the dispatcher's kept fact names the folders its arms import; whether each is a subpackage is
+    # read from this run's file list (a folder that lost its `__init__.py` is no adapter the dispatcher can import)
+    from auditor.runner import run_static
+    from tests.static_snippets import write_tree
+
+    root = tmp_path / "tree"
+    write_tree(root, _verl("0.5.4", "0.6.3"))
+    cache = tmp_path / "cache"
+
+    def severity(run) -> str:
+        return next(f.severity for r in run.results if r.path.endswith("vllm_v_0_5_4/worker.py")
+                    for f in r.findings if f.code == "NPU001")
+
+    assert severity(run_static([root], jobs=1, cache_dir=cache)) == "info"
+    (root / "verl/third_party/vllm/vllm_v_0_5_4/__init__.py").unlink()
+    assert severity(run_static([root], jobs=1, cache_dir=cache)) == "error"

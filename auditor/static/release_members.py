@@ -39,8 +39,10 @@ from auditor.static.project_imports import kept_fact, read_counted
 FIRST_ASCEND_RELEASE: dict[str, tuple[Version, str]] = {
     "vllm": (Version("0.7.0"), "vLLM Ascend's versioning policy"),
 }
-SUMMARY_KEY = "release_members"     # [[subpackage folder, library, "r1, r2"]] of a dispatcher, kept in its summary
-_NOTE = ("an adapter for {library} {releases} only, which `{dispatcher}` imports by the installed {library} release: "
+# {"module": the dispatcher's dotted name, "members": [[subpackage folder, library, "r1, r2 only"]]}, in its summary:
+# kept for that module name only, its folders checked against this run's file list (review50 item 14)
+SUMMARY_KEY = "release_members"
+_NOTE = ("an adapter for {library} {releases}, which `{dispatcher}` imports by the installed {library} release: "
          "{library} on Ascend starts at {first} ({source}), so an Ascend run never loads it")
 
 
@@ -113,38 +115,52 @@ class _Dispatch:
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
             library = self.library_of(test.left)
             releases = _release(test.comparators[0])
-            if not library or not releases or not isinstance(test.ops[0], (ast.Eq, ast.In, ast.Lt, ast.LtE)):
+            op = test.ops[0]
+            if not library or not releases or not isinstance(op, (ast.Eq, ast.In, ast.Lt, ast.LtE)):
                 return None
+            if isinstance(op, (ast.Lt, ast.LtE)):
+                # a bound only through a version parser: as strings "0.10.1" <= "0.6.3" (review50 item 14)
+                if not isinstance(test.left, ast.Call) or len(releases) != 1:
+                    return None
+                return library, [("<=" if isinstance(op, ast.LtE) else "<") + releases[0]]
             return library, releases
         return None
 
 
 def _below_first(library: str, releases: list[str]) -> bool:
+    """Whether every release (`"0.5.4"`, or a bound `"<=0.5.4"` / `"<0.7.0"`) is below the first Ascend release."""
+    first = FIRST_ASCEND_RELEASE[library][0]
     try:
-        return all(Version(r.split("+")[0]) < FIRST_ASCEND_RELEASE[library][0] for r in releases)
+        return all(Version(r[1:]) <= first if r.startswith("<") and not r.startswith("<=") else
+                   Version(r.lstrip("<=").split("+")[0]) < first for r in releases)
     except InvalidVersion:
         return False
 
 
-def dispatched_members(tree: ast.AST, rel: str, rels: Sequence[str], names: dict[str, str]) -> list[list[str]]:
-    """[[subpackage folder, library, releases]] of the sibling subpackages the module `rel` imports only in arms that
-    admit releases of a library below its first Ascend release."""
+def _releases_text(releases: list[str]) -> str:
+    """The releases for the note: "0.5.4, 0.6.3 only", "0.5.4 and older", "older than 0.7.0"."""
+    words = [f"{r[2:]} and older" if r.startswith("<=") else f"older than {r[1:]}" if r.startswith("<") else r
+             for r in releases]
+    return ", ".join(words) + ("" if any(r.startswith("<") for r in releases) else " only")
+
+
+def dispatched_members(tree: ast.AST, rel: str, me: str) -> list[list[str]]:
+    """[[subpackage folder, library, releases]] of the sibling folders the module `rel` (dotted name `me`) imports
+    only in arms that admit releases of a library below its first Ascend release (whether each folder is a
+    subpackage of this run's tree the caller checks)."""
     dispatch = _Dispatch(tree)
     if not dispatch.names:
         return []
-    me = names.get(rel, "")
     is_package = rel.endswith("__init__.py")
     package = me if is_package else me.rpartition(".")[0]
     folder = rel.rpartition("/")[0]
-    present = set(rels)
 
     def subpackage(level: int, module: str) -> str | None:
         dotted = absolute_module(module, level, me, is_package) if me or not level else ""
         if not package or not dotted.startswith(package + "."):
             return None
         sub = dotted[len(package) + 1:].split(".")[0]
-        path = f"{folder}/{sub}" if folder else sub
-        return path if f"{path}/__init__.py" in present else None
+        return f"{folder}/{sub}" if folder else sub
 
     old: dict[str, tuple[str, list[str]]] = {}
     elsewhere: set[str] = set()
@@ -167,21 +183,23 @@ def dispatched_members(tree: ast.AST, rel: str, rels: Sequence[str], names: dict
             elsewhere.update(s for s in (subpackage(level, module) for level, module in spelled) if s)
     if not branched:
         return []
-    return [[s, library, ", ".join(releases)] for s, (library, releases) in sorted(old.items()) if s not in elsewhere]
+    return [[s, library, _releases_text(releases)] for s, (library, releases) in sorted(old.items())
+            if s not in elsewhere]
 
 
-def _facts(project, path: Path, rel: str, rels: Sequence[str], names: dict[str, str]) -> list[list[str]]:
+def _facts(project, path: Path, rel: str, me: str) -> dict:
+    fact: dict = {"module": me, "members": []}
     try:
         text = read_counted(project, path, MAX_FILE_BYTES)
     except (OSError, SourceError):
-        return []
+        return fact
     if not any(library.encode() in text for library in FIRST_ASCEND_RELEASE):
-        return []
+        return fact
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
-        return []
-    return dispatched_members(tree, rel, rels, names)
+        return fact
+    return {**fact, "members": dispatched_members(tree, rel, me)}
 
 
 def apply_release_members(results: list, files: Sequence[tuple[Path, str]], project=None) -> int:
@@ -206,10 +224,13 @@ def apply_release_members(results: list, files: Sequence[tuple[Path, str]], proj
         if names is None:
             names = module_names(rels)
         result = by_path.get(rel)
+        me = names.get(rel, "")
         held = kept_fact(result.summary if result is not None else None, SUMMARY_KEY,
-                         lambda got: isinstance(got, list),
-                         lambda: _facts(project, where[rel], rel, rels, names or {}), changed_summaries, rel)
-        for folder, library, releases in held:
+                         lambda got: isinstance(got, dict) and got.get("module") == me,
+                         lambda: _facts(project, where[rel], rel, me), changed_summaries, rel)
+        for folder, library, releases in held["members"]:
+            if f"{folder}/__init__.py" not in present:
+                continue
             members[folder + "/"] = _NOTE.format(library=library, releases=releases, dispatcher=rel,
                                                  first=FIRST_ASCEND_RELEASE[library][0],
                                                  source=FIRST_ASCEND_RELEASE[library][1])
