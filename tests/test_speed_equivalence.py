@@ -629,3 +629,41 @@ def _parses(text: str) -> bool:
     except SyntaxError:
         return False
     return True
+
+
+def test_scope_nodes_are_the_walks_they_replace(monkeypatch):
+    """sp50: a definition the file's passes each walked (call defaults, setting reads, host scopes and values, the
+    context's loader and switch reads) is walked once per module (`scope_nodes`): the same nodes in walk_list's order,
+    the same list while the module is the file's, a fresh walk once another module is indexed; and the engine's
+    findings and summary on the rule examples are those of the former walks."""
+    import importlib
+
+    from auditor import astnodes
+
+    sources = [text for text in _python_sources() if _parses(text)]
+    for text in sources:
+        tree = ast.parse(text)
+        module_nodes(tree)
+        for node in module_nodes_of(tree, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            listed = astnodes.scope_nodes(node)
+            walked = walk_list(node)
+            assert len(listed) == len(walked) and all(a is b for a, b in zip(listed, walked))
+            assert astnodes.scope_nodes(node) is listed
+    first = ast.parse("def f(x):\n    return x\n")
+    module_nodes(first)
+    fn = first.body[0]
+    kept = astnodes.scope_nodes(fn)
+    module_nodes(ast.parse("y = 1\n"))
+    assert astnodes.scope_nodes(fn) is not kept and astnodes.scope_nodes(fn) == kept
+
+    engine = StaticEngine(load_rules())
+    texts = [t for t in _libcst_sources() if _parses(t)]
+    shared = [(i, engine.analyze_bytes(t.encode(), f"m{i}.py")) for i, t in enumerate(texts)]
+    for name in ("auditor.static.call_defaults", "auditor.project.setting_reads", "auditor.static.context",
+                 "auditor.static.host_scopes", "auditor.static.host_values"):
+        monkeypatch.setattr(importlib.import_module(name), "scope_nodes", walk_list)
+    for i, result in shared:
+        again = engine.analyze_bytes(texts[i].encode(), f"m{i}.py")
+        assert [f.to_dict() for f in again.findings] == [f.to_dict() for f in result.findings], texts[i][:200]
+        assert again.summary == result.summary, texts[i][:200]
+    assert len(shared) > 100
