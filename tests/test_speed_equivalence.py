@@ -667,3 +667,26 @@ def test_scope_nodes_are_the_walks_they_replace(monkeypatch):
         assert [f.to_dict() for f in again.findings] == [f.to_dict() for f in result.findings], texts[i][:200]
         assert again.summary == result.summary, texts[i][:200]
     assert len(shared) > 100
+
+
+def test_string_patterns_joined_answer_as_each_pattern_asked():
+    """sp50: `match_string` asks the string patterns' one alternation first; on every string constant of the sources
+    and each pattern's own literal words, it matches exactly where some pattern does, and the answers are those of
+    the per-pattern scan (a fresh table without the join, forced to ask every pattern)."""
+    import re
+
+    values = {n.value for text in _python_sources() if _parses(text) for n in ast.walk(ast.parse(text))
+              if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    values |= {p.replace("*", "x") for _, p, _ in COMPILED.strings} | {"cuda", "cuda:0", "CUDA", "nccl", "", "x" * 300}
+    joined = CompiledRules.build(load_rules())
+    each = CompiledRules.build(load_rules())
+    each._strings_any = re.compile("")        # the fallback: every pattern asked
+    hits = 0
+    for v in sorted(values):
+        some = any(regex.match(v) for regex, _, _ in COMPILED.strings)
+        assert joined._any_string(v) == some, v
+        hits += some
+        assert joined.match_string(v) == each.match_string(v), v
+        assert joined.match_string(v, in_command=True) == each.match_string(v, in_command=True), v
+        assert joined.match_compared_string(v) == each.match_compared_string(v), v
+    assert joined._strings_any is not None and joined._strings_any.pattern and hits > 50 and len(values) > 1000
