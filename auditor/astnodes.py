@@ -105,6 +105,7 @@ def _index(tree: ast.AST) -> tuple[ast.AST, list[ast.AST], dict[object, list]]:
             return entry
     entry = (tree, walk_list(tree), {})
     _INDEXED[:] = [entry, *_INDEXED[:1]]
+    _SCOPES.clear()
     return entry
 
 
@@ -121,6 +122,22 @@ def module_nodes_of(tree: ast.AST, types: type | tuple[type, ...]) -> list:
     if found is None:
         found = by_type[types] = [n for n in nodes if isinstance(n, types)]
     return found
+
+
+# id(definition) -> (the definition, its walk_list): a function or class the file's passes each walk whole (call
+# defaults, setting reads, host scopes ...) is walked once; emptied when a new module is indexed (`_index`)
+_SCOPES: dict[int, tuple[ast.AST, list[ast.AST]]] = {}
+
+
+def scope_nodes(node: ast.AST) -> list[ast.AST]:
+    """`walk_list(node)` of a definition of a module tree that `module_nodes` reads (so never changed after its first
+    read), listed once while that module is the file's: read it, never change it."""
+    entry = _SCOPES.get(id(node))
+    if entry is None or entry[0] is not node:
+        if len(_SCOPES) > 100_000:
+            _SCOPES.clear()
+        entry = _SCOPES[id(node)] = (node, walk_list(node))
+    return entry[1]
 
 
 def literal_strings(node: ast.AST) -> list[str]:

@@ -629,3 +629,64 @@ def _parses(text: str) -> bool:
     except SyntaxError:
         return False
     return True
+
+
+def test_scope_nodes_are_the_walks_they_replace(monkeypatch):
+    """sp50: a definition the file's passes each walked (call defaults, setting reads, host scopes and values, the
+    context's loader and switch reads) is walked once per module (`scope_nodes`): the same nodes in walk_list's order,
+    the same list while the module is the file's, a fresh walk once another module is indexed; and the engine's
+    findings and summary on the rule examples are those of the former walks."""
+    import importlib
+
+    from auditor import astnodes
+
+    sources = [text for text in _python_sources() if _parses(text)]
+    for text in sources:
+        tree = ast.parse(text)
+        module_nodes(tree)
+        for node in module_nodes_of(tree, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            listed = astnodes.scope_nodes(node)
+            walked = walk_list(node)
+            assert len(listed) == len(walked) and all(a is b for a, b in zip(listed, walked))
+            assert astnodes.scope_nodes(node) is listed
+    first = ast.parse("def f(x):\n    return x\n")
+    module_nodes(first)
+    fn = first.body[0]
+    kept = astnodes.scope_nodes(fn)
+    module_nodes(ast.parse("y = 1\n"))
+    assert astnodes.scope_nodes(fn) is not kept and astnodes.scope_nodes(fn) == kept
+
+    engine = StaticEngine(load_rules())
+    texts = [t for t in _libcst_sources() if _parses(t)]
+    shared = [(i, engine.analyze_bytes(t.encode(), f"m{i}.py")) for i, t in enumerate(texts)]
+    for name in ("auditor.static.call_defaults", "auditor.project.setting_reads", "auditor.static.context",
+                 "auditor.static.host_scopes", "auditor.static.host_values"):
+        monkeypatch.setattr(importlib.import_module(name), "scope_nodes", walk_list)
+    for i, result in shared:
+        again = engine.analyze_bytes(texts[i].encode(), f"m{i}.py")
+        assert [f.to_dict() for f in again.findings] == [f.to_dict() for f in result.findings], texts[i][:200]
+        assert again.summary == result.summary, texts[i][:200]
+    assert len(shared) > 100
+
+
+def test_string_patterns_joined_answer_as_each_pattern_asked():
+    """sp50: `match_string` asks the string patterns' one alternation first; on every string constant of the sources
+    and each pattern's own literal words, it matches exactly where some pattern does, and the answers are those of
+    the per-pattern scan (a fresh table without the join, forced to ask every pattern)."""
+    import re
+
+    values = {n.value for text in _python_sources() if _parses(text) for n in ast.walk(ast.parse(text))
+              if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    values |= {p.replace("*", "x") for _, p, _ in COMPILED.strings} | {"cuda", "cuda:0", "CUDA", "nccl", "", "x" * 300}
+    joined = CompiledRules.build(load_rules())
+    each = CompiledRules.build(load_rules())
+    each._strings_any = re.compile("")        # the fallback: every pattern asked
+    hits = 0
+    for v in sorted(values):
+        some = any(regex.match(v) for regex, _, _ in COMPILED.strings)
+        assert joined._any_string(v) == some, v
+        hits += some
+        assert joined.match_string(v) == each.match_string(v), v
+        assert joined.match_string(v, in_command=True) == each.match_string(v, in_command=True), v
+        assert joined.match_compared_string(v) == each.match_compared_string(v), v
+    assert joined._strings_any is not None and joined._strings_any.pattern and hits > 50 and len(values) > 1000

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import yaml
 
-from auditor.astnodes import module_nodes_of, walk_list
+from auditor.astnodes import module_nodes_of, scope_nodes, walk_list
 from auditor.findings import FileResult, Finding, as_info
 
 _CONFIG_SUFFIXES = (".yaml", ".yml")
@@ -263,7 +263,7 @@ def _fallback_keys(tree: ast.Module) -> set[tuple[str, str, str]]:
     owner: dict[int, ast.AST] = {}      # node id -> the innermost function holding it (outer ones come first)
     for func in module_nodes_of(tree, (ast.FunctionDef, ast.AsyncFunctionDef)):
         params.setdefault(func.name, []).append((func, [a.arg for a in func.args.posonlyargs + func.args.args]))
-        owner.update((id(n), func) for n in walk_list(func))
+        owner.update((id(n), func) for n in scope_nodes(func))
     for test, _ in tests:
         for operand, value in _compared_strings(test):
             read = _read_key(operand)
@@ -300,7 +300,7 @@ def _forwarding_calls(tree: ast.Module) -> set[int]:
     so its `**args` hands no config section to a library."""
     found: set[int] = set()
     for func in module_nodes_of(tree, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        nodes = walk_list(func)
+        nodes = scope_nodes(func)
         local = {a.arg for a in func.args.args + func.args.posonlyargs + func.args.kwonlyargs}
         local |= {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         found.update(id(n) for n in nodes

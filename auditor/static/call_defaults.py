@@ -55,7 +55,7 @@ import builtins
 import re
 from typing import Any
 
-from auditor.astnodes import is_main_guard, node_span, walk_list
+from auditor.astnodes import is_main_guard, node_span, scope_nodes, walk_list
 from auditor.static.backends import as_info
 from auditor.static.unreached_defs import _WRAPPERS, _decorator_name, comfy_node_pack
 from auditor.static.astutil import ast_dotted, import_bound_names, module_nodes, self_attr
@@ -134,7 +134,7 @@ def _none_fallbacks(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> l
     the fallback arm of `param if param is not None else X` / `X if param is None else param`, and `param or X`.
     A caller that passes the parameter never runs them, like a default it overrides."""
     out = []
-    for node in walk_list(fn):
+    for node in scope_nodes(fn):
         if isinstance(node, ast.If) and _is_none_test(node.test, param, False):
             out.append(list(node_span(node.body[0], node.body[-1])))
         elif isinstance(node, ast.If) and node.orelse and _is_none_test(node.test, param, True):
@@ -203,7 +203,7 @@ def _flag_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, method:
     does not run (DragNUWA's `adaptively_load_state_dict(..., device="cpu")` with `if device == "cuda":
     torch.cuda.empty_cache()`)."""
     out: list[list[Any]] = []
-    stored = {n.id for n in walk_list(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    stored = {n.id for n in scope_nodes(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
     for arg, default, index in _params(fn, method):
         if default is None or arg.arg in stored:
             continue
@@ -214,7 +214,7 @@ def _flag_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, method:
                 out += _value_branches(fn, key, arg.arg, index, default.value)
             continue
         spans = []
-        for n in walk_list(fn):
+        for n in scope_nodes(fn):
             if isinstance(n, ast.If) and (
                     isinstance(n.test, ast.Name) and n.test.id == arg.arg
                     or isinstance(n.test, ast.BoolOp) and isinstance(n.test.op, ast.And)
@@ -235,7 +235,7 @@ def _value_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, param:
     """The value-branch entries of `_flag_branches` for one parameter with a constant default: one per distinct set of
     literals that run a body (a call passing none of them leaves every such body off)."""
     spans: dict[tuple[str, ...], list[list[int]]] = {}
-    for n in walk_list(fn):
+    for n in scope_nodes(fn):
         if not isinstance(n, ast.If) or not (isinstance(n.test, ast.Compare) and len(n.test.ops) == 1):
             continue
         left, op, right = _unwrap_str(n.test.left), n.test.ops[0], _unwrap_str(n.test.comparators[0])
@@ -388,7 +388,7 @@ def _autocasts(tree: ast.Module) -> list[list[Any]]:
         stores: dict[str, list[ast.AST]] = {}     # name -> the values bound to it (a node that is no value: unknown)
         plain: set[int] = set()     # the Name targets of plain assignments (ast.walk meets an Assign before them)
         calls_in: list[ast.Call] = []
-        for n in walk_list(fn):      # one walk (s24a: three walks per function were the cost)
+        for n in scope_nodes(fn):      # one walk (s24a: three walks per function were the cost)
             if isinstance(n, ast.Assign):
                 for t in n.targets:
                     if isinstance(t, ast.Name):
@@ -903,7 +903,7 @@ def lower_unset_attribute_branches(results: list, project: Any) -> int:
 def _set_off_in_class(cls: ast.ClassDef, attr: str) -> bool:
     """Whether the class stores `self.<attr>`, each time a false constant by a plain assignment (DiffusionSVC's
     `Pipeline.__init__`: `self.isHalf = False`, whatever `isHalf` it was given; pd31, heldout28)."""
-    nodes = walk_list(cls)
+    nodes = scope_nodes(cls)
     false_targets = {id(t) for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign))
                      and _false_constant(n.value) for t in (n.targets if isinstance(n, ast.Assign) else [n.target])}
     stores = [n for n in nodes if isinstance(n, ast.Attribute) and self_attr(n) == attr
@@ -937,7 +937,7 @@ def _self_flag_branches(tree: ast.Module) -> list[list[Any]]:
                                 and not _false_constant(n.value)
                                 for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
                                 if isinstance(t, ast.Name)}
-        for n in walk_list(cls):
+        for n in scope_nodes(cls):
             if not isinstance(n, ast.If):
                 continue
             for attr, block in ((_self_flag(n.test, False), n.body), (_self_flag(n.test, True), n.orelse)):
@@ -957,7 +957,7 @@ def _object_sets(tree: ast.Module) -> list[str]:
     out: set[str] = set()
     bases = {id(item): [b for b in (ast_dotted(base) for base in node.bases) if b]
              for node in module_nodes(tree) if isinstance(node, ast.ClassDef)
-             for item in walk_list(node) if isinstance(item, (ast.Assign, ast.AnnAssign, ast.AugAssign))}
+             for item in scope_nodes(node) if isinstance(item, (ast.Assign, ast.AnnAssign, ast.AugAssign))}
     for n in module_nodes(tree):
         if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and not _false_constant(n.value):
             for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
@@ -1107,7 +1107,7 @@ def _forward_facts(tree: ast.Module) -> dict[str, Any]:
 
     def add_calls(scope: ast.AST, key: str | None, own: frozenset[str], owner: ast.ClassDef | None,
                   nodes: list[ast.AST] | None = None) -> None:
-        for n in walk_list(scope) if nodes is None else nodes:
+        for n in scope_nodes(scope) if nodes is None else nodes:
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and n is not scope:
                 shadow = {a.arg for a in [*n.args.posonlyargs, *n.args.args, *n.args.kwonlyargs]}
                 own = own - shadow      # (a nested definition's parameter of the same name is its own)
@@ -1143,7 +1143,7 @@ def _forward_facts(tree: ast.Module) -> dict[str, Any]:
                 if cls is None:
                     add_calls(item, None, frozenset(), None)
                 continue
-            nodes = walk_list(item)      # (one walk of the definition for its stores, calls and switch blocks)
+            nodes = scope_nodes(item)      # (one walk of the definition for its stores, calls and switch blocks)
             stored = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
             own = frozenset() if key is None else frozenset(
                 arg.arg for arg, default, _ in _params(item, cls is not None)
@@ -1172,7 +1172,7 @@ def _forward_facts(tree: ast.Module) -> dict[str, Any]:
 def _forward_attrs(cls: ast.ClassDef) -> list[list[Any]]:
     """The `attrs` of `_forward_facts` for one class: each `self.X` its methods store only from a false constant or
     from a parameter of the storing method it never rebinds (none in the class body but a false constant)."""
-    nodes = class_nodes = walk_list(cls)
+    nodes = class_nodes = scope_nodes(cls)
     if any(self_attr(n) == "__dict__" or isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
            and n.func.id == "setattr" and n.args and isinstance(n.args[0], ast.Name) and n.args[0].id == "self"
            and not isinstance(n.args[1] if len(n.args) > 1 else None, ast.Constant) for n in nodes):
@@ -1187,7 +1187,7 @@ def _forward_attrs(cls: ast.ClassDef) -> list[list[Any]]:
         if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         key = _def_key(item, cls)
-        nodes = walk_list(item)
+        nodes = scope_nodes(item)
         stored = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
         names = {a.arg for a in [*item.args.posonlyargs, *item.args.args, *item.args.kwonlyargs]} - stored
         plain = {id(n.targets[0]): n.value for n in nodes if isinstance(n, ast.Assign) and len(n.targets) == 1}

@@ -145,6 +145,9 @@ class CompiledRules:
     _keyword_answers: dict[tuple[str, bool], list[tuple[Rule, str]]] = field(default_factory=dict, repr=False,
                                                                              compare=False)
     _string_answers: dict[str, tuple[Rule, str] | None] = field(default_factory=dict, repr=False, compare=False)
+    # every string pattern as one alternation (`_any_string`): a value none of them matches (nearly every string of a
+    # file) is answered by one match instead of one per pattern; None where the patterns cannot be joined
+    _strings_any: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
     env_exact: dict[str, list[Rule]] = field(default_factory=dict)
     env_prefixes: list[tuple[str, Rule]] = field(default_factory=list)
     # `*_CUDA_ARCHITECTURES`: a project's own name for a CUDA setting (TCNN_CUDA_ARCHITECTURES), matched by its end
@@ -528,11 +531,13 @@ class CompiledRules:
         compiler's command line (`g++ x.cc -o x -lcudart`, not a help text ending in the flag), or in a part of one
         (`in_command`: an implicit concatenation's later line)."""
         if in_command:
-            return next(((rule, pattern) for regex, pattern, rule in self.strings if regex.match(value)), None)
+            return next(((rule, pattern) for regex, pattern, rule in self.strings if regex.match(value)), None) \
+                if self._any_string(value) else None
         if value in self._string_answers:
             return self._string_answers[value]
         found = next(((rule, pattern) for regex, pattern, rule in self.strings if regex.match(value) and (
-            pattern not in rule.extra.get("in_compiler_command", ()) or compiler_command(value))), None)
+            pattern not in rule.extra.get("in_compiler_command", ()) or compiler_command(value))), None) \
+            if self._any_string(value) else None
         if len(value) <= _ANSWER_KEY_CHARS:
             if len(self._string_answers) > _FLAG_WORDS_KEPT:
                 self._string_answers.clear()     # bounded memory over a very large tree
@@ -543,7 +548,23 @@ class CompiledRules:
         """The first `compared_operand` string rule for a value that is a comparison's operand (`args.method == "cudart"`
         names the engine a branch selects, not the library a build links: NPU489 before NPU064, t28a)."""
         return next(((rule, pattern) for regex, pattern, rule in self.strings
-                     if rule.extra.get("compared_operand") and regex.match(value)), None)
+                     if rule.extra.get("compared_operand") and regex.match(value)), None) \
+            if self._any_string(value) else None
+
+    def _any_string(self, value: str) -> bool:
+        """Whether some string pattern matches the value at its start: `(?:p1)|(?:p2)|...` matches there exactly when
+        one alternative does (each pattern is wrapped whole; the patterns share one set of flags and use no group
+        references, whose numbers the join would shift); True, so every pattern is asked, where they cannot be joined."""
+        if self._strings_any is None:
+            flags = {regex.flags for regex, _, _ in self.strings}
+            texts = [regex.pattern for regex, _, _ in self.strings]
+            joinable = len(flags) == 1 and not any(re.search(r"\\[1-9]|\(\?P=|\(\?[aiLmsux-]+[:)]", t) for t in texts)
+            try:
+                self._strings_any = re.compile("|".join(f"(?:{t})" for t in texts), flags.pop()) if joinable \
+                    else re.compile("")
+            except re.error:
+                self._strings_any = re.compile("")
+        return self._strings_any.match(value) is not None
 
     def stacked_strings(self, value: str) -> list[tuple[Rule, str]]:
         """The stacked string rules for a value (a second category beside its own string rule)."""

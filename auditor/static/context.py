@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from auditor.astnodes import line_span, module_nodes_of, walk_list
+from auditor.astnodes import line_span, module_nodes_of, scope_nodes, walk_list
 from auditor.static.device_values import DeviceReader
 from auditor.static.hand_builds import compiles_cuda_by_hand, compiles_cuda_program, toolkit_configs
 from auditor.static.host_values import host_arrays, host_only_file
@@ -226,7 +226,7 @@ def params_fed_to_backend_switches(ctx: FileContext, tree: ast.Module) -> frozen
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         params = {a.arg for a in (*fn.args.args, *fn.args.kwonlyargs)}
-        for node in walk_list(fn):
+        for node in scope_nodes(fn):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in params and any(
                     (ctx.resolve(ast_dotted(t) or "") or "").startswith("torch.backends.") for t in node.targets):
                 out.add((fn.name, node.value.id))
@@ -812,7 +812,7 @@ def _bind_kernel_objects(ctx: FileContext, tree: ast.Module) -> None:
     for _ in range(3):
         before = len(ctx.kernel_objects) + len(ctx.kernel_attrs) + len(ctx.kernel_loaders)
         for fn in defs:
-            for node in walk_list(fn):
+            for node in scope_nodes(fn):
                 if isinstance(node, ast.Return) and node.value is not None and fn.name not in ctx.kernel_loaders:
                     made = kernel_object_made(ctx, node.value)
                     if made is not None:

@@ -17,7 +17,7 @@ import ast
 import re
 from dataclasses import replace
 
-from auditor.astnodes import decorated_span, is_main_guard, line_span, node_lines, node_span
+from auditor.astnodes import decorated_span, is_main_guard, line_span, node_lines, node_span, scope_nodes
 from auditor.findings import as_info
 from auditor.static.host_paths import equality_arms
 from auditor.static.host_values import HOST_SYNC_RULES, own_scope_nodes, reaching_lines
@@ -150,8 +150,8 @@ def _unread_locals(tree: ast.AST) -> list[tuple[int, int, int, int]]:
         loops: list[tuple[int, int]] = []
         told = _message_names(fn)
         # a nested function or lambda may run after any later store: its reads count wherever they sit
-        later = {id(n) for d in walk_list(fn) if d is not fn and isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-                 for n in walk_list(d)}
+        later = {id(n) for d in scope_nodes(fn) if d is not fn and isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                 for n in scope_nodes(d)}
         for stmt in fn.body:
             for node in walk_list(stmt):
                 if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
@@ -179,7 +179,7 @@ def _message_names(fn: ast.AST) -> set[int]:
     """ids of the names read only to be shown to a person: inside a `raise`'s exception or the arguments of a
     print / logging call (ultralytics' `select_device` reads CUDA_VISIBLE_DEVICES for its ValueError text, pd41)."""
     out: set[int] = set()
-    for node in walk_list(fn):
+    for node in scope_nodes(fn):
         parts: list[ast.AST] = []
         if isinstance(node, ast.Raise) and node.exc is not None:
             parts = [node.exc]

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 import libcst as cst
-from auditor.astnodes import node_lines, walk_list
+from auditor.astnodes import node_lines, scope_nodes, walk_list
 from auditor.static.astutil import ast_dotted, module_nodes, self_attr
 
 _HOST_LIBS = frozenset({"numpy", "pandas"})
@@ -379,7 +379,7 @@ def _driver_batches(tree: ast.AST | None) -> list[tuple[str, tuple[int, int]]]:
                   if a.annotation is not None and _annotation_name(a.annotation) == _DATA_PROTO]
         if not params:
             continue
-        nodes = walk_list(fn)
+        nodes = scope_nodes(fn)
         if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _MOVES for n in nodes) \
                 or any(isinstance(n, (ast.Name, ast.Attribute)) and "device" in (
                     n.id if isinstance(n, ast.Name) else n.attr).lower() for n in nodes):
@@ -414,7 +414,7 @@ def _host_parameters(ctx) -> list[tuple[str, tuple[int, int]]]:
         methods = {f.name: f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
         stores: dict[str, list[ast.AST | None]] = {}     # attribute -> its values (None: `self.x: T` alone)
         for fn in methods.values():
-            for n in walk_list(fn):
+            for n in scope_nodes(fn):
                 if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                     for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
                         attr = self_attr(t)
@@ -433,7 +433,7 @@ def _host_parameters(ctx) -> list[tuple[str, tuple[int, int]]]:
             continue
         calls: dict[str, list[tuple[ast.Call, str]]] = {}     # method -> (call, the caller's name)
         for caller, fn in methods.items():
-            for n in walk_list(fn):
+            for n in scope_nodes(fn):
                 if isinstance(n, ast.Call) and self_attr(n.func) in methods:
                     calls.setdefault(str(self_attr(n.func)), []).append((n, caller))
         host: dict[str, set[str]] = {}       # method -> its host parameters
@@ -455,7 +455,7 @@ def _host_parameters(ctx) -> list[tuple[str, tuple[int, int]]]:
             scope = (fn.lineno, fn.end_lineno or fn.lineno)
             mine = host.get(name, set())
             out += [(p, scope) for p in mine]
-            for n in walk_list(fn):
+            for n in scope_nodes(fn):
                 if isinstance(n, ast.For) and isinstance(n.target, ast.Name) and (
                         _self_root(n.iter) in attrs or isinstance(n.iter, ast.Name) and n.iter.id in mine):
                     out.append((n.target.id, scope))
