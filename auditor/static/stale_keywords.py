@@ -185,7 +185,8 @@ def lower_stale_keywords(results: list, project: Any) -> int:
     definitions: _Definitions | None = None
     for r in results:
         switches = [f for f in r.findings if f.severity != "info" and (
-            f.name == _RULE or f.name == _VALUE_RULE and f.data.get("keyword"))]     # (a keyword's whole value)
+            # (a device string only as `map_location`'s whole value: a run reads only such files again, review50)
+            f.name == _RULE or f.name == _VALUE_RULE and f.data.get("keyword") == "map_location")]
         if not switches or not r.path.endswith((".py", ".ipynb")):
             continue
         trees = _modules(project, r.path)
