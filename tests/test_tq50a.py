@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from auditor.static.unreached_defs import reach_facts
 from tests.test_tq38 import _in, _tree
 
 VLLM_START = """\
@@ -313,3 +314,11 @@ def test_a_module_that_does_not_compile_runs_nothing(tmp_path: Path) -> None:
     found = _tree(tmp_path / "control", {"app.py": APP, "ldm/encoders.py": ENCODERS.replace(
         "\t", "        ")})
     assert _in(found, "ldm/encoders.py")[5]["NPU003"] != "info"
+    # a newer release's syntax (a PEP 701 f-string, Python 3.12+) in a module the app imports: it runs there
+    newer = ENCODERS.replace("\t", "        ").replace(
+        "        return y.to(self.device)", '        print(f"mean {x["loss"]:.3f}")\n        return y.to(self.device)')
+    found = _tree(tmp_path / "newer", {"app.py": APP, "ldm/encoders.py": newer})
+    assert _in(found, "ldm/encoders.py")[5]["NPU003"] != "info"
+    # the reach facts say which: Python 2 statements parse in no Python 3, a newer release's syntax parses there
+    assert reach_facts(b"print 'x'\n") == {"unparsed": True} == reach_facts(b"try:\n    x\nexcept E, e:\n    x\n")
+    assert reach_facts(newer.encode()) == {} == reach_facts(b"type Alias = int\n")
