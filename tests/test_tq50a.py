@@ -104,6 +104,12 @@ def test_tilelang_ascend_pass_configs_make_ascend_kernels(tmp_path: Path) -> Non
     assert not any("NPU320" in codes for codes in _in(found, "ops_a/test_gemm_a.py").values())
     assert _in(found, "ops_b/gemm_b.py")[9]["NPU365"] == "warning"
     assert any("NPU320" in codes for codes in _in(found, "ops_b/test_gemm_b.py").values())
+    # a CUDA kernel whose porting note (a comment) names the Ascend key: a comment changes no finding
+    noted = TILELANG_KERNEL.format(key="TL_DISABLE_WARP_SPECIALIZED").replace(
+        "pass_configs = {", "# TODO(ascend): tilelang-ascend needs tilelang.PassConfigKey.TL_ASCEND_AUTO_SYNC\n"
+        "pass_configs = {")
+    found = _tree(tmp_path / "noted", {"ops_c/gemm_c.py": noted})
+    assert _in(found, "ops_c/gemm_c.py")[10]["NPU365"] == "warning"
 
 
 WRAPPER = """\
