@@ -65,6 +65,41 @@ def test_launch_with_device_npu_runs_its_engine_and_flash_switches_on_ascend(tmp
     assert gpu[4]["NPU363"] != "info" and gpu[7]["NPU447"] == "warning"
 
 
+SERVE_USAGE = """\
+#!/bin/bash
+MODEL=${MODEL:-Qwen/Qwen2.5-7B-Instruct}
+if [ "${1:-}" = "--help" ]; then
+  echo "usage: serve.sh   (on an Ascend host use serve_npu.sh, which passes --device npu)"
+  exit 0
+fi
+export VLLM_ATTENTION_BACKEND=FLASH_ATTN
+vllm serve "$MODEL" --tensor-parallel-size 4
+"""
+
+SERVE_EITHER = """\
+#!/bin/bash
+if [ -d /usr/local/Ascend ]; then
+  source /usr/local/Ascend/ascend-toolkit/set_env.sh
+  export HCCL_CONNECT_TIMEOUT=1200
+{inside}fi
+{after}"""
+
+
+def test_ascend_words_in_messages_or_another_arm_leave_the_cuda_launch(tmp_path: Path) -> None:
+    start = "export VLLM_ATTENTION_BACKEND=FLASH_ATTN\nvllm serve Qwen/Qwen2.5-7B-Instruct\n"
+    found = _tree(tmp_path, {"a/serve.sh": SERVE_USAGE,
+                             "b/serve.sh": SERVE_EITHER.format(inside="", after=start),
+                             "c/serve.sh": SERVE_EITHER.format(inside="  " + start.replace("\n", "\n  ", 1), after=""),
+                             "d/serve.sh": SERVE_USAGE.replace('"$MODEL" --tensor', '"$MODEL" --device npu --tensor')})
+    usage, after, inside, launch = (_in(found, f"{d}/serve.sh") for d in "abcd")
+    # `--device npu` in an echo text, the Ascend set-up in another `if` arm: the CUDA launch keeps its findings
+    assert usage[7]["NPU363"] == usage[8]["NPU447"] == "warning"
+    assert after[6]["NPU363"] == after[7]["NPU447"] == "warning"
+    # the set-up in the same arm as the engine start, `--device npu` passed to the launch: Ascend's
+    assert inside[5]["NPU363"] == inside[6]["NPU447"] == "info"
+    assert launch[7]["NPU363"] == launch[8]["NPU447"] == "info"
+
+
 TILELANG_KERNEL = """\
 import tilelang
 import tilelang.language as T
