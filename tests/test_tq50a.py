@@ -304,6 +304,19 @@ def default_num_workers():
     return os.cpu_count() or 1
 
 
+def free_gpu():
+    if torch.cuda.is_available():
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            free = [pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByIndex(i)).free for i in range(8)]
+            return torch.device(f"cuda:{free.index(max(free))}")
+        except ImportError:
+            pass
+    return torch.device("cpu")
+
+
 class DynamicConv1dTBC(nn.Module):
     def __init__(self, input_size, kernel_size=1, num_heads=1):
         super().__init__()
@@ -315,6 +328,7 @@ def test_cuda_probe_that_falls_through_to_a_portable_return_is_info(tmp_path: Pa
     assert found[8]["NPU002"] == "info"
     assert found[19]["NPU002"] != "info"        # no portable return after it: the function raises off CUDA
     assert found[25]["NPU002"] != "info"        # no kernel attempt: the other path silently differs (a worker count)
+    assert found[31]["NPU002"] != "info"        # a device chosen with an imported helper: no kernel, the CPU runs
 
 
 APP = """\
