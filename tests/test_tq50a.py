@@ -269,9 +269,15 @@ dependencies:
 
 
 def test_conda_environment_named_for_macos_under_any_name(tmp_path: Path) -> None:
-    found = _tree(tmp_path, {"environment/mac-env.yml": MAC_ENV, "environment/linux-gpu-env.yml": MAC_ENV})
-    assert not _in(found, "mac-env.yml")
-    assert _in(found, "linux-gpu-env.yml")
+    exported = MAC_ENV.replace("- pytorch=0.4.1", "- pytorch=0.4.1=py35_cuda9.0.176_cudnn7.1.2_1\n- libcxx=16.0.6=h4653b0c_0") + \
+        "prefix: /Users/me/miniconda3/envs/rl\n"
+    found = _tree(tmp_path, {"environment/mac-env.yml": MAC_ENV, "environment/linux-gpu-env.yml": MAC_ENV,
+                             "envs/dev.yml": exported, "envs/gpu.yml": exported.replace("/Users/", "/home/")})
+    # a Mac's environment, by its name or by its `conda env export` content: its facts stay, as info
+    for mac in ("mac-env.yml", "envs/dev.yml"):
+        assert _in(found, mac) and all(sev == "info" for codes in _in(found, mac).values() for sev in codes.values())
+    assert any(sev != "info" for codes in _in(found, "linux-gpu-env.yml").values() for sev in codes.values())
+    assert any(sev != "info" for codes in _in(found, "envs/gpu.yml").values() for sev in codes.values())
 
 
 DYNAMIC_CONV = """\
