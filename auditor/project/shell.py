@@ -3929,9 +3929,11 @@ _NPU_DEVICE_ARG_RE = re.compile(r"(?<![\w.])((?:[\w.]+\.)?device=npu|--device[ \
 _CUDA_DEVICES_RE = re.compile(r"^[^#\n]*(?:\bCUDA_VISIBLE_DEVICES=|\bdevice[ \t=]+[\"']?cuda\b|^(?:export[ \t]+)?"
                               r"NCCL_[A-Z0-9_]+=)", re.M)
 # what a script written for Ascend also chose for it: the flash-attention switches its Ascend stack reads itself
-# (vllm-ascend's platform picks its own attention backend whatever VLLM_ATTENTION_BACKEND says; under MindSpeed a
-# Megatron config's `use_flash_attn` selects npu_fusion_attention). Another program's `--use-flash-attn` (an FSDP
-# trainer without the adaptor) keeps its finding: it may import flash_attn on the NPU host
+# (vllm-ascend's platform picks its own attention backend whatever VLLM_ATTENTION_BACKEND says: `NPUPlatform.
+# get_attn_backend_cls` in https://github.com/vllm-project/vllm-ascend/blob/main/vllm_ascend/platform.py; under
+# MindSpeed a Megatron config's `use_flash_attn` selects npu_fusion_attention: https://gitee.com/ascend/MindSpeed,
+# mindspeed/core/transformer/flash_attention/flash_attention/adaptor.py). Another program's `--use-flash-attn` (an
+# FSDP trainer without the adaptor) keeps its finding: it may import flash_attn on the NPU host
 _ASCEND_SCRIPT_SWITCHES = frozenset({"flash-attention-setting"})
 _ASCEND_READ_SWITCH = re.compile(r"VLLM_ATTENTION_BACKEND|megatron\.", re.I)
 _SWITCH_NOTE = "in a script written for an Ascend host ({why}): the Ascend stack it launches reads this switch " \

@@ -42,7 +42,8 @@ _EVERY_PRODUCT = frozenset({"fp16-dtype", "autocast-dtype", "grad-scaler", "fp16
 # DLCompiler's `test/commonir/ascend`, read on heldout trees; t14x): nothing to know there
 _NPU_NATIVE_DSL = frozenset({"tilelang-import"})
 # tq50a: a TileLang module compiled with TileLang-Ascend's pass configs (`tilelang.PassConfigKey.TL_ASCEND_AUTO_SYNC`,
-# keys only tile-ai/tilelang-ascend defines) holds Ascend kernels (cann-recipes-infer's `ops/tilelang`)
+# keys only tilelang-ascend's `PassConfigKey` defines: https://github.com/tile-ai/tilelang-ascend,
+# tilelang/transform/pass_config.py) holds Ascend kernels (cann-recipes-infer's `ops/tilelang`)
 _TILELANG_ASCEND = re.compile(r"\bPassConfigKey\.TL_ASCEND_\w+")
 _KEPT_CATEGORIES = frozenset({"device", "distributed"})
 _PACKAGE_ERRORS = frozenset({"third_party", "attention", "apex"})     # import / use of a CUDA-only package
