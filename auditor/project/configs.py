@@ -189,8 +189,7 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         result = analyze_conda(engine, data, rel)
         why = "its name says macOS" if for_macos(rel) else _macos_export(text)
         if why:     # `mac-env.yml`: what a Mac installs (tq50a), kept as a fact (review50 item 16)
-            result.findings = [as_info(f, "macos-only", _MACOS_ENV_NOTE.format(why=why)) if f.severity != "info"
-                               else f for f in result.findings]
+            result.findings = [as_info(f, "macos-only", _MACOS_ENV_NOTE.format(why=why)) for f in result.findings]
         return result
     col = Collector(engine, rel, text)
     scan_config_roots(col, roots)
