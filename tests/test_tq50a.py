@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from auditor.static.unreached_defs import reach_facts
 from tests.test_tq38 import _in, _tree
 
 VLLM_START = """\
@@ -64,6 +65,41 @@ def test_launch_with_device_npu_runs_its_engine_and_flash_switches_on_ascend(tmp
     assert gpu[4]["NPU363"] != "info" and gpu[7]["NPU447"] == "warning"
 
 
+SERVE_USAGE = """\
+#!/bin/bash
+MODEL=${MODEL:-Qwen/Qwen2.5-7B-Instruct}
+if [ "${1:-}" = "--help" ]; then
+  echo "usage: serve.sh   (on an Ascend host use serve_npu.sh, which passes --device npu)"
+  exit 0
+fi
+export VLLM_ATTENTION_BACKEND=FLASH_ATTN
+vllm serve "$MODEL" --tensor-parallel-size 4
+"""
+
+SERVE_EITHER = """\
+#!/bin/bash
+if [ -d /usr/local/Ascend ]; then
+  source /usr/local/Ascend/ascend-toolkit/set_env.sh
+  export HCCL_CONNECT_TIMEOUT=1200
+{inside}fi
+{after}"""
+
+
+def test_ascend_words_in_messages_or_another_arm_leave_the_cuda_launch(tmp_path: Path) -> None:
+    start = "export VLLM_ATTENTION_BACKEND=FLASH_ATTN\nvllm serve Qwen/Qwen2.5-7B-Instruct\n"
+    found = _tree(tmp_path, {"a/serve.sh": SERVE_USAGE,
+                             "b/serve.sh": SERVE_EITHER.format(inside="", after=start),
+                             "c/serve.sh": SERVE_EITHER.format(inside="  " + start.replace("\n", "\n  ", 1), after=""),
+                             "d/serve.sh": SERVE_USAGE.replace('"$MODEL" --tensor', '"$MODEL" --device npu --tensor')})
+    usage, after, inside, launch = (_in(found, f"{d}/serve.sh") for d in "abcd")
+    # `--device npu` in an echo text, the Ascend set-up in another `if` arm: the CUDA launch keeps its findings
+    assert usage[7]["NPU363"] == usage[8]["NPU447"] == "warning"
+    assert after[6]["NPU363"] == after[7]["NPU447"] == "warning"
+    # the set-up in the same arm as the engine start, `--device npu` passed to the launch: Ascend's
+    assert inside[5]["NPU363"] == inside[6]["NPU447"] == "info"
+    assert launch[7]["NPU363"] == launch[8]["NPU447"] == "info"
+
+
 TILELANG_KERNEL = """\
 import tilelang
 import tilelang.language as T
@@ -103,6 +139,12 @@ def test_tilelang_ascend_pass_configs_make_ascend_kernels(tmp_path: Path) -> Non
     assert not any("NPU320" in codes for codes in _in(found, "ops_a/test_gemm_a.py").values())
     assert _in(found, "ops_b/gemm_b.py")[9]["NPU365"] == "warning"
     assert any("NPU320" in codes for codes in _in(found, "ops_b/test_gemm_b.py").values())
+    # a CUDA kernel whose porting note (a comment) names the Ascend key: a comment changes no finding
+    noted = TILELANG_KERNEL.format(key="TL_DISABLE_WARP_SPECIALIZED").replace(
+        "pass_configs = {", "# TODO(ascend): tilelang-ascend needs tilelang.PassConfigKey.TL_ASCEND_AUTO_SYNC\n"
+        "pass_configs = {")
+    found = _tree(tmp_path / "noted", {"ops_c/gemm_c.py": noted})
+    assert _in(found, "ops_c/gemm_c.py")[10]["NPU365"] == "warning"
 
 
 WRAPPER = """\
@@ -227,9 +269,15 @@ dependencies:
 
 
 def test_conda_environment_named_for_macos_under_any_name(tmp_path: Path) -> None:
-    found = _tree(tmp_path, {"environment/mac-env.yml": MAC_ENV, "environment/linux-gpu-env.yml": MAC_ENV})
-    assert not _in(found, "mac-env.yml")
-    assert _in(found, "linux-gpu-env.yml")
+    exported = MAC_ENV.replace("- pytorch=0.4.1", "- pytorch=0.4.1=py35_cuda9.0.176_cudnn7.1.2_1\n- libcxx=16.0.6=h4653b0c_0") + \
+        "prefix: /Users/me/miniconda3/envs/rl\n"
+    found = _tree(tmp_path, {"environment/mac-env.yml": MAC_ENV, "environment/linux-gpu-env.yml": MAC_ENV,
+                             "envs/dev.yml": exported, "envs/gpu.yml": exported.replace("/Users/", "/home/")})
+    # a Mac's environment, by its name or by its `conda env export` content: its facts stay, as info
+    for mac in ("mac-env.yml", "envs/dev.yml"):
+        assert _in(found, mac) and all(sev == "info" for codes in _in(found, mac).values() for sev in codes.values())
+    assert any(sev != "info" for codes in _in(found, "linux-gpu-env.yml").values() for sev in codes.values())
+    assert any(sev != "info" for codes in _in(found, "envs/gpu.yml").values() for sev in codes.values())
 
 
 DYNAMIC_CONV = """\
@@ -262,6 +310,19 @@ def default_num_workers():
     return os.cpu_count() or 1
 
 
+def free_gpu():
+    if torch.cuda.is_available():
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            free = [pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByIndex(i)).free for i in range(8)]
+            return torch.device(f"cuda:{free.index(max(free))}")
+        except ImportError:
+            pass
+    return torch.device("cpu")
+
+
 class DynamicConv1dTBC(nn.Module):
     def __init__(self, input_size, kernel_size=1, num_heads=1):
         super().__init__()
@@ -273,6 +334,7 @@ def test_cuda_probe_that_falls_through_to_a_portable_return_is_info(tmp_path: Pa
     assert found[8]["NPU002"] == "info"
     assert found[19]["NPU002"] != "info"        # no portable return after it: the function raises off CUDA
     assert found[25]["NPU002"] != "info"        # no kernel attempt: the other path silently differs (a worker count)
+    assert found[31]["NPU002"] != "info"        # a device chosen with an imported helper: no kernel, the CPU runs
 
 
 APP = """\
@@ -313,3 +375,11 @@ def test_a_module_that_does_not_compile_runs_nothing(tmp_path: Path) -> None:
     found = _tree(tmp_path / "control", {"app.py": APP, "ldm/encoders.py": ENCODERS.replace(
         "\t", "        ")})
     assert _in(found, "ldm/encoders.py")[5]["NPU003"] != "info"
+    # a newer release's syntax (a PEP 701 f-string, Python 3.12+) in a module the app imports: it runs there
+    newer = ENCODERS.replace("\t", "        ").replace(
+        "        return y.to(self.device)", '        print(f"mean {x["loss"]:.3f}")\n        return y.to(self.device)')
+    found = _tree(tmp_path / "newer", {"app.py": APP, "ldm/encoders.py": newer})
+    assert _in(found, "ldm/encoders.py")[5]["NPU003"] != "info"
+    # the reach facts say which: Python 2 statements parse in no Python 3, a newer release's syntax parses there
+    assert reach_facts(b"print 'x'\n") == {"unparsed": True} == reach_facts(b"try:\n    x\nexcept E, e:\n    x\n")
+    assert reach_facts(newer.encode()) == {} == reach_facts(b"type Alias = int\n")

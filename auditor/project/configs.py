@@ -109,6 +109,20 @@ def _replaced(value: str, new: str) -> str:
     return f"{new}:{index}" if sep and index.isdigit() and head.lower() == "cuda" else new
 
 
+
+# a `conda env export` made on a Mac says so in its content: its `prefix:` under /Users/, or a build or channel path
+# for macOS (`osx-64`, `osx-arm64`)
+_MACOS_EXPORT_RE = re.compile(r"^prefix:[ \t]*['\"]?/Users/|\bosx-(?:64|arm64)\b", re.M)
+_MACOS_ENV_NOTE = "in a conda environment for macOS ({why}), which has neither CUDA nor an Ascend device: what a " \
+    "Linux host installs is another file's; nothing to port here"
+
+
+def _macos_export(text: str) -> str | None:
+    """Why a conda environment's content says it is a Mac's (`_MACOS_EXPORT_RE`), or None."""
+    found = _MACOS_EXPORT_RE.search(text)
+    return None if found is None else f"it names {found.group(0).strip()}"
+
+
 def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     if len(data) > MAX_CONFIG_BYTES:
         return FileResult(rel, lines=data.count(b"\n"))
@@ -173,8 +187,9 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         from auditor.project.requirements import analyze_conda
 
         result = analyze_conda(engine, data, rel)
-        if for_macos(rel):
-            result.findings = []    # `mac-env.yml`: what a Mac installs, as `environment-mac.yml` (tq50a)
+        why = "its name says macOS" if for_macos(rel) else _macos_export(text)
+        if why:     # `mac-env.yml`: what a Mac installs (tq50a), kept as a fact (review50 item 16)
+            result.findings = [as_info(f, "macos-only", _MACOS_ENV_NOTE.format(why=why)) for f in result.findings]
         return result
     col = Collector(engine, rel, text)
     scan_config_roots(col, roots)

@@ -3907,9 +3907,11 @@ def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     _debug_switch_modes(result, text)
     _drop_unread_option_vars(result, text)
     _drop_message_only_images(result, text)
-    why = _selects_ascend_devices(text)
-    if why is not None:
-        result.findings = lower_ascend_engine_starts(result.findings, why, _ASCEND_SCRIPT_SWITCHES)
+    for why, first, last in _selects_ascend_devices(text):
+        inside = [f for f in result.findings if first <= f.line <= last]
+        if inside:
+            lowered = dict(zip(map(id, inside), lower_ascend_engine_starts(inside, why, _ASCEND_SCRIPT_SWITCHES)))
+            result.findings = [lowered.get(id(f), f) for f in result.findings]
     return result
 
 
@@ -3923,31 +3925,63 @@ _ENGINE_NOTE = "in code that selects Ascend devices itself ({why}): the engine i
 # HCCL_BUFFSIZE=400`, NPUS_PER_NODE ...) or launches with the device set to the NPU (verl's Hydra override
 # `trainer.device=npu`, `--device npu`): cann-recipes' vllm-ascend and verl-on-Ascend launchers. A script that also
 # names a CUDA device choice or configures NCCL serves both backends: not Ascend's alone
-_NPU_DEVICE_ARG_RE = re.compile(r"^[^#\n]*?(?<![\w.])((?:[\w.]+\.)?device=npu|--device[ \t=]npu)\b", re.M)
+_NPU_DEVICE_ARG_RE = re.compile(r"(?<![\w.])((?:[\w.]+\.)?device=npu|--device[ \t=]npu)\b")
 _CUDA_DEVICES_RE = re.compile(r"^[^#\n]*(?:\bCUDA_VISIBLE_DEVICES=|\bdevice[ \t=]+[\"']?cuda\b|^(?:export[ \t]+)?"
                               r"NCCL_[A-Z0-9_]+=)", re.M)
 # what a script written for Ascend also chose for it: the flash-attention switches its Ascend stack reads itself
-# (vllm-ascend's platform picks its own attention backend whatever VLLM_ATTENTION_BACKEND says; under MindSpeed a
-# Megatron config's `use_flash_attn` selects npu_fusion_attention). Another program's `--use-flash-attn` (an FSDP
-# trainer without the adaptor) keeps its finding: it may import flash_attn on the NPU host
+# (vllm-ascend's platform picks its own attention backend whatever VLLM_ATTENTION_BACKEND says: `NPUPlatform.
+# get_attn_backend_cls` in https://github.com/vllm-project/vllm-ascend/blob/main/vllm_ascend/platform.py; under
+# MindSpeed a Megatron config's `use_flash_attn` selects npu_fusion_attention: https://gitee.com/ascend/MindSpeed,
+# mindspeed/core/transformer/flash_attention/flash_attention/adaptor.py). Another program's `--use-flash-attn` (an
+# FSDP trainer without the adaptor) keeps its finding: it may import flash_attn on the NPU host
 _ASCEND_SCRIPT_SWITCHES = frozenset({"flash-attention-setting"})
 _ASCEND_READ_SWITCH = re.compile(r"VLLM_ATTENTION_BACKEND|megatron\.", re.I)
 _SWITCH_NOTE = "in a script written for an Ascend host ({why}): the Ascend stack it launches reads this switch " \
                "(its own fused attention); re-validate there, nothing to port"
 
 
-def _selects_ascend_devices(text: str) -> str | None:
-    """Why a shell script runs on an Ascend host (it sets up Ascend itself: `export ASCEND_RT_VISIBLE_DEVICES=0,1`,
-    CANN's `set_env.sh`, an `HCCL_*` setting; or `device=npu` in its launch) with no CUDA device choice or NCCL
-    setting anywhere in it, or None."""
-    if _CUDA_DEVICES_RE.search(text):
-        return None
-    for pattern in (ASCEND_SCRIPT, _NPU_DEVICE_ARG_RE):
-        found = next((m for m in pattern.finditer(text) if "CUDA" not in m.group(0)), None)
-        if found is not None:
-            return f"it sets up Ascend itself: {found.group(0).strip()}" if pattern is ASCEND_SCRIPT else \
-                f"it launches with {found.group(1)}"
-    return None
+def _selects_ascend_devices(text: str) -> list[tuple[str, int, int]]:
+    """Why a shell script (or one `if` arm of it) runs on an Ascend host, with the lines that holds for: it sets up
+    Ascend itself (`export ASCEND_RT_VISIBLE_DEVICES=0,1`, CANN's `set_env.sh`, an `HCCL_*` setting) at its top level
+    (the whole file) or inside an `if` / `case` arm (that arm's lines: another arm may be the CUDA host's), or a
+    launch command passes `device=npu` / `--device npu` (not an `echo` / `printf` text; review50 item 5); none with a
+    CUDA device choice or NCCL setting anywhere in it."""
+    if _CUDA_DEVICES_RE.search(text) or not (ASCEND_SCRIPT.search(text) or _NPU_DEVICE_ARG_RE.search(text)):
+        return []
+    raw = text.encode("utf-8")
+    nodes = list(_walk(_parser().parse(raw).root_node))
+    pos = _Positions(raw)
+    marks = []
+    for found in ASCEND_SCRIPT.finditer(text):
+        if "CUDA" not in found.group(0):
+            first, last = _arm_lines(nodes, text.count("\n", 0, found.start()), pos)
+            marks.append((f"it sets up Ascend itself: {found.group(0).strip()}", first, last))
+    for node in nodes:
+        if _runs_program(node):
+            words = " ".join(_word(c) for c in node.children if c.is_named and c.type != "comment")
+            launch = _NPU_DEVICE_ARG_RE.search(words)
+            if launch is not None:
+                marks.append((f"it launches with {launch.group(1)}", 1, len(pos.lines)))
+    return sorted(marks, key=lambda mark: mark[2] - mark[1])     # the narrowest arm's reason first
+
+
+# compound statements whose body runs only on some hosts or runs: a setting inside covers only its own arm
+_ARMS = frozenset({"if_statement", "elif_clause", "else_clause", "case_item", "function_definition", "for_statement",
+                   "while_statement", "c_style_for_statement"})
+
+
+def _arm_lines(nodes: list, row: int, pos: "_Positions") -> tuple[int, int]:
+    """The lines of the innermost arm (`if` branch, `elif` / `else` clause, `case` item, loop or function body)
+    holding the statement on 0-based `row`; the whole file at the top level."""
+    arms = [n for n in nodes if n.type in _ARMS and n.start_point[0] <= row <= n.end_point[0]]
+    if not arms:
+        return 1, len(pos.lines)
+    arm = max(arms, key=lambda n: n.start_point[0] * 10**6 - n.end_point[0])
+    last = pos.at(arm.end_point)[0]
+    if arm.type == "if_statement":      # its own branch ends where its first `elif` / `else` starts
+        last = next((pos.at(c.start_point)[0] - 1 for c in arm.children if c.type in ("elif_clause", "else_clause")),
+                    last)
+    return pos.at(arm.start_point)[0], last
 
 
 def lower_ascend_engine_starts(findings: list, why: str, also: frozenset[str] = frozenset()) -> list:

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
 from auditor.astnodes import Span, decorated_span, is_main_guard, lines_span, node_span, starts_in
@@ -48,7 +49,7 @@ from auditor.static.patch_targets import hides_cuda
 from auditor.static.report_rows import REPORT_DICT_MIN_ROWS, report_dict_rows
 from auditor.static.astutil import name_or_self_attr as _flag_name   # `use_cuda` / `self.use_cuda`: one reader
 from auditor.static.astutil import module_nodes as _walk   # (the name the passes below and engine use)
-from auditor.static.astutil import MESSAGE_CALLS, pytest_fixture_name, scope_nodes, walk_list
+from auditor.static.astutil import MESSAGE_CALLS, ast_dotted, pytest_fixture_name, scope_nodes, walk_list
 
 Region = Span      # (first line, first col, last line, last col), 1-based lines, 0-based cols, end exclusive
 
@@ -1668,17 +1669,34 @@ _FALLTHROUGH_NOTE = "a probe for an optional CUDA kernel whose code falls throug
     "the portable path runs as written"
 
 
+# what a probe returns that is no kernel: a device, a device's number or a count (the other path silently differs)
+_NO_KERNEL_CALLS = frozenset({"device", "device_count", "cpu_count", "current_device"})
+
+
+def _builds_object(value: ast.expr | None, names: Collection[str] | None = None) -> bool:
+    """A call that builds an object (`DynamicconvLayer(...)`), not a device / count (`_NO_KERNEL_CALLS`); with `names`,
+    of a name among them (`DynamicconvLayer` imported by the `try`)."""
+    dotted = ast_dotted(value.func) if isinstance(value, ast.Call) else None
+    return dotted is not None and dotted.rsplit(".", 1)[-1] not in _NO_KERNEL_CALLS and \
+        (names is None or dotted.split(".", 1)[0] in names)
+
+
 def _returns_optional_kernel(stmt: ast.stmt) -> bool:
-    """A `try` that imports a module and ends in a `return`, whose handlers swallow the error: an attempt at an optional
-    kernel. A plain `return torch.cuda.device_count()` is no attempt: its other path differs (litdata's worker count)."""
-    return isinstance(stmt, ast.Try) and bool(stmt.body) and isinstance(stmt.body[-1], ast.Return) and \
-        bool(_caught_without_reraise(stmt)) and not stmt.finalbody and \
-        any(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body)
+    """A `try` that imports a module and ends in returning an object built from what it imported, whose handlers
+    swallow the error: an attempt at an optional kernel. A plain `return torch.cuda.device_count()`, or a device
+    chosen with an imported helper (`import pynvml` ... `return torch.device(f"cuda:{i}")`), is no attempt: its other
+    path differs (litdata's worker count; review50 item 7)."""
+    if not (isinstance(stmt, ast.Try) and stmt.body and isinstance(stmt.body[-1], ast.Return) and
+            _caught_without_reraise(stmt) and not stmt.finalbody):
+        return False
+    imported = {(alias.asname or alias.name).split(".", 1)[0] for s in stmt.body
+                if isinstance(s, (ast.Import, ast.ImportFrom)) for alias in s.names}
+    return _builds_object(stmt.body[-1].value, imported)
 
 
 def _probe_fallthroughs(tree: ast.Module) -> list[tuple[Span, bool]]:
     """The tests of `if torch.cuda.is_available():` (no `else`) whose body ends in an attempt at an optional CUDA kernel
-    (`_returns_optional_kernel`) and that a later `return` of the same function body follows (fairseq's `DynamicConv`:
+    (`_returns_optional_kernel`) and that a later `return` of the same function body, building an object too, follows (fairseq's `DynamicConv`:
     `DynamicconvLayer(...)` with CUDA, else `DynamicConv1dTBC(...)`, pure PyTorch; tq50a)."""
     out: list[tuple[Span, bool]] = []
     for fn in _walk(tree):
@@ -1688,7 +1706,7 @@ def _probe_fallthroughs(tree: ast.Module) -> list[tuple[Span, bool]]:
         for i, stmt in enumerate(body[:-1]):
             if isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.test, ast.Call) and \
                     is_cuda_test(stmt.test) and stmt.body and _returns_optional_kernel(stmt.body[-1]) and \
-                    any(isinstance(later, ast.Return) and later.value is not None for later in body[i + 1:]):
+                    any(isinstance(later, ast.Return) and _builds_object(later.value) for later in body[i + 1:]):
                 out.append((node_span(stmt.test, open_end=True), True))
     return out
 

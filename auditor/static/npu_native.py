@@ -42,7 +42,8 @@ _EVERY_PRODUCT = frozenset({"fp16-dtype", "autocast-dtype", "grad-scaler", "fp16
 # DLCompiler's `test/commonir/ascend`, read on heldout trees; t14x): nothing to know there
 _NPU_NATIVE_DSL = frozenset({"tilelang-import"})
 # tq50a: a TileLang module compiled with TileLang-Ascend's pass configs (`tilelang.PassConfigKey.TL_ASCEND_AUTO_SYNC`,
-# keys only tile-ai/tilelang-ascend defines) holds Ascend kernels (cann-recipes-infer's `ops/tilelang`)
+# keys only tilelang-ascend's `PassConfigKey` defines: https://github.com/tile-ai/tilelang-ascend,
+# tilelang/transform/pass_config.py) holds Ascend kernels (cann-recipes-infer's `ops/tilelang`)
 _TILELANG_ASCEND = re.compile(r"\bPassConfigKey\.TL_ASCEND_\w+")
 _KEPT_CATEGORIES = frozenset({"device", "distributed"})
 _PACKAGE_ERRORS = frozenset({"third_party", "attention", "apex"})     # import / use of a CUDA-only package
@@ -57,9 +58,20 @@ def written_for_npu(text: str, rel: str) -> str | None:
         return "it imports torch_npu at its top"
     if rel and path_backends(rel) == {"npu"}:
         return "its path names the NPU"
-    if "TL_ASCEND_" in text and _TILELANG_ASCEND.search(text):
+    if "TL_ASCEND_" in text and _TILELANG_ASCEND.search(text) and _names_ascend_pass_config(text):
         return "its TileLang kernels take TileLang-Ascend's pass configs"
     return None
+
+
+def _names_ascend_pass_config(text: str) -> bool:
+    """Whether the code (not a comment or a string: a porting note `# needs PassConfigKey.TL_ASCEND_AUTO_SYNC`) reads
+    a `...PassConfigKey.TL_ASCEND_*` attribute (review50 item 6)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return any(isinstance(node, ast.Attribute) and node.attr.startswith("TL_ASCEND_")
+               and (ast_dotted(node.value) or "").rsplit(".", 1)[-1] == "PassConfigKey" for node in ast.walk(tree))
 
 
 def selects_ascend_devices(tree: ast.AST, text: str) -> str | None:

@@ -1,6 +1,7 @@
 """transfer_to_npu reached through the import graph (issue 11, t11c).
 
-torch_npu.contrib.transfer_to_npu patches the whole process when it is imported. Ascend-native projects rarely
+torch_npu.contrib.transfer_to_npu patches the whole process when it is imported (`_patch_cuda` and the device-string
+wrappers of https://github.com/Ascend/pytorch/blob/master/torch_npu/contrib/transfer_to_npu.py). Ascend-native projects rarely
 import it in the module that calls `torch.cuda.*`: MindSpeed-LLM's package `__init__` imports a
 `*megatron_adaptor*` module that imports it, and MindSpeed-MM's entry scripts (`pretrain_vlm.py`) import
 `mindspeed.megatron_adaptor` (in Ascend/MindSpeed, `mindspeed/megatron_adaptor.py` imports the shim). The

@@ -434,12 +434,33 @@ def _runs(node: ast.stmt) -> bool:
         and _decorator_name(node.value.func if isinstance(node.value, ast.Call) else node.value) not in _SETUP_CALLS
 
 
+# the messages CPython gives Python 2 statements (`print x`, `exec "..."`, `except E, e`): no Python 3 accepts them
+_PYTHON2_MESSAGES = ("Missing parentheses in call to", "multiple exception types must be parenthesized")
+
+
+def _no_python3_parses(data: bytes, error: SyntaxError) -> bool:
+    """Whether a file this Python cannot parse fails under every Python 3 too: a TabError, a Python 2 statement, or
+    text libcst's grammar (Python 3.0 to 3.12+) rejects as well (MuseV's `import ..x`). A newer release's syntax (a
+    PEP 701 f-string, a PEP 695 `type` alias) parses there, so the file may still run (review50 item 4)."""
+    if isinstance(error, TabError) or str(error.msg).startswith(_PYTHON2_MESSAGES):
+        return True
+    import libcst
+
+    try:
+        libcst.parse_module(data)
+    except Exception:       # libcst's ParserSyntaxError, or bytes it cannot decode
+        return True
+    return False
+
+
 def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     """The file's `top`, `names` and `dead` facts (module doc); {} when it does not parse. `package_init`: the file
     is a package's `__init__.py`, whose imports re-export names (each counts as read)."""
     try:
         tree = ast.parse(data)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except SyntaxError as error:
+        return {"unparsed": True} if _no_python3_parses(data, error) else {}
+    except (ValueError, RecursionError, MemoryError):
         return {}
     out: dict[str, Any] = {}
     roots = _imported_roots(tree)
@@ -2594,9 +2615,10 @@ def _pack_facts(results: list, project: Any, entries: Collection[str] = (), app:
             facts[rel] = sources.facts(rel)
         except (OSError, SourceError):
             return {}
-        if not facts[rel]:      # a SyntaxError in every Python 3 (MuseV's `import ..visualization.x`): the
-            facts[rel] = {"top": [], "names": {}, "unparsed": True}   # file cannot be imported or run, so it
-            # reaches nothing (t18g), and nothing of it runs (tq50a: SuDe's `ldm/modules/encoders/modules.py`, a TabError)
+        if not facts[rel] or facts[rel].get("unparsed"):    # a file this Python cannot parse reaches nothing (t18g);
+            # one no Python 3 parses (MuseV's `import ..visualization.x`, SuDe's TabError) runs nothing either (tq50a),
+            # while a newer release's syntax may still run (review50 item 4: a PEP 701 f-string)
+            facts[rel] = {"top": [], "names": {}, **({"unparsed": True} if facts[rel] else {})}
         if rel in entries:
             facts[rel]["entry"] = True
             if app:
