@@ -8,6 +8,13 @@ import fnmatch
 import re
 from typing import TYPE_CHECKING
 
+# a shell script that sets up Ascend itself (t11f): sources CANN's `.../Ascend/.../set_env.sh` or a project's
+# `env_npu*.sh`, counts `NPUS_PER_NODE`, picks `ASCEND_RT_VISIBLE_DEVICES`, exports `ASCEND_*` / `HCCL_*` settings
+# (read by the shell reader and by static.project_imports' script facts)
+ASCEND_SCRIPT = re.compile(r"^[ \t]*(?:(?:source|\.)[ \t]+\S*(?:[Aa]scend\S*/set_env\.sh|env_npu\w*\.sh)"
+                           r"|(?:export[ \t]+)?(?:NPUS_PER_NODE|ASCEND_RT_VISIBLE_DEVICES)=|export[ \t]+(?:ASCEND|HCCL)_\w+=)",
+                           re.M)
+
 if TYPE_CHECKING:
     from auditor.findings import FileResult
     from auditor.static.engine import StaticEngine

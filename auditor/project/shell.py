@@ -12,7 +12,7 @@ from urllib.parse import unquote
 from typing import TYPE_CHECKING, Iterator
 
 from auditor.findings import FileResult, as_info
-from auditor.project import for_macos
+from auditor.project import ASCEND_SCRIPT, for_macos
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
 from auditor.project.called_scripts import FUNCTIONS_KEY, SUMMARY_KEY as CALLED_SCRIPTS, script_call
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
@@ -28,7 +28,6 @@ from auditor.project.requirements import (_ALL_BUILDS_PAGE_RE, _CPU_INDEX_RE, _C
                                          conda_spec_name, conda_archive_symbols, cpu_builds_only, extra_hits, requirement_hits,
                                          wheel_symbols)
 from auditor.astnodes import walk_list
-from auditor.static.project_imports import ASCEND_SCRIPT
 
 if TYPE_CHECKING:
     from auditor.rules import Rule
@@ -3921,7 +3920,7 @@ def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
 ENGINE_STARTS = frozenset({"gpu-inference-server-launch", "gpu-inference-engine-construction"})
 _ENGINE_NOTE = "in code that selects Ascend devices itself ({why}): the engine it starts runs on them through its " \
                "Ascend platform plugin (vllm-ascend); re-validate there, nothing to port"
-# tq50a: a script that sets up Ascend itself (project_imports.ASCEND_SCRIPT: CANN's set_env.sh sourced, `export
+# tq50a: a script that sets up Ascend itself (auditor.project.ASCEND_SCRIPT: CANN's set_env.sh sourced, `export
 # HCCL_BUFFSIZE=400`, NPUS_PER_NODE ...) or launches with the device set to the NPU (verl's Hydra override
 # `trainer.device=npu`, `--device npu`): cann-recipes' vllm-ascend and verl-on-Ascend launchers. A script that also
 # names a CUDA device choice or configures NCCL serves both backends: not Ascend's alone

@@ -50,6 +50,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from auditor.project import ASCEND_SCRIPT
 from auditor.source import MAX_FILE_BYTES, SourceError, read_source
 from auditor.static.module_paths import module_names
 
@@ -67,11 +68,6 @@ _MAIN = re.compile(r"^if[ \t]+__name__[ \t]*==[ \t]*['\"]__main__['\"]", re.M)
 _LAUNCHED = re.compile(r"(?:^|[\s=\"'])((?:[\w.${}-]*/)*)([\w.-]+\.py)\b")
 _LAUNCHER = re.compile(r"\b(?:python[\d.]*|torchrun|torch\.distributed\.(?:run|launch)|deepspeed|msrun)\b")
 _DEFS = ("def", "async", "class")
-# a shell script that sets up Ascend itself (t11f): sources CANN's `.../Ascend/.../set_env.sh` or a project's
-# `env_npu*.sh`, counts `NPUS_PER_NODE`, picks `ASCEND_RT_VISIBLE_DEVICES`, exports `ASCEND_*` / `HCCL_*` settings
-ASCEND_SCRIPT = re.compile(r"^[ \t]*(?:(?:source|\.)[ \t]+\S*(?:[Aa]scend\S*/set_env\.sh|env_npu\w*\.sh)"
-                           r"|(?:export[ \t]+)?(?:NPUS_PER_NODE|ASCEND_RT_VISIBLE_DEVICES)=|export[ \t]+(?:ASCEND|HCCL)_\w+=)",
-                           re.M)
 
 
 def _indent(line: str, stripped: str) -> int:
