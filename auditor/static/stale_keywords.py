@@ -8,9 +8,9 @@ a keyword the callee does not take switches nothing: Python raises TypeError at 
 language reference, "Calls": an unmatched keyword argument is an error unless the callee has `**kwargs`). Such a
 finding, and a CUDA probe that is only the keyword's value, are info ("a stale argument: drop it"), never dropped.
 
-Read per run, only for files holding an NPU038 finding above info (or, tq50a, an NPU003 CUDA device string that is a
-keyword's whole value: `load_local_or_remote_file(path, map_location="cuda")` where rlkit's own loader takes no
-`map_location`): the call around the keyword (a notebook's cell
+Read per run, only for files holding an NPU038 finding above info (or, tq50a, an NPU003 CUDA device string that is
+`map_location`'s whole value: `load_local_or_remote_file(path, map_location="cuda")` where rlkit's own loader takes no
+`map_location`; the finding carries its keyword, so other device strings cost no read): the call around the keyword (a notebook's cell
 read alone, magics blanked), its callee a bare name the file imports from a module of the tree (`from
 pytorch_grad_cam import GradCAM`) or defines itself; the callee's definitions in the tree by that name, in modules
 under the imported one: a function, or a class whose first `__init__` along its bases (resolved by name in the tree)
@@ -179,8 +179,8 @@ def _keyword_calls(tree: ast.Module) -> dict[tuple[int, int], tuple[ast.Call, as
 
 
 def lower_stale_keywords(results: list, project: Any) -> int:
-    """NPU038 (or NPU003 as the keyword's value) on a keyword the tree's own callee does not take, and the findings inside its value, to info (module
-    doc); the count lowered."""
+    """NPU038 (or NPU003 as `map_location`'s value) on a keyword the tree's own callee does not take, and the findings
+    inside its value, to info (module doc); the count lowered."""
     lowered = 0
     definitions: _Definitions | None = None
     for r in results:
