@@ -162,8 +162,10 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
         elif kind == "ADD" and first < len(col.lines):
             # `ADD https://developer.download.nvidia.com/.../cuda-keyring_1.1-1_all.deb /tmp/`: a download, read as
             # the URL of a `wget` line is (t15t)
-            scan_fragment(col, col.lines[first], first + 1, 1, options=False)
-            _added_wheel(col, m, col.lines[first], first + 1)
+            # the wheel's own file name first: it says which distribution (`onnxruntime_gpu-...whl`), where the URL
+            # only says that NVIDIA's Jetson share serves a wheel (tp50a's box.com reading)
+            if not _added_wheel(col, m, col.lines[first], first + 1):
+                scan_fragment(col, col.lines[first], first + 1, 1, options=False)
         elif kind == "COPY" and first < len(col.lines):
             # `COPY nccl.conf /etc/nccl.conf`: a file only NCCL reads, put where it looks (t16d); `COPY --from=trt-deps
             # /usr/local/cuda-deps /usr/local/cuda`: CUDA libraries put where the CUDA stack looks (tp44b)
@@ -241,19 +243,20 @@ def _context_copy(value: str, workdir: str | None) -> str | None:
     return absolute_folder(workdir, words[1])
 
 
-def _added_wheel(col: Collector, m, text: str, line: int) -> None:
+def _added_wheel(col: Collector, m, text: str, line: int) -> bool:
     """`ADD https://nvidia.box.com/shared/static/<id>.whl /trt-wheels/onnxruntime_gpu-1.19.0-cp311-...whl` (NVIDIA's
     Jetson wheel, frigate's TensorRT image): a download whose URL names nothing, saved under the wheel's own file name,
-    which says the distribution the image installs (tp44b)."""
+    which says the distribution the image installs (tp44b). Whether it reported one."""
     dest = text.split()[-1] if text.split() else ""
     if not dest.endswith(".whl") or any(f.line == line for f in col.result.findings):
-        return
+        return False
     for symbol in wheel_symbols(dest):
         rule = m.match_requirement(symbol)
         if rule is not None:
             at = text.rfind(dest) + 1
             col.add(rule, symbol, line, at, at + len(dest))
-            return
+            return True
+    return False
 
 
 # an installed Python package's folder (`/usr/local/lib/python3.12/dist-packages/torch`), not its .dist-info / .so
