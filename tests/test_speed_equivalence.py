@@ -434,6 +434,15 @@ def _python_sources() -> list[str]:
                                 for p in sorted((root / folder).rglob("*.py"))]
 
 
+def _parsed(texts: list[str]):
+    """(text, its ast) of each text Python parses; the others are skipped."""
+    for text in texts:
+        try:
+            yield text, ast.parse(text)
+        except SyntaxError:
+            continue
+
+
 _AUTOCAST_SHAPES = textwrap.dedent('''
     import torch
     try:
@@ -459,11 +468,7 @@ def test_autocasts_without_an_autocast_call_skip_the_walks_and_find_the_same():
     from auditor.static import call_defaults
 
     found = []
-    for text in [_AUTOCAST_SHAPES, *_python_sources()]:
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            continue
+    for text, tree in _parsed([_AUTOCAST_SHAPES, *_python_sources()]):
         found.append(call_defaults._autocasts(tree))
         if "autocast" not in text:
             assert found[-1] == [], text[:200]
@@ -512,11 +517,7 @@ def test_method_returns_read_on_demand_are_the_eager_reading():
         return {name: kind for name, kind in out.items() if kind is not None}
 
     answered = 0
-    for text in [_METHOD_RETURNS, *_python_sources()]:
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            continue
+    for text, tree in _parsed([_METHOD_RETURNS, *_python_sources()]):
         names = {n.name for n in module_nodes_of(tree, (ast.FunctionDef, ast.AsyncFunctionDef))} | {"_unknown_"}
         lazy = _MethodReturns(tree)
         assert {n: k for n in sorted(names) if (k := lazy.get(n)) is not None} == eager(tree), text[:200]
@@ -573,11 +574,7 @@ def test_probe_names_and_locators_skipped_without_their_constructs_are_the_full_
         return found
 
     checked = 0
-    for text in [_PROBE_AND_LOCATOR_SHAPES, *_python_sources()]:
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            continue
+    for text, tree in _parsed([_PROBE_AND_LOCATOR_SHAPES, *_python_sources()]):
         ctx = context.build_context(tree)
         assert (ctx.probe_names, ctx.cuda_probe_names) == probes(tree), text[:200]
         assert hand_builds._locators(tree) == locators(tree), text[:200]
