@@ -700,7 +700,6 @@ class MatchVisitor(cst.CSTVisitor):
         self._asserted: set[int] = set()
         self._table_values: set[int] = set()     # values of dict entries whose key names them (RawHit.table_entry)
         self._label_edits: set[int] = set()      # build labels stripped / split off, or one of a table of builds
-        self._keyword_values: dict[int, str] = {}   # a keyword argument's value -> the keyword (RawHit.keyword)
         self._bindings: list[tuple[int, cst.BaseExpression | None, cst.BaseExpression]] = []   # open assignments
         # dtype names a guard requires or casts around -> the guard's kind (dtype_requirements.py)
         self._required_dtypes: dict[int, str] = {}
@@ -771,8 +770,11 @@ class MatchVisitor(cst.CSTVisitor):
                 node = arg.value    # a multi-line call: report the line that names what the rule is about
         if id(node) in self._table_values:
             kw["table_entry"] = True
-        if id(node) in self._keyword_values:
-            kw["keyword"] = self._keyword_values[id(node)]
+        holder = self._call_args.get(id(node))
+        keyword = next((a.keyword.value for a in holder.args if a.value is node and a.keyword is not None),
+                       None) if holder is not None else None
+        if keyword is not None:
+            kw["keyword"] = keyword     # (RawHit.keyword: the call's argument that holds this value)
         if id(node) in self._dispatch_keys:
             kw["no_rewrite"] = True
         if id(node) in self._saved_locations:
@@ -2109,7 +2111,6 @@ class MatchVisitor(cst.CSTVisitor):
             self._label_edits.update(id(arg.value) for arg in cut)
         first_hit = len(self.hits)
         self._call_args.update((id(arg.value), node) for arg in node.args)
-        self._keyword_values.update((id(arg.value), arg.keyword.value) for arg in node.args if arg.keyword is not None)
         if isinstance(func, cst.Attribute) and func.attr.value in _ROUTE_METHODS:
             # FastAPI's `response_model=` is the route's response type, read like an annotation (decisions 31 / 40;
             # https://fastapi.tiangolo.com/tutorial/response-model/): the class's import is the finding (tq40)
