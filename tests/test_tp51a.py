@@ -122,6 +122,7 @@ PAYLOAD='{"nodes": 4, "name": "graph-run", "gpus": 2}'
 REQUEST='{"gpus": 2, "model": "llama"}'
 echo "{'gpus': 8, 'constraint': 'volta32gb'}"
 # SLURM_ARGS='{"gpus": 8, "constraint": "volta32gb"}'
+LAUNCH_ARGS='{"slurm_partition": "gpu", "slurm_gres": "gpu:4", "timeout_min": 60}'
 """
 
 
@@ -134,3 +135,4 @@ def test_slurm_options_in_json_strings_and_controls(tmp_path):
     expect_line_codes(found, {}, (4, 6, 7, 8))
     # `PAYLOAD` has two sbatch option names (`nodes`, `gpus`): read as a job's request, as the rule asks
     assert "NPU028" in codes_of_line(found, 5)
+    assert codes_of_line(found, 9) == {"NPU028"}          # submitit's `slurm_*` spellings of the same options
