@@ -64,6 +64,12 @@ _HANDOVER_CALLS = frozenset({"instantiate", "call", "Trainer", "from_argparse_ar
 # `DefaultPredictor(cfg)` reads `cfg.MODEL.DEVICE`, which the tree never names: PDF-Extract-Kit's LayoutLMv3 config)
 _CONFIG_FRAMEWORKS = frozenset({"detectron2", "maskrcnn_benchmark", "fvcore", "mmcv", "mmdet", "mmengine", "mmseg",
                                 "mmdet3d", "yolox"})
+# frameworks that load the option file themselves and read it by key in their own code (BasicSR's `train_pipeline`
+# / `parse_options`: `init_dist(args.launcher, **opt['dist_params'])`, `build_model(opt)`; basicsr/utils/options.py):
+# a tree that imports one from outside (DRCT's `from basicsr.train import train_pipeline`, `basicsr` a requirement)
+# reads its options through code the tree does not hold. A tree holding the package (MambaIR's `basicsr/`) shows
+# the reads in its own Python, so there the reads decide
+_OPTION_FILE_FRAMEWORKS = frozenset({"basicsr"})
 # LightningCLI (jsonargparse) builds the trainer, model and data from the config file's sections itself: a tree that
 # subclasses or calls it hands every section whole to Lightning (pdearena's `class PDECLI(LightningCLI)`), and its
 # `cli.trainer.fit(...)` / `cli.trainer.default_root_dir` reads are the Trainer object's attributes, not config reads
@@ -541,6 +547,8 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Pat
         return True     # the code stores the key by the hardware it finds (`_picked_keys`) before the reads
     if finding.code not in _READER_CODES or any((s, key) in reads.under for s in sections) \
             or reads.imported & _CONFIG_FRAMEWORKS or reads.named & _WHOLE_CONFIG_CLIS:
+        return False
+    if any(not (top / name).is_dir() for name in reads.imported & _OPTION_FILE_FRAMEWORKS):
         return False
     siblings = _section_keys(loaded, parts)
     if _library_target(_mapping_of(loaded, parts), top) or _class_paths(loaded):

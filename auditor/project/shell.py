@@ -904,6 +904,8 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
             _comparison(col, m, pos, node)
         elif node.type == "function_definition" and script:
             _record_function(col, node)
+        if node.type in ("string", "raw_string") and b":" in node.text and not _in_message(node):
+            _scheduler_option_dict(col, m, pos, node)
         if node.type == "heredoc_body" and _writes_config(node):
             from auditor.project.configs import scan_config_text   # configs reads CI `run:` blocks through here
 
@@ -1231,6 +1233,61 @@ def _yaml_value(col: Collector, pos: _Positions, value) -> None:
     if isinstance(root, yaml.MappingNode) and any(isinstance(v, (yaml.MappingNode, yaml.SequenceNode))
                                                   for _, v in root.value):
         scan_config_roots(col, [root])
+
+
+# sbatch's resource options (https://slurm.schedmd.com/sbatch.html, "OPTIONS"), as the keys of a dict of Slurm
+# settings a script hands to a submitter (NSVF's `export SLURM_ARGS` holding `{'partition': ..., 'gpus': 8,
+# 'constraint': 'volta32gb'}`, turned into `sbatch --gres gpu:volta:8 -C volta32gb` by its launch_slurm.py), and
+# submitit's names of the same resources (`gpus_per_node`, `tasks_per_node`, `timeout_min`, `mem_gb`; `slurm_*`).
+# `-` and `_` spellings are one key (setting_path). sbatch's output / mail / dependency options are left out: a
+# payload's `"output"` or `"comment"` says nothing of a job
+_SBATCH_RESOURCES = frozenset({
+    "account", "constraint", "cpus_per_gpu", "cpus_per_task", "exclude", "exclusive", "gpu_bind", "gpu_freq", "gpus",
+    "gpus_per_node", "gpus_per_socket", "gpus_per_task", "gres", "job_name", "mem", "mem_per_cpu", "mem_per_gpu",
+    "nodelist", "nodes", "ntasks", "ntasks_per_node", "partition", "qos", "reservation", "time", "time_min",
+    "tasks_per_node", "timeout_min", "mem_gb"})
+_SCHEDULER_KEYS_NEEDED = 2      # keys of sbatch's resources before a dict counts as a job's settings
+
+
+def _slurm_key(key: str) -> str:
+    path = setting_path(key.strip().lower())
+    return path[len("slurm_"):] if path.startswith("slurm_") else path
+
+
+def _scheduler_option_dict(col: Collector, m, pos: _Positions, node) -> None:
+    """A quoted dict of Slurm options (`'gpus': 8`, `'constraint': 'volta32gb'`): each pair is the sbatch option of
+    its key, read as `--gpus=8` / `--constraint=volta32gb` are on an `#SBATCH` line, on the key's own line. A dict
+    needs two or more keys that are sbatch's resources (a JSON payload's `"gpus"` alone is no job)."""
+    text = node.text.decode("utf-8", errors="replace")[1:-1]       # inside the quotes
+    body = text.strip()
+    if not (body.startswith("{") and body.endswith("}")):
+        return      # a dict literal: `{'k': v, ...}` (Python) or `{"k": v}` (JSON), its keys read from the parse
+    try:
+        parsed = ast.parse(body, mode="eval").body
+    except (SyntaxError, ValueError):
+        return
+    if not isinstance(parsed, ast.Dict):
+        return
+    pairs = [(k, v) for k, v in zip(parsed.keys, parsed.values) if isinstance(k, ast.Constant)
+             and isinstance(k.value, str) and _slurm_key(k.value) in _SBATCH_RESOURCES]
+    if len(pairs) < _SCHEDULER_KEYS_NEEDED:
+        return
+    lead = text[:len(text) - len(text.lstrip())]
+    row = node.start_point[0] + lead.count("\n")
+    # the body's first line starts after the quote (and any blanks); a later line at its own first column
+    first = pos.at(node.start_point)[1] + 1 + len(lead) if "\n" not in lead else len(lead.rsplit("\n", 1)[1]) + 1
+    rows = body.encode("utf-8").split(b"\n")
+    for key, value in pairs:
+        if not isinstance(value, ast.Constant) or isinstance(value.value, bool) \
+                or not isinstance(value.value, (str, int, float)):
+            continue
+        setting = str(value.value)
+        rule = option_setting(m, _slurm_key(key.value), setting)
+        if rule is None:
+            continue
+        before = len(rows[key.lineno - 1][:key.col_offset].decode("utf-8", errors="replace"))
+        c = (first if key.lineno == 1 else 1) + before
+        col.add(rule, f"{key.value}: {setting}", row + key.lineno, c, c + len(repr(key.value)), value=setting)
 
 
 def _runner_option(col: Collector, m, pos: _Positions, runner: str, option: str, node) -> None:
