@@ -37,8 +37,9 @@ FACTS: dict[str, int] = {
                           # 5: a technology named only by the project's own package names is no technology (tq44a);
                           #    and `uses` skips type tests and docstring decorators (tq44b)
                           # 6: aliases re-exported by `from torch.cuda.* import` (tk45)
-    "facts": 3,           # project_imports.import_facts: load, main, mark; a shell script's launch, ascend (FORMAT 4); 2: configs (t18b)
+    "facts": 4,           # project_imports.import_facts: load, main, mark; a shell script's launch, ascend (FORMAT 4); 2: configs (t18b)
                           # 3: a shell script's modules, trains, scripts (unreached_defs reads no script again; h44)
+                          # 4: a launch's script on a continuation line (lead, session 51)
     "triton": 1,          # backends.triton_facts (FORMAT 5)
     "make": 1,            # makefile.note_suppressions: each `make` call's suppression comments (FORMAT 5)
     "tree": 8,            # project_imports.tree_facts: ops, getattr, hydra, shim; framework (FORMAT 6); 2: choices (t18b); 3: members (pd31)

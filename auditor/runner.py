@@ -5,7 +5,7 @@ import hashlib
 import re
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
@@ -195,6 +195,19 @@ def _from_payload(rel: str, entry: dict[str, Any]) -> FileResult:
                       summary=summary if isinstance(summary, dict) else None)
 
 
+def _audited_folder(paths: list[Path], display_root: Path) -> str:
+    """The one folder an audit was given, relative to the folder report paths are relative to (`repo` for `audit repo`
+    run from its parent; "" when the audit runs from the folder itself, or was given files or several folders)."""
+    if len(paths) != 1 or not paths[0].is_dir():
+        return ""
+    given = paths[0].resolve()
+    try:
+        prefix = given.relative_to(display_root.resolve()).as_posix()
+    except ValueError:
+        return ""
+    return "" if prefix == "." else prefix
+
+
 def run_static(
     paths: list[Path],
     *,
@@ -212,6 +225,12 @@ def run_static(
     start = time.perf_counter()
     found = discover(paths, exclude=exclude, respect_gitignore=respect_gitignore)
     run = StaticRun(root=found.root, errors=list(found.errors))
+    # the tree passes read paths from the audited folder's root (a root `scripts/` folder, a package's import path),
+    # whatever folder the audit runs from: report paths stay relative to the current folder (ruff's habit)
+    prefix = _audited_folder(paths, found.root)
+    if prefix:
+        found.root = found.root / prefix
+        found.files = [(path, rel[len(prefix) + 1:]) for path, rel in found.files]
     cache = None
     if cache_dir:
         # everything the engine is given is in the key (selection is applied after the cache)
@@ -354,6 +373,12 @@ def run_static(
                 cache.update_summary(by_rel[r.path], r.summary)
         cache.save()
     run.project_reads = project.reads
+    if prefix:
+        for r in run.results:
+            r.path = f"{prefix}/{r.path}"
+            r.findings = [replace(f, path=f"{prefix}/{f.path}") for f in r.findings]
+            if r.error is not None:
+                r.error = replace(r.error, path=f"{prefix}/{r.error.path}")
     run.results.sort(key=lambda r: r.path)
     run.errors.extend(r.error for r in run.results if r.error is not None)
     run.duration_s = time.perf_counter() - start

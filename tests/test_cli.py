@@ -201,3 +201,30 @@ def test_inline_suppression_applies_to_trace_findings(tmp_path, capsys):
     lgamma_line = src.splitlines().index(line) + 1
     assert not [f for f in traced if f["code"] == "NPU550" and f["line"] == lgamma_line]
     assert doc["summary"]["inline_suppressed"] >= 1
+
+
+def test_findings_do_not_depend_on_the_folder_the_audit_runs_from(tmp_path, capsys, monkeypatch):
+    # `audit tree` from the parent folder read every path with the folder's name in front, so the tree's root
+    # `tools/` folder (scripts a user runs by hand: entries) was no root folder and its code read as unreached
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "tools").mkdir()
+    (tree / "pkg" / "__init__.py").write_text("")
+    (tree / "pkg" / "model.py").write_text("import torch\n\n\ndef build():\n    return torch.nn.Linear(2, 2)\n")
+    (tree / "app.py").write_text("import gradio as gr\nfrom pkg.model import build\n\n\ndef main():\n"
+                                 "    gr.Interface(fn=build().cuda(), inputs='text', outputs='text').launch()\n\n\n"
+                                 "if __name__ == '__main__':\n    main()\n")
+    (tree / "tools" / "convert.py").write_text("import torch\nfrom pkg.model import build\n\n\ndef convert(path):\n"
+                                               "    model = build()\n    model.cuda()\n"
+                                               "    torch.save(model.state_dict(), path)\n")
+
+    def run(where, target):
+        monkeypatch.chdir(where)
+        _, doc = as_json(capsys, "check", target)
+        return doc
+
+    inside = run(tree, ".")
+    outside = run(tmp_path, "tree")
+    assert {(f["path"], f["line"], f["code"]) for f in inside["findings"]} >= {("tools/convert.py", 7, "NPU001")}
+    assert [("tree/" + f["path"], f["line"], f["code"], f["severity"]) for f in inside["findings"]] == \
+        [(f["path"], f["line"], f["code"], f["severity"]) for f in outside["findings"]]

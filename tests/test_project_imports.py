@@ -162,6 +162,20 @@ def test_launched_paths_keep_literal_folders():
     assert launched_paths(script) == [[["tools"], "pretrain_gpt.py"], [[], "train.py"]]
 
 
+def test_launched_paths_read_the_script_on_a_continuation_line():
+    # GraphGPT's tune scripts (heldout65): the launcher on one line, the program on the next
+    script = "wandb offline\n" \
+             "python -m torch.distributed.run --nnodes=1 --nproc_per_node=4 --master_port=20001 \\\n" \
+             "    graphgpt/train/train_mem.py \\\n    --model_name_or_path ${model_path} \\\n    --bf16 True\n" \
+             "deepspeed --num_gpus 8 \\\n  ${ROOT}/train/sft.py --deepspeed ds.json\n"
+    assert launched_paths(script) == [[["graphgpt", "train"], "train_mem.py"], [["train"], "sft.py"]]
+    # a comment line is not continued: the next line is a command of its own, with no launcher
+    assert launched_paths("# torchrun \\\nscripts/prep.py --x\n") == []
+    # an argument file named on a later line of a launch is a launch word as on one line (as before)
+    assert launched_paths("torchrun \\\n  tools/train.py \\\n  configs/retina.py\n") == \
+        [[["tools"], "train.py"], [["configs"], "retina.py"]]
+
+
 FUSED = '''\
 import torch
 import cutlass.cute as cute

@@ -156,11 +156,30 @@ def _load_time_imports_stack(text: str) -> list[tuple[str, list[str], bool]]:
     return out
 
 
+def _logical_lines(text: str) -> list[str]:
+    """A script's commands with their backslash continuations joined (`python -m torch.distributed.run --nnodes=1 \\`
+    with the script `graphgpt/train/train_mem.py \\` on the next line: one launch). A comment line ends a command and
+    is not continued (bash reads no continuation in a comment)."""
+    out: list[str] = []
+    held = ""
+    for line in text.splitlines():
+        if not held and line.lstrip().startswith("#"):
+            out.append(line)
+        elif line.endswith("\\"):
+            held += line[:-1] + " "
+        else:
+            out.append(held + line)
+            held = ""
+    if held:
+        out.append(held)
+    return out
+
+
 def launched_paths(text: str) -> list[list[Any]]:
     """[[literal folders], file name] for each `x.py` a launcher line (`python`, `torchrun`, `deepspeed` ...) of a
     shell script names, in order; `$basepath/` and `${X}/` parts are left out, as the graph matches literal folders."""
     out: list[list[Any]] = []
-    for line in text.splitlines():
+    for line in _logical_lines(text):
         if line.lstrip().startswith("#") or not _LAUNCHER.search(line):
             continue
         for m in _LAUNCHED.finditer(line):
