@@ -2915,6 +2915,9 @@ def _record_launch(col: Collector, pos: _Positions, words: list[str], nodes: lis
         if at < len(nodes):
             line, c = pos.at(nodes[at].start_point)
             call.update(file_line=line, file_col=c, file_end_col=c + len(words[at]))
+        held = _held_options(col, words[at + 1:])
+        if held:
+            call["options"] = sorted(set(call.get("options") or []) | held)
         switches = _switch_positions(pos, words, nodes, at)
         if switches:
             call["switch_at"] = switches
@@ -2922,6 +2925,19 @@ def _record_launch(col: Collector, pos: _Positions, words: list[str], nodes: lis
         if folders:
             call["pythonpath"] = folders
     _keep_call(col, pos, words, nodes, call, LAUNCHED)
+
+
+def _held_options(col: Collector, words: list[str]) -> set[str]:
+    """The long options of a script variable passed whole after the launched file (`gpt_options=" --distributed-backend
+    nccl --fp16 ..."` then `pretrain_gpt3.py ${gpt_options}`: Megatron-style scripts), by name as launched_call_options
+    records them; a value's own expansions (`${MP_SIZE}`) stay unread (tp51c)."""
+    found: set[str] = set()
+    for w in words:
+        ref = _VARIABLE_REF_RE.fullmatch(w.strip("\"'"))
+        value = col.script_vars.get(ref.group(1), "") if ref is not None else ""
+        found |= {o[2:].split("=", 1)[0] for o in value.strip("\"'").replace("\\\n", " ").split()
+                  if o.startswith("--") and len(o) > 2}
+    return found
 
 
 _OFF_VALUES = frozenset({"false", "0", "no", "off", "none"})
