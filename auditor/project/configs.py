@@ -615,6 +615,18 @@ def _deepspeed_config(root) -> bool:
         for k, _ in root.value)
 
 
+def _deepspeed_sparse_attention(col: Collector, m, root) -> None:
+    """A DeepSpeed config's top-level `"sparse_attention": {"mode": "fixed", ...}` block (DeepSpeed's config
+    reference): DeepSpeed Sparse Attention's Triton kernels, reported on the block's key (NPU947, tp51c)."""
+    for key, value in root.value:
+        if isinstance(key, yaml.ScalarNode) and key.value == "sparse_attention" \
+                and isinstance(value, yaml.MappingNode) and value.value:
+            mode = {k.value: v.value for k, v in value.value
+                    if isinstance(k, yaml.ScalarNode) and isinstance(v, yaml.ScalarNode)}.get("mode", "fixed")
+            col.add(m.match_setting("deepspeed:sparse_attention", str(mode).lower()), "sparse_attention",
+                    key.start_mark.line + 1, key.start_mark.column + 1, key.end_mark.column + 1, value=str(mode))
+
+
 def _device_value(mapping: yaml.MappingNode, keys: frozenset[str] = _DEVICE_KEYS) -> str | None:
     """The lower-cased device a mapping sets itself (`device: cpu`, `accelerator: CPU`), or None."""
     for k, v in mapping.value:
@@ -891,6 +903,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         option_paths = _matrix_option_paths(root)
         disabled = _disabled_sections(root, "")
         deepspeed = _deepspeed_config(root)
+        if deepspeed:
+            _deepspeed_sparse_attention(col, m, root)
         seen: set[int] = set()
         built = _built_service_images(root)
         other_vendor_counts = _other_vendor_gpu_counts(root)

@@ -30,6 +30,7 @@ from auditor.astnodes import module_nodes_of
 FACT = "hard"
 CATEGORIES = ("kernel", "attention", "third_party")
 NCCL = "nccl"       # the facts' key of a hard-coded NCCL backend, and the launch kind `import-nccl` (pd6)
+NCCL_OPTION = "nccl-option"     # failing_imports' key of the option whose default that backend is (tp51c)
 MAX_HOPS = 6          # the launched file and up to five modules of the tree between it and the failing import (MAGI-1's
                       # entry.py reaches flash_attn through a package __init__, the pipeline and the model: six files)
 _MAX_IMPORTS = 200
@@ -116,7 +117,8 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
     if hits:
         out["hits"] = hits
     if nccl is not None:
-        out[NCCL] = nccl
+        option = _argparse_default_option(tree, nccl[0])
+        out[NCCL] = nccl + [option] if option else nccl
     if imports:
         out["imports"] = imports[:_MAX_IMPORTS]
     return out
@@ -129,6 +131,20 @@ def _argparse_options(tree: ast.Module) -> list[str]:
              if isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"
              for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("--")}
     return sorted(found)[:_MAX_IMPORTS]
+
+
+def _argparse_default_option(tree: ast.Module, line: int) -> str:
+    """The long option (`-` read as `_`) whose `add_argument(..., default='nccl')` holds `line`, or '': a launch that
+    passes that option gives the backend itself, on its own line (tp51c: ru-gpts' `--distributed-backend nccl`)."""
+    for node in module_nodes_of(tree, (ast.Call,)):
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument" \
+                and node.lineno <= line <= (node.end_lineno or node.lineno):
+            names = [a.value[2:] for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+                     and a.value.startswith("--")]
+            if names and any(k.arg == "default" and k.value.lineno <= line <= (k.value.end_lineno or line)
+                             for k in node.keywords):
+                return names[0].replace("-", "_")
+    return ""
 
 
 def _nccl_default_lines(tree: ast.Module) -> set[int] | None:
@@ -231,8 +247,10 @@ def failing_imports(start: str, facts_of: Callable[[str], dict | None], folders:
                 if category not in chains:
                     chains[category] = chain + [f"{rel}:{line} `{symbol}` ({code})"]
             held = facts.get(NCCL)
-            if NCCL not in chains and isinstance(held, list) and len(held) == 3:
+            if NCCL not in chains and isinstance(held, list) and len(held) in (3, 4):
                 chains[NCCL] = chain + [f"{rel}:{held[0]} `{held[2]}` ({held[1]})"]
+                if len(held) == 4:
+                    chains[NCCL_OPTION] = [held[3]]     # the NCCL is an argparse option's default
             for line, module, level, names in facts.get("imports") or []:
                 shown = "." * level + module
                 if extensions and "kernel" not in chains:
@@ -327,6 +345,9 @@ def launch_import_findings(result: FileResult, root: Path, rules_by_category: di
         for category, chain in cache[key].items():
             if category == NCCL and not call.get("multi_process"):
                 continue        # one process (`python train.py`): the script's distributed branch may never run
+            if category == NCCL and set(cache[key].get(NCCL_OPTION) or ()) & {
+                    o.replace("-", "_") for o in call.get("options") or [] if isinstance(o, str)}:
+                continue        # `--distributed-backend nccl` passed: the option's own line is the backend's finding
             rule = rules_by_category.get(category)
             if rule is None or (category == "attention" and {call_pos[0], command_pos[0]} & attention_lines):
                 continue

@@ -31,11 +31,12 @@ _INLINE_INDEX_RE = re.compile(r"\s(-i|--index-url|--extra-index-url|-f|--find-li
 _CUDA_TAG_RE = re.compile(r"\+(?:[a-z]+[\d.]*)?(cu\d+|cuda\d+)")
 # PyTorch's own wheel indexes name the CUDA build in the path: .../whl/cu121
 # (and find-links pages named for one: https://data.pyg.org/whl/torch-2.1.0+cu121.html)
-# (the CUDA part may be a variable: `.../whl/cu${TORCH_CUDA_VERSION}`)
+# (the CUDA part may be a variable: `.../whl/cu${TORCH_CUDA_VERSION}`, also in a page's name: PyG's
+# `.../whl/torch-1.7.0+$CUDA.html` with `CUDA=cu101`, tp51c)
 # or a variable named for it: `.../whl/${PYTORCH_CUDA_VERSION}`; find-links pages of CUDA builds: `k2/cuda.html`,
 # PyTorch's `torch_stable.html`, pages under a cuXXX folder: `detectron2/wheels/cu110/torch1.7/index.html`)
 _CUDA_INDEX_RE = re.compile(r"/whl/(?:nightly/)?(cu(?:\d+|\$\{?\w+\}?)|\$\{?\w*CUDA\w*\}?)(?![\w}])|/(cu1\d\d)/?$"
-                            r"|[+_-](cu(?:da)?1\d\d)\.html$|/(cuda)[\w.-]*\.html$"
+                            r"|[+_-](cu(?:da)?1\d\d|cu\$\{?\w+\}?|\$\{?\w*(?:CUDA|cuda)\w*\}?)\.html$|/(cuda)[\w.-]*\.html$"
                             r"|/whl/(?:nightly/)?torch_(?:stable|nightly)\.html$|/(cu1\d\d)/")
 
 

@@ -81,6 +81,7 @@ _APT = {"apt", "apt-get", "yum", "dnf", "microdnf", "zypper", "apk"}
 # each system package manager's install subcommand: Alpine's / Chainguard's apk installs with `add` (`apk add
 # --no-cache nvidia-cudnn-8-cuda-${CUDA_MAJOR_VERSION}`, tp38), zypper takes `in` for `install`
 _APT_INSTALL = {"install", "add", "in"}
+_APT_MARKS = {"hold", "unhold", "manual", "auto"}      # apt-mark's verbs that take package names
 # words, strings and here-documents: where options (`--bf16`) and URLs are read, inside quotes too
 _TEXT_NODES = ("word", "raw_string", "string_content", "heredoc_content", "ansi_c_string")
 # `--name`, `--name=value`, `--name value` (the value: the next word unless it is another option)
@@ -129,6 +130,16 @@ _URL_RE = re.compile(r"(?:git\+)?https?://([^\s\"'<>|;&)]+)")
 # the CUDA toolkit's Windows install location (`C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.4`, with
 # single or doubled backslashes, or slashes): NVIDIA's installer puts every version there and sets CUDA_PATH to it
 WIN_CUDA_PATH_RE = re.compile(r"NVIDIA GPU Computing Toolkit(?:\\+|/)CUDA(?:(?:\\+|/)(v\d+(?:\.\d+)*))?", re.I)
+# tp51c: NVIDIA's cuDNN archives by their file names (the redistributable `cudnn-<os>-<arch>-<version>_cuda<N>-
+# archive.tar.xz` / `.zip` of https://developer.download.nvidia.com/compute/cudnn/redist/cudnn/, the older
+# `cudnn-<cuda>-<os>-x64-v<version>.tgz`), pulled, unpacked or removed by name (kaldifeat's Windows CUDA job: `git lfs
+# pull --include="cudnn-windows-x86_64-8.4.1.50_cuda11.6-archive.zip"`, `unzip ...`), and the CUDA installer the
+# Jimver/cuda-toolkit action leaves in the runner's tool cache (`cuda_installer-windows/<v>/x64/cuda_installer_<v>.exe`,
+# its src/installer.ts)
+_NVIDIA_ARCHIVE_RE = re.compile(r"(?<![\w.-])(?:cudnn-(?:linux|windows)-\w+-[\w.${}]+_cuda[\w.${}]+-archive\.(?:tar\.xz|zip)"
+                                r"|cudnn-[\d.]+-(?:linux|windows\d*|osx)-\w+-v[\d.]+\.(?:tgz|zip)"
+                                r"|cuda_installer[-_][\w.${}-]*\w)")
+_TORCH_CUDA_LABEL_RE = re.compile(r"([\"']?)\+(cu(?:1\d\d|\$\{?\w+\}?))\1")
 _CUDA_VAR_PATH_RE = re.compile(r"\$\{?(CUDA_HOME|CUDA_PATH|CUDA_ROOT|CUDA_TOOLKIT_ROOT_DIR|CUDA_INSTALL_DIR)\}?/")
 # ... or a Dockerfile COPY / ADD's destination (`COPY cuda.repo-x86_64 /etc/yum.repos.d/cuda.repo`, t22f)
 _WRITTEN_TO_RE = re.compile(r"(?:\btee(?:\s+-a)?|>>?)\s*$|^\s*(?:COPY|ADD)\s.*\s$")
@@ -356,6 +367,22 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                     col.add(rule, symbol, ln, c, c + len(u.group(0)), severity="info", note=" (the repository's signing key)")
                 else:
                     col.add(rule, symbol, ln, c, c + len(u.group(0)))
+    torch_cuda_label(col, text, line, column)
+    if "cudnn-" in text or "cuda_installer" in text:
+        for archive in _NVIDIA_ARCHIVE_RE.finditer(text):
+            ln, c = where(archive.start())
+            if not any(f.line == ln for f in col.result.findings):   # the download's URL finding says it already
+                symbol = "path:" + archive.group(0).lower()
+                col.add(m.match_requirement(symbol), symbol, ln, c, c + len(archive.group(0)))
+
+
+def torch_cuda_label(col: Collector, text: str, line: int, column: int) -> None:
+    """`v="+cu${v}"` then `pip install torch==${TORCH}${v}` (kaldifeat's CUDA jobs): a whole word or string that is
+    the local version label of torch's CUDA wheels, read as NPU963 reads such a Python string (tp51c)."""
+    label = _TORCH_CUDA_LABEL_RE.fullmatch(text) if text[:3] in ('"+c', "'+c", "+cu") else None
+    if label is not None:
+        symbol = "+" + label.group(2)
+        col.add(matchers(col.engine).match_requirement(symbol.lower()), symbol, line, column, column + len(text))
 
 
 def grid_engine_gpus(col: Collector, m, text: str, where, directive: bool = False) -> None:
@@ -946,6 +973,12 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
                     + following.text.decode("utf-8", errors="replace")
             scan_fragment(col, _sed_pattern_blanked(node, text_here), row + 1, start_col, options=not own_word,
                           gres=not _searched_text(node))
+        elif node.type in ("string", "concatenation") and node.text[:3] in (b'"+c', b"+cu") and b"$" in node.text \
+                and not _in_message(node):
+            # a label held with its CUDA release in a variable (`"+cu${v}"`): read whole, not by its parts
+            row, byte_col = node.start_point
+            torch_cuda_label(col, node.text.decode("utf-8", errors="replace"), row + 1,
+                             len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + 1)
         elif node.type == "concatenation" and node.children and node.children[0].type == "word" \
                 and b"/releases/download/" in node.text and not _in_message(node):
             _release_asset_url(col, m, pos, node)
@@ -2753,7 +2786,12 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
                 col.add(m.match_requirement(symbol), symbol, line, c, c + len(words[i]))
         return
     verb = next((w for w in words[1:] if w in _APT_INSTALL), None)
-    if name in _APT and verb is not None and (verb == "install" or (verb == "add") == (name == "apk")):
+    if name == "apt-mark" and words[1:2] and words[1] in _APT_MARKS:
+        # `apt-mark hold libcudnn7` (solaris' GPU image): apt-mark names installed packages and exits non-zero on
+        # one it cannot find (apt-mark(8)), so the package is read as an install of it is (tp51c)
+        verb = words[1]
+    if (name in _APT and verb is not None and (verb == "install" or (verb == "add") == (name == "apk"))
+            or name == "apt-mark" and verb in _APT_MARKS):
         start = words.index(verb)
         for i in range(start + 1, len(words)):
             w = words[i]
@@ -2934,6 +2972,9 @@ def _record_launch(col: Collector, pos: _Positions, words: list[str], nodes: lis
         if at < len(nodes):
             line, c = pos.at(nodes[at].start_point)
             call.update(file_line=line, file_col=c, file_end_col=c + len(words[at]))
+        held = _held_options(col, words[at + 1:])
+        if held:
+            call["options"] = sorted(set(call.get("options") or []) | held)
         switches = _switch_positions(pos, words, nodes, at)
         if switches:
             call["switch_at"] = switches
@@ -2941,6 +2982,19 @@ def _record_launch(col: Collector, pos: _Positions, words: list[str], nodes: lis
         if folders:
             call["pythonpath"] = folders
     _keep_call(col, pos, words, nodes, call, LAUNCHED)
+
+
+def _held_options(col: Collector, words: list[str]) -> set[str]:
+    """The long options of a script variable passed whole after the launched file (`gpt_options=" --distributed-backend
+    nccl --fp16 ..."` then `pretrain_gpt3.py ${gpt_options}`: Megatron-style scripts), by name as launched_call_options
+    records them; a value's own expansions (`${MP_SIZE}`) stay unread (tp51c)."""
+    found: set[str] = set()
+    for w in words:
+        ref = _VARIABLE_REF_RE.fullmatch(w.strip("\"'"))
+        value = col.script_vars.get(ref.group(1), "") if ref is not None else ""
+        found |= {o[2:].split("=", 1)[0] for o in value.strip("\"'").replace("\\\n", " ").split()
+                  if o.startswith("--") and len(o) > 2}
+    return found
 
 
 _OFF_VALUES = frozenset({"false", "0", "no", "off", "none"})
