@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -54,6 +55,8 @@ def add_embedded_pip_commands(engine: "StaticEngine", data: bytes, rel: str, res
                 if c is not None]
     commands += [_joined([("pip install", item), (str(item.value), item)])
                  for item in runtime_env_packages(tree)]
+    commands += [c for c in (_runner_pip_command(shell_parts([item])) for item in looped_commands(tree))
+                 if c is not None]
     for text, spans in commands:
         inner = analyze_shell(engine, (text + "\n").encode("utf-8"), rel)
         for f in inner.findings:
@@ -80,14 +83,8 @@ def _pip_command(call: ast.Call, strings: dict[str, ast.Constant]) -> tuple[str,
     last = ast.unparse(call.func).rpartition(".")[2]
     first = call.args[0]
     if runner_call(call):
-        parts = shell_parts(first.elts if isinstance(first, (ast.List, ast.Tuple)) else [first], strings)
-        if parts is None:
-            return None
-        words = " ".join(p[0] for p in parts).split()
-        at = next((i for i, w in enumerate(words) if _PIP_WORD.match(w.rsplit("/", 1)[-1])), None)
-        if at is None or at + 1 >= len(words) or words[at + 1] not in _SUBCOMMANDS:
-            return None
-        return _joined(parts)
+        return _runner_pip_command(shell_parts(first.elts if isinstance(first, (ast.List, ast.Tuple)) else [first],
+                                               strings))
     if _PIP_HELPER.search(last):
         parts = shell_parts([first], strings)
         if parts is None:
@@ -105,6 +102,44 @@ def _pip_command(call: ast.Call, strings: dict[str, ast.Constant]) -> tuple[str,
         return f"{prefix} {text}", [(s + len(prefix) + 1, e + len(prefix) + 1, line, col)
                                     for s, e, line, col in spans]
     return None
+
+
+def _runner_pip_command(parts: list[tuple[str, ast.expr]] | None
+                        ) -> tuple[str, list[tuple[int, int, int, int]]] | None:
+    """The command of a runner's argument (shell_parts) when it runs `pip install` / `download` / `wheel`."""
+    if parts is None:
+        return None
+    words = " ".join(p[0] for p in parts).split()
+    at = next((i for i, w in enumerate(words) if _PIP_WORD.match(w.rsplit("/", 1)[-1])), None)
+    if at is None or at + 1 >= len(words) or words[at + 1] not in _SUBCOMMANDS:
+        return None
+    return _joined(parts)
+
+
+def looped_commands(tree: ast.Module) -> list[ast.Constant]:
+    """The string items of a list a `for` loop hands one by one to a runner (tp51b): DiffSBDD's Colab set-up cell
+    `commands = ["pip install torch==2.0.1 --extra-index-url .../whl/cu118", ...]` then `for cmd in commands: with
+    os.popen(cmd) as f: ...` (also `os.system(cmd)`, `subprocess.run(cmd, shell=True)`). The list is a literal in
+    the loop's header or a name the module binds once to one; each item is one command line."""
+    from auditor.astnodes import module_nodes_of
+
+    bound = _bound_counts(tree)
+    lists = {node.targets[0].id: node.value for node in module_nodes_of(tree, ast.Assign)
+             if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and bound[node.targets[0].id] == 1
+             and isinstance(node.value, (ast.List, ast.Tuple))}
+    out: list[ast.Constant] = []
+    for loop in module_nodes_of(tree, ast.For):
+        if not isinstance(loop.target, ast.Name):
+            continue
+        items = loop.iter if isinstance(loop.iter, (ast.List, ast.Tuple)) else \
+            lists.get(loop.iter.id) if isinstance(loop.iter, ast.Name) else None
+        if items is None or not any(
+                isinstance(n, ast.Call) and runner_call(n) and isinstance(n.args[0], ast.Name)
+                and n.args[0].id == loop.target.id for stmt in loop.body for n in ast.walk(stmt)):
+            continue
+        out += [e for e in items.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+                and e.value.strip() and "\n" not in e.value]
+    return out
 
 
 def runtime_env_packages(tree: ast.Module) -> list[ast.Constant]:
@@ -190,12 +225,9 @@ def _fstring_parts(node: ast.JoinedStr, strings: dict[str, ast.Constant]) -> lis
 def string_names(tree: ast.Module) -> dict[str, ast.Constant]:
     """The names the module binds once, to a one-line string literal (`torch_string = "torch==1.11.0+cu113 ..."`):
     a name bound again anywhere (another assignment, a loop, a parameter) is not read."""
-    from collections import Counter
-
     from auditor.astnodes import module_nodes_of
 
-    bound = Counter(n.id for n in module_nodes_of(tree, ast.Name) if not isinstance(n.ctx, ast.Load))
-    bound.update(a.arg for a in module_nodes_of(tree, ast.arg))
+    bound = _bound_counts(tree)
     out = {}
     for node in module_nodes_of(tree, ast.Assign):
         if (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and bound[node.targets[0].id] == 1
@@ -203,6 +235,15 @@ def string_names(tree: ast.Module) -> dict[str, ast.Constant]:
                 and "\n" not in node.value.value):
             out[node.targets[0].id] = node.value
     return out
+
+
+def _bound_counts(tree: ast.Module) -> "Counter[str]":
+    """How many times the module binds each name (assignments, loop targets, parameters)."""
+    from auditor.astnodes import module_nodes_of
+
+    bound = Counter(n.id for n in module_nodes_of(tree, ast.Name) if not isinstance(n.ctx, ast.Load))
+    bound.update(a.arg for a in module_nodes_of(tree, ast.arg))
+    return bound
 
 
 def _joined(parts: list[tuple[str, ast.expr]]) -> tuple[str, list[tuple[int, int, int, int]]]:

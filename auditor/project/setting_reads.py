@@ -54,6 +54,9 @@ _COUNT_KEYS = frozenset({"gpus", "gpu_count", "gpucount"})   # NPU028's count pa
 # NPU028's boolean GPU switch (`use_gpu: true`, a launcher's key): one the tree's own Python names is the tree's boolean
 # device option, whose gated calls are the pairs (lead decision 47; OpenKiwi's `use_gpu: true`, a pydantic field)
 _SWITCH_KEYS = frozenset({"use_gpu"})
+# the keyword Lightning's `Trainer` / `Fabric` (and accelerate-style launchers) take a device count or list under, for
+# whichever accelerator the call's `accelerator=` names: a count handed there picks no device itself (decision 26)
+_DEVICE_COUNT_KEYWORD = "devices"
 # the settings rules whose config findings name a choice (device, backend, attention switch); a count is NPU028's
 _CHOICE_CODES = frozenset({"NPU019", "NPU020", "NPU122", "NPU363"})
 # the codes whose settings this pass reads by their readers: the choices and the bf16 settings (NPU212, t25b)
@@ -529,7 +532,12 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Pat
     if finding.code == "NPU028" and key.lower() in _SWITCH_KEYS:
         return key in reads.named
     if finding.code == "NPU028" and key.lower() in _COUNT_KEYS:
-        return any((s, key) in reads.under and s not in reads.handed for s in sections)
+        # also a count the code passes as a device count (`Trainer(accelerator='gpu', devices=args.gpus)`: DiffSBDD's
+        # train.py after merging the YAML into `args`, tp51b): the call's accelerator choice is the pair, the count
+        # `none` (decision 26). A top-level key is read under whatever name the code merged the file into
+        return any((s, key) in reads.under and s not in reads.handed for s in sections) or any(
+            k == key and w == _DEVICE_COUNT_KEYWORD and (len(parts) == 1 or s in sections) and s not in reads.handed
+            for s, k, w in reads.passed)
     if finding.code == "NPU020" and key.lower() in _COUNT_KEYS and not reads.named & _WHOLE_CONFIG_CLIS:
         # a trainer's `gpus:` count the code passes to the Trainer by name (OpenKiwi's `pl.Trainer(gpus=
         # config.trainer.gpus)`): that line picks the accelerator, the count is `none` (decisions 17 / 26, t33b). A
