@@ -86,9 +86,10 @@ FACTS: dict[str, int] = {
                           # 6: an NCCL default the module's own call leaves in place, argparse options (pd37);
                           # 7: extension names folded from constants, those built under a condition (t35c);
                           # 8: extensions a CMake build with a CUDA switch makes, CUDA-macro CppExtensions (r2a)
-    "setting_reads": 5,   # setting_reads.reads_fact: config keys a Python file reads, sections it hands over (t23e);
+    "setting_reads": 6,   # setting_reads.reads_fact: config keys a Python file reads, sections it hands over (t23e);
                           # 2: reads passed as keywords, names passed on (t24b); 3: passed to a trainer (pd37);
-                          # 4: keys picked by the hardware (pd47); 5: values with a CPU fallback (tq48a)
+                          # 4: keys picked by the hardware (pd47); 5: values with a CPU fallback (tq48a);
+                          # 6: reads held in a local name or formatted into a string before they are passed (tp51b)
     "setting_keys": 1,    # setting_keywords.keys_fact: a YAML config's keyed scalars (h25a)
     "switch_fed": 2,      # switch_fed_settings.switch_facts: names feeding a switch, settings' bindings (lead, s42);
                           # 2: notebooks too

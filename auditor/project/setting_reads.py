@@ -113,6 +113,12 @@ class _Reads:
     picked: set[tuple[str, str]] = field(default_factory=set)
     # tq48a: (section, key, value) whose value the code takes only with CUDA present, else the CPU (`_fallback_keys`)
     fallback: set[tuple[str, str, str]] = field(default_factory=set)
+    # tp51b: (section, key, keyword, text) for a read formatted into a string the code passes as a keyword
+    # (`slurm_gres = f"gpu:{n},VRAM:{args.vram}"` then `update_parameters(slurm_gres=slurm_gres)`): the string's
+    # text with `{}` where the read goes, `X` for its other fields (`_held_passes`)
+    formatted: set[tuple[str, str, str, str]] = field(default_factory=set)
+    # tp51b: string literals naming a config file by its path (`ex.add_config('cfgs/submit.yaml')`)
+    config_paths: set[str] = field(default_factory=set)
 
     def add(self, other: "_Reads") -> None:
         self.under |= other.under
@@ -124,12 +130,16 @@ class _Reads:
         self.to_trainer |= other.to_trainer
         self.picked |= other.picked
         self.fallback |= other.fallback
+        self.formatted |= other.formatted
+        self.config_paths |= other.config_paths
 
 
 FACT = "setting_reads"      # the summary key of a Python file's reads (auditor/cache.py FACTS)
 # a name or string that could be a config key (`enable_xformers_memory_efficient_attention`, `MODEL.DEVICE`): log
 # messages and other prose are left out of the fact, which the cache keeps for every Python file
 _KEY_LIKE_RE = re.compile(r"[A-Za-z_][\w.-]{0,63}")
+# a relative path of a config file as code names it to load it (`cfgs/submit.yaml`, `./configs/base.yml`)
+_CONFIG_PATH_RE = re.compile(r"(?:\./)?[\w.-]+(?:/[\w.-]+)*")
 _CACHE: dict[str, tuple[tuple, _Reads]] = {}     # tree root -> (the stats of the .py files read here, their reads)
 
 
@@ -317,9 +327,50 @@ def _trainer_call(name: str) -> bool:
     return name in ("Trainer", "Fabric") or name.endswith("Trainer")
 
 
+def _held_passes(tree: ast.Module, reads: _Reads) -> None:
+    """Reads a function holds in a local name before passing it as a keyword (tp51b, trackformer's
+    run_with_submitit.py: `num_gpus_per_node = args.num_gpus` ... `executor.update_parameters(gpus_per_node=
+    num_gpus_per_node, slurm_gres=slurm_gres)` with `slurm_gres = f'gpu:{num_gpus_per_node},VRAM:{args.vram}'`):
+    the read is passed as that keyword (`passed`), a read formatted into the held string with the string's text
+    (`formatted`). Every binding of the name in the function counts (an `if` / `else` pair binds it twice)."""
+    for func in module_nodes_of(tree, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        nodes = scope_nodes(func)
+        held: dict[str, list[ast.expr]] = {}
+        for node in nodes:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                held.setdefault(node.targets[0].id, []).append(node.value)
+        if not held:
+            continue
+        for node in nodes:
+            if not isinstance(node, ast.Call):
+                continue
+            for kw in node.keywords:
+                if not (kw.arg and isinstance(kw.value, ast.Name)):
+                    continue
+                for value in held.get(kw.value.id, ()):
+                    read = _read_key(value)
+                    if read:
+                        reads.passed.add((*read, kw.arg))
+                    elif isinstance(value, ast.JoinedStr):
+                        _formatted_reads(value, kw.arg, reads)
+
+
+def _formatted_reads(node: ast.JoinedStr, keyword: str, reads: _Reads) -> None:
+    """Each read among an f-string's fields, with the string's text (`{}` at the read, `X` at the other fields)."""
+    fields = [v for v in node.values if isinstance(v, ast.FormattedValue)]
+    for at in fields:
+        read = _read_key(at.value)
+        if not read:
+            continue
+        text = "".join(str(v.value) if isinstance(v, ast.Constant) else "{}" if v is at else "X" for v in node.values)
+        if len(text) < 80:
+            reads.formatted.add((*read, keyword, text))
+
+
 def _read_file(tree: ast.Module, reads: _Reads) -> None:
     # one pass over the node list the file's other passes share (breadth-first: an assignment target comes before its
     # subscript, so `cfg['DEVICE'] = 'cuda'` skips the key it stores as well as the target)
+    _held_passes(tree, reads)
     stored: set[int] = _overwritten_reads(tree)   # ids of subscripts of assignment targets, and of decided reads
     forwarding = _forwarding_calls(tree)
     for node in module_nodes_of(tree, _READ_TYPES):
@@ -341,6 +392,8 @@ def _read_file(tree: ast.Module, reads: _Reads) -> None:
                 reads.under.add((section, node.slice.value))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 80:
             reads.named.add(node.value)
+            if node.value.endswith(_DECIDED_SUFFIXES) and _CONFIG_PATH_RE.fullmatch(node.value):
+                reads.config_paths.add(node.value)
         elif isinstance(node, ast.Name):
             reads.named.add(node.id)
         elif isinstance(node, ast.Import):
@@ -398,7 +451,9 @@ def reads_fact(tree: ast.AST | None) -> dict | None:
             "forwards": sorted([n, w] for n, w in reads.forwards),
             "to_trainer": sorted([s, k] for s, k in reads.to_trainer if _KEY_LIKE_RE.fullmatch(k)),
             "picked": sorted([s, k] for s, k in _picked_keys(tree) if _KEY_LIKE_RE.fullmatch(k)),
-            "fallback": sorted([s, k, v] for s, k, v in _fallback_keys(tree) if _KEY_LIKE_RE.fullmatch(k))}
+            "fallback": sorted([s, k, v] for s, k, v in _fallback_keys(tree) if _KEY_LIKE_RE.fullmatch(k)),
+            "formatted": sorted([s, k, w, t] for s, k, w, t in reads.formatted if _KEY_LIKE_RE.fullmatch(k)),
+            "config_paths": sorted(reads.config_paths)}
     return {k: v for k, v in fact.items() if v} or None
 
 
@@ -415,7 +470,9 @@ def _from_fact(fact) -> _Reads | None:
                       forwards={(str(n), str(w)) for n, w in fact.get("forwards") or []},
                       to_trainer={(str(s), str(k)) for s, k in fact.get("to_trainer") or []},
                       picked={(str(s), str(k)) for s, k in fact.get("picked") or []},
-                      fallback={(str(s), str(k), str(v)) for s, k, v in fact.get("fallback") or []})
+                      fallback={(str(s), str(k), str(v)) for s, k, v in fact.get("fallback") or []},
+                      formatted={(str(s), str(k), str(w), str(t)) for s, k, w, t in fact.get("formatted") or []},
+                      config_paths={str(p) for p in fact.get("config_paths") or []})
     except (TypeError, ValueError):
         return None
 
