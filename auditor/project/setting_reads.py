@@ -591,10 +591,13 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Pat
     if finding.code == "NPU028" and key.lower() in _COUNT_KEYS:
         # also a count the code passes as a device count (`Trainer(accelerator='gpu', devices=args.gpus)`: DiffSBDD's
         # train.py after merging the YAML into `args`, tp51b): the call's accelerator choice is the pair, the count
-        # `none` (decision 26). A top-level key is read under whatever name the code merged the file into
-        return any((s, key) in reads.under and s not in reads.handed for s in sections) or any(
-            k == key and w == _DEVICE_COUNT_KEYWORD and (len(parts) == 1 or s in sections) and s not in reads.handed
-            for s, k, w in reads.passed)
+        # `none` (decision 26). A top-level key is read under whatever name the code merged the file into, one under
+        # which the code reads two or more of the file's other keys
+        if any((s, key) in reads.under and s not in reads.handed for s in sections):
+            return True
+        siblings = [k for k in _section_keys(loaded, parts) if k != key] if len(parts) == 1 else []
+        return any(k == key and w == _DEVICE_COUNT_KEYWORD and s not in reads.handed and (
+            s in sections or sum((s, other) in reads.under for other in siblings) >= 2) for s, k, w in reads.passed)
     if finding.code == "NPU020" and key.lower() in _COUNT_KEYS and not reads.named & _WHOLE_CONFIG_CLIS:
         # a trainer's `gpus:` count the code passes to the Trainer by name (OpenKiwi's `pl.Trainer(gpus=
         # config.trainer.gpus)`): that line picks the accelerator, the count is `none` (decisions 17 / 26, t33b). A
