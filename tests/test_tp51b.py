@@ -117,6 +117,23 @@ def test_flashinfer_headers_in_a_build(tmp_path):
     assert "NPU986" in codes_of_line(audit_file(tmp_path / "jit", "build.py", JIT_BUILD), 3)
 
 
+BENCH_CMAKE = """\
+set(BENCH_SRCS sgmv_flashinfer.cu)
+foreach(bench_source ${BENCH_SRCS})
+    add_executable(${bench_name} ${bench_source})
+    # third_party/flashinfer/include is a submodule
+    target_include_directories(${bench_name} PUBLIC ${PROJECT_SOURCE_DIR}/third_party/flashinfer/include)
+    target_include_directories(${bench_name} PUBLIC ${PROJECT_SOURCE_DIR}/third_party/fmt/include)
+endforeach()
+"""
+
+
+def test_flashinfer_headers_in_a_cmake_build(tmp_path):
+    found = audit_file(tmp_path, "benchmarks/CMakeLists.txt", BENCH_CMAKE)
+    assert "NPU986" in codes_of_line(found, 5)
+    assert "NPU986" not in codes_of_line(found, 4) | codes_of_line(found, 6)
+
+
 DIFFSBDD_CONFIG = """\
 run_name: 'ca-cond'
 n_epochs: 1000
