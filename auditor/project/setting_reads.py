@@ -194,6 +194,36 @@ def _overwritten_reads(tree: ast.Module) -> set[int]:
                         shadowed.add(id(node))
             if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant):
                 fixed.update(k for k in map(_read_key, stmt.targets) if k)
+    return shadowed | _own_literal_sections(tree)
+
+
+def _own_literal_sections(tree: ast.Module) -> set[int]:
+    """Ids of the reads of a section the file itself sets from a dict literal, and of that literal's keys (tp51b):
+    Make-An-Audio's preprocess/mel_spec.py sets `args.dist_config = {"dist_backend": "nccl", ...}` on its own
+    argparse namespace and reads `args.dist_config['dist_backend']`, so a config file's `dist_config.dist_backend`
+    never reaches that read (decision 35: no code reads the key). Only a section every store of which in the file
+    (`<name>.<section> = ...`) is such a literal; `h.dist_config[...]` of a loaded config is another name's read."""
+    literal: dict[tuple[str, str], list[ast.Dict]] = {}
+    other: set[tuple[str, str]] = set()
+    for node in module_nodes_of(tree, ast.Assign):
+        for target in node.targets:
+            held = _read_key(target) if isinstance(target, ast.Attribute) else None
+            if held is None:
+                continue
+            if isinstance(node.value, ast.Dict) and node.value.keys and all(
+                    isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.value.keys):
+                literal.setdefault(held, []).append(node.value)
+            else:
+                other.add(held)
+    own = {held: {str(k.value) for d in dicts for k in d.keys if isinstance(k, ast.Constant)}
+           for held, dicts in literal.items() if held not in other}
+    if not own:
+        return set()
+    shadowed = {id(k) for held in own for d in literal[held] for k in d.keys if k is not None}
+    for node in module_nodes_of(tree, ast.Subscript):
+        if isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Attribute) \
+                and isinstance(node.slice, ast.Constant) and node.slice.value in own.get(_read_key(node.value), ()):
+            shadowed.update((id(node), id(node.value), id(node.slice)))
     return shadowed
 
 
