@@ -294,3 +294,67 @@ def test_pip_commands_through_which_and_the_files_folder(tmp_path):
     found = tree_findings(root, "tools/install.py")
     assert codes_of_line(found, 8) == {"NPU370"}     # its folder's setup.py builds a CUDAExtension
     assert not codes_of_line(found, 9)               # a pure-Python folder
+
+
+VOCODER_ARGS = """\
+resblock: '1'
+upsample_rates: [5, 4, 2, 2, 2]
+num_gpus: 0
+dist_config:
+  dist_backend: nccl
+  dist_url: tcp://localhost:54341
+  world_size: 1
+"""
+
+VOCODER = """\
+def build(h):
+    return Generator(h.resblock, h.upsample_rates, h.upsample_kernel_sizes)
+"""
+
+MEL_SPEC = """\
+from argparse import Namespace
+
+from torch.distributed import init_process_group
+
+
+def process(rank, args):
+    if args.num_gpus > 1:
+        init_process_group(backend=args.dist_config['dist_backend'], init_method=args.dist_config['dist_url'],
+                           world_size=args.dist_config['world_size'] * args.num_gpus, rank=rank)
+
+
+if __name__ == '__main__':
+    args = Namespace(num_gpus=2)
+    args.dist_config = {
+        "dist_backend": "nccl",
+        "dist_url": "tcp://localhost:54189",
+        "world_size": 1
+    }
+    process(0, args)
+"""
+
+HIFIGAN_TRAIN = """\
+import json
+
+from torch.distributed import init_process_group
+
+
+def train(rank, a, h):
+    init_process_group(backend=h.dist_config['dist_backend'], init_method=h.dist_config['dist_url'],
+                       world_size=h.dist_config['world_size'] * h.num_gpus, rank=rank)
+
+
+def main(config):
+    h = AttrDict(json.loads(open(config).read()))
+    h.dist_config['world_size'] = 2
+    train(0, None, h)
+"""
+
+
+def test_a_section_the_code_sets_from_its_own_literal(tmp_path):
+    # decision 35: the code reads the dict it wrote itself; nothing reads the config's `dist_backend`
+    files = {"configs/bigvgan_args.yaml": VOCODER_ARGS, "vocoder/bigvgan.py": VOCODER, "preprocess/mel_spec.py": MEL_SPEC}
+    assert not codes_of_line(tree_findings(write_tree(tmp_path / "own", files), "configs/bigvgan_args.yaml"), 5)
+    # a trainer that reads the loaded config's section (hifi-gan's train.py) keeps the finding
+    files["train.py"] = HIFIGAN_TRAIN
+    assert "NPU122" in codes_of_line(tree_findings(write_tree(tmp_path / "read", files), "configs/bigvgan_args.yaml"), 5)
