@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -54,8 +55,11 @@ def add_embedded_pip_commands(engine: "StaticEngine", data: bytes, rel: str, res
                 if c is not None]
     commands += [_joined([("pip install", item), (str(item.value), item)])
                  for item in runtime_env_packages(tree)]
+    commands += [c for c in (_runner_pip_command(shell_parts([item])) for item in looped_commands(tree))
+                 if c is not None]
     for text, spans in commands:
         inner = analyze_shell(engine, (text + "\n").encode("utf-8"), rel)
+        _keep_local_builds(inner, result, spans)
         for f in inner.findings:
             if f.line != 1:
                 continue
@@ -80,14 +84,8 @@ def _pip_command(call: ast.Call, strings: dict[str, ast.Constant]) -> tuple[str,
     last = ast.unparse(call.func).rpartition(".")[2]
     first = call.args[0]
     if runner_call(call):
-        parts = shell_parts(first.elts if isinstance(first, (ast.List, ast.Tuple)) else [first], strings)
-        if parts is None:
-            return None
-        words = " ".join(p[0] for p in parts).split()
-        at = next((i for i, w in enumerate(words) if _PIP_WORD.match(w.rsplit("/", 1)[-1])), None)
-        if at is None or at + 1 >= len(words) or words[at + 1] not in _SUBCOMMANDS:
-            return None
-        return _joined(parts)
+        return _runner_pip_command(shell_parts(first.elts if isinstance(first, (ast.List, ast.Tuple)) else [first],
+                                               strings))
     if _PIP_HELPER.search(last):
         parts = shell_parts([first], strings)
         if parts is None:
@@ -105,6 +103,44 @@ def _pip_command(call: ast.Call, strings: dict[str, ast.Constant]) -> tuple[str,
         return f"{prefix} {text}", [(s + len(prefix) + 1, e + len(prefix) + 1, line, col)
                                     for s, e, line, col in spans]
     return None
+
+
+def _runner_pip_command(parts: list[tuple[str, ast.expr]] | None
+                        ) -> tuple[str, list[tuple[int, int, int, int]]] | None:
+    """The command of a runner's argument (shell_parts) when it runs `pip install` / `download` / `wheel`."""
+    if parts is None:
+        return None
+    words = " ".join(p[0] for p in parts).split()
+    at = next((i for i, w in enumerate(words) if _PIP_WORD.match(w.rsplit("/", 1)[-1])), None)
+    if at is None or at + 1 >= len(words) or words[at + 1] not in _SUBCOMMANDS:
+        return None
+    return _joined(parts)
+
+
+def looped_commands(tree: ast.Module) -> list[ast.Constant]:
+    """The string items of a list a `for` loop hands one by one to a runner (tp51b): DiffSBDD's Colab set-up cell
+    `commands = ["pip install torch==2.0.1 --extra-index-url .../whl/cu118", ...]` then `for cmd in commands: with
+    os.popen(cmd) as f: ...` (also `os.system(cmd)`, `subprocess.run(cmd, shell=True)`). The list is a literal in
+    the loop's header or a name the module binds once to one; each item is one command line."""
+    from auditor.astnodes import module_nodes_of
+
+    bound = _bound_counts(tree)
+    lists = {node.targets[0].id: node.value for node in module_nodes_of(tree, ast.Assign)
+             if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and bound[node.targets[0].id] == 1
+             and isinstance(node.value, (ast.List, ast.Tuple))}
+    out: list[ast.Constant] = []
+    for loop in module_nodes_of(tree, ast.For):
+        if not isinstance(loop.target, ast.Name):
+            continue
+        items = loop.iter if isinstance(loop.iter, (ast.List, ast.Tuple)) else \
+            lists.get(loop.iter.id) if isinstance(loop.iter, ast.Name) else None
+        if items is None or not any(
+                isinstance(n, ast.Call) and runner_call(n) and isinstance(n.args[0], ast.Name)
+                and n.args[0].id == loop.target.id for stmt in loop.body for n in ast.walk(stmt)):
+            continue
+        out += [e for e in items.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+                and e.value.strip() and "\n" not in e.value]
+    return out
 
 
 def runtime_env_packages(tree: ast.Module) -> list[ast.Constant]:
@@ -151,7 +187,9 @@ def shell_parts(nodes: list[ast.expr], strings: dict[str, ast.Constant] | None =
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             out.append((node.value, node))
         elif isinstance(node, ast.Name) and node.id in strings:
-            out.append((str(strings[node.id].value), strings[node.id]))
+            # a literal where it is written; a value that stands for one (no position of its own) where it is used
+            held = strings[node.id]
+            out.append((str(held.value), held if hasattr(held, "lineno") else node))
         elif isinstance(node, ast.JoinedStr):
             out.extend(_fstring_parts(node, strings))
         else:
@@ -188,21 +226,82 @@ def _fstring_parts(node: ast.JoinedStr, strings: dict[str, ast.Constant]) -> lis
 
 
 def string_names(tree: ast.Module) -> dict[str, ast.Constant]:
-    """The names the module binds once, to a one-line string literal (`torch_string = "torch==1.11.0+cu113 ..."`):
-    a name bound again anywhere (another assignment, a loop, a parameter) is not read."""
-    from collections import Counter
+    """The names the module binds once, to a one-line string literal (`torch_string = "torch==1.11.0+cu113 ..."`),
+    or to a value that stands for one (_resolved_value): a name bound again anywhere (another assignment, a loop, a
+    parameter) is not read."""
+    from auditor.astnodes import module_nodes_of
 
+    bound = _bound_counts(tree)
+    once = [node for node in module_nodes_of(tree, ast.Assign)
+            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and bound[node.targets[0].id] == 1]
+    folders = {node.targets[0].id for node in once if _file_folder(node.value, set())}   # type: ignore[union-attr]
+    out = {}
+    for node in once:
+        name = node.targets[0].id                                                          # type: ignore[union-attr]
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str) and "\n" not in node.value.value:
+            out[name] = node.value
+        elif (resolved := _resolved_value(node.value, folders)) is not None:
+            out[name] = resolved        # tp51b: `pip = shutil.which("pip")`, `d = os.path.join(HERE, "sub/pkg")`
+    return out
+
+
+def _keep_local_builds(inner: "FileResult", result: "FileResult", spans: list[tuple[int, int, int, int]]) -> None:
+    """The builds of local folders the command makes (`pip install -e <folder>`: QQQ's setup.py installs its
+    fast-hadamard-transform submodule), kept in the Python file's summary at the file's line for the tree pass
+    (auditor/project/local_builds.py), as the shell reader keeps a script's (tp51b)."""
+    from auditor.project.local_builds import SUMMARY_KEY
+    from auditor.project.makefile import keep_call
+
+    for call in (inner.summary or {}).get(SUMMARY_KEY) or []:
+        if not isinstance(call, dict) or call.get("line") != 1 or not isinstance(call.get("col"), int):
+            continue
+        at = next((s for s in spans if s[0] <= call["col"] - 1 < s[1]), spans[-1])
+        col = at[3] + max(call["col"] - 1 - at[0], 0) + 1
+        width = max(int(call.get("end_col") or call["col"]) - call["col"], 0)
+        keep_call(result, SUMMARY_KEY, {**call, "line": at[2], "col": col, "end_col": col + width})
+
+
+def _file_folder(node: ast.expr, folders: set[str]) -> bool:
+    """The folder of the running file: `os.path.dirname(os.path.abspath(__file__))`, `Path(__file__).parent`,
+    `pathlib.Path(__file__).absolute().parent`, or a name bound to one of them (`folders`)."""
+    if isinstance(node, ast.Name):
+        return node.id in folders
+    mentions_file = any(isinstance(n, ast.Name) and n.id == "__file__" for n in ast.walk(node))
+    if isinstance(node, ast.Attribute) and node.attr == "parent":
+        return mentions_file
+    return isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) \
+        and ast.unparse(node.func).rpartition(".")[2] == "dirname" and mentions_file
+
+
+def _resolved_value(value: ast.expr, folders: set[str]) -> ast.Constant | None:
+    """A one-line text a name's value stands for in a command: `shutil.which("pip")` is the command it finds on
+    PATH (`pip`); `os.path.join(HERE, "third-party/fast-hadamard-transform")` (or `HERE / "..."`) with HERE the
+    file's folder is that folder, relative to the file's (`./third-party/...`). Without a position: a finding on it
+    is placed where the command uses the name."""
+    parts: list[ast.expr] = []
+    if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)) and len(value.args) == 1 \
+            and ast.unparse(value.func) in ("shutil.which", "which") and isinstance(value.args[0], ast.Constant):
+        text = value.args[0].value
+        return ast.Constant(text) if isinstance(text, str) and re.fullmatch(r"[\w.-]+", text) else None
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and ast.unparse(value.func) in (
+            "os.path.join", "path.join") and value.args and _file_folder(value.args[0], folders):
+        parts = value.args[1:]
+    elif isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div) and _file_folder(value.left, folders):
+        parts = [value.right]
+    if not parts or not all(isinstance(p, ast.Constant) and isinstance(p.value, str) and p.value.strip()
+                            and not p.value.startswith("/") and "\n" not in p.value for p in parts):
+        return None
+    joined = "/".join(str(p.value).strip("/") for p in parts)        # type: ignore[union-attr]
+    return ast.Constant("./" + joined.removeprefix("./"))
+
+
+def _bound_counts(tree: ast.Module) -> "Counter[str]":
+    """How many times the module binds each name (assignments, loop targets, parameters)."""
     from auditor.astnodes import module_nodes_of
 
     bound = Counter(n.id for n in module_nodes_of(tree, ast.Name) if not isinstance(n.ctx, ast.Load))
     bound.update(a.arg for a in module_nodes_of(tree, ast.arg))
-    out = {}
-    for node in module_nodes_of(tree, ast.Assign):
-        if (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and bound[node.targets[0].id] == 1
-                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
-                and "\n" not in node.value.value):
-            out[node.targets[0].id] = node.value
-    return out
+    return bound
 
 
 def _joined(parts: list[tuple[str, ast.expr]]) -> tuple[str, list[tuple[int, int, int, int]]]:

@@ -72,19 +72,36 @@ def _held_keys(result: FileResult, path: Path) -> list | None:
     except (OSError, SourceError):
         return None
 
-def _keywords(reads, sections: list[str], key: str) -> list[str]:
+def _keywords(reads, sections: list[str] | None, key: str) -> list[tuple[str, str]]:
     """The keywords the code passes the key as (not its own name), and those a tree function passes them on as
     (`load_text_encoder_in_8bit=cfg.acceleration.load_text_encoder_in_8bit`, then `load_in_8bit=<that parameter>`).
     Its own name too where a trainer takes it (`Trainer(accelerator=cfg.train.accelerator)`: bros' `train:` section,
     which the config reader alone does not take for Lightning's, pd37). None for a key the code stores by the
-    hardware it finds before any read (setting_reads' `picked`, pd47)."""
-    if any((s, key) in reads.picked for s in sections):
+    hardware it finds before any read (setting_reads' `picked`, pd47). Each with the text the keyword gets, `{}`
+    where the value goes (a read formatted into a string: `slurm_gres=f"gpu:{n},VRAM:{args.vram}"`, tp51b).
+    sections None: any section (a top-level key of a file the code loads by its path)."""
+    def among(s: str) -> bool:
+        return sections is None or s in sections
+
+    if any(among(s) and (s, key) in reads.picked for s, _ in reads.picked):
         return []
-    passed = {w for s, k, w in reads.passed if k == key and s in sections}
+    passed = {w for s, k, w in reads.passed if k == key and among(s)}
     first = sorted(passed - {key})
     onward = sorted({w2 for n, w2 in reads.forwards if n in passed and w2 != key} - passed)
-    own = [key] if any((s, key) in reads.to_trainer for s in sections) else []
-    return first + onward + own
+    own = [key] if any(among(s) and k == key for s, k in reads.to_trainer) else []
+    formatted = sorted({(w, t) for s, k, w, t in reads.formatted if k == key and among(s) and w != key})
+    return [(w, "{}") for w in first + onward + own] + formatted
+
+
+def _loaded_by_path(rel: str, reads) -> bool:
+    """The tree's Python names the config by its path from the root (`ex.add_config('cfgs/submit.yaml')`: sacred,
+    `OmegaConf.load("configs/x.yaml")`): the code loads that file itself, so its top-level keys are the keys it reads
+    under whatever name it holds the loaded mapping (tp51b)."""
+    for path in reads.config_paths:
+        path = path.removeprefix("./")
+        if rel == path or "/" in path and rel.endswith("/" + path):
+            return True
+    return False
 
 
 def apply_setting_keywords(results: list[FileResult], root: Path, rules, product: str = "a2") -> None:
@@ -106,11 +123,12 @@ def apply_setting_keywords(results: list[FileResult], root: Path, rules, product
             continue
         if reads is None:
             reads = tree_reads(top, results)
-            if not reads.passed:
+            if not reads.passed and not reads.formatted:
                 return
         m = m or ProjectMatchers.build(tuple(rules))
         have = {f.line for f in result.findings}
         saved = _saved_run_config(path)
+        loaded_by_path: bool | None = None
         for entry in held:
             try:
                 line, col, dotted, raw, directives = entry
@@ -121,8 +139,10 @@ def apply_setting_keywords(results: list[FileResult], root: Path, rules, product
             sections = [parts[-2]] if len(parts) > 1 else rel.split("/")[-2:-1]
             if line in have or not sections:
                 continue
-            for keyword in _keywords(reads, sections, parts[-1]):
-                rule = m.match_setting(keyword, raw)
+            if len(parts) == 1 and loaded_by_path is None:
+                loaded_by_path = _loaded_by_path(rel, reads)
+            for keyword, text in _keywords(reads, None if len(parts) == 1 and loaded_by_path else sections, parts[-1]):
+                rule = m.match_setting(keyword, text.replace("{}", raw))
                 if rule is None or (keyword == parts[-1] and (rule.code not in _CHOICE_CODES or saved)):
                     continue        # under its own name only a choice (not a count or a dtype: decisions 26, 30), and
                     # not in a run's saved config, which no trainer reads (pd35)

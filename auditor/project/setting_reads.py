@@ -54,6 +54,9 @@ _COUNT_KEYS = frozenset({"gpus", "gpu_count", "gpucount"})   # NPU028's count pa
 # NPU028's boolean GPU switch (`use_gpu: true`, a launcher's key): one the tree's own Python names is the tree's boolean
 # device option, whose gated calls are the pairs (lead decision 47; OpenKiwi's `use_gpu: true`, a pydantic field)
 _SWITCH_KEYS = frozenset({"use_gpu"})
+# the keyword Lightning's `Trainer` / `Fabric` (and accelerate-style launchers) take a device count or list under, for
+# whichever accelerator the call's `accelerator=` names: a count handed there picks no device itself (decision 26)
+_DEVICE_COUNT_KEYWORD = "devices"
 # the settings rules whose config findings name a choice (device, backend, attention switch); a count is NPU028's
 _CHOICE_CODES = frozenset({"NPU019", "NPU020", "NPU122", "NPU363"})
 # the codes whose settings this pass reads by their readers: the choices and the bf16 settings (NPU212, t25b)
@@ -116,6 +119,12 @@ class _Reads:
     picked: set[tuple[str, str]] = field(default_factory=set)
     # tq48a: (section, key, value) whose value the code takes only with CUDA present, else the CPU (`_fallback_keys`)
     fallback: set[tuple[str, str, str]] = field(default_factory=set)
+    # tp51b: (section, key, keyword, text) for a read formatted into a string the code passes as a keyword
+    # (`slurm_gres = f"gpu:{n},VRAM:{args.vram}"` then `update_parameters(slurm_gres=slurm_gres)`): the string's
+    # text with `{}` where the read goes, `X` for its other fields (`_held_passes`)
+    formatted: set[tuple[str, str, str, str]] = field(default_factory=set)
+    # tp51b: string literals naming a config file by its path (`ex.add_config('cfgs/submit.yaml')`)
+    config_paths: set[str] = field(default_factory=set)
 
     def add(self, other: "_Reads") -> None:
         self.under |= other.under
@@ -127,12 +136,16 @@ class _Reads:
         self.to_trainer |= other.to_trainer
         self.picked |= other.picked
         self.fallback |= other.fallback
+        self.formatted |= other.formatted
+        self.config_paths |= other.config_paths
 
 
 FACT = "setting_reads"      # the summary key of a Python file's reads (auditor/cache.py FACTS)
 # a name or string that could be a config key (`enable_xformers_memory_efficient_attention`, `MODEL.DEVICE`): log
 # messages and other prose are left out of the fact, which the cache keeps for every Python file
 _KEY_LIKE_RE = re.compile(r"[A-Za-z_][\w.-]{0,63}")
+# a relative path of a config file as code names it to load it (`cfgs/submit.yaml`, `./configs/base.yml`)
+_CONFIG_PATH_RE = re.compile(r"(?:\./)?[\w.-]+(?:/[\w.-]+)*")
 _CACHE: dict[str, tuple[tuple, _Reads]] = {}     # tree root -> (the stats of the .py files read here, their reads)
 
 
@@ -187,6 +200,36 @@ def _overwritten_reads(tree: ast.Module) -> set[int]:
                         shadowed.add(id(node))
             if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant):
                 fixed.update(k for k in map(_read_key, stmt.targets) if k)
+    return shadowed | _own_literal_sections(tree)
+
+
+def _own_literal_sections(tree: ast.Module) -> set[int]:
+    """Ids of the reads of a section the file itself sets from a dict literal, and of that literal's keys (tp51b):
+    Make-An-Audio's preprocess/mel_spec.py sets `args.dist_config = {"dist_backend": "nccl", ...}` on its own
+    argparse namespace and reads `args.dist_config['dist_backend']`, so a config file's `dist_config.dist_backend`
+    never reaches that read (decision 35: no code reads the key). Only a section every store of which in the file
+    (`<name>.<section> = ...`) is such a literal; `h.dist_config[...]` of a loaded config is another name's read."""
+    literal: dict[tuple[str, str], list[ast.Dict]] = {}
+    other: set[tuple[str, str]] = set()
+    for node in module_nodes_of(tree, ast.Assign):
+        for target in node.targets:
+            held = _read_key(target) if isinstance(target, ast.Attribute) else None
+            if held is None:
+                continue
+            if isinstance(node.value, ast.Dict) and node.value.keys and all(
+                    isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.value.keys):
+                literal.setdefault(held, []).append(node.value)
+            else:
+                other.add(held)
+    own = {held: {str(k.value) for d in dicts for k in d.keys if isinstance(k, ast.Constant)}
+           for held, dicts in literal.items() if held not in other}
+    if not own:
+        return set()
+    shadowed = {id(k) for held in own for d in literal[held] for k in d.keys if k is not None}
+    for node in module_nodes_of(tree, ast.Subscript):
+        if isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Attribute) \
+                and isinstance(node.slice, ast.Constant) and node.slice.value in own.get(_read_key(node.value), ()):
+            shadowed.update((id(node), id(node.value), id(node.slice)))
     return shadowed
 
 
@@ -320,9 +363,50 @@ def _trainer_call(name: str) -> bool:
     return name in ("Trainer", "Fabric") or name.endswith("Trainer")
 
 
+def _held_passes(tree: ast.Module, reads: _Reads) -> None:
+    """Reads a function holds in a local name before passing it as a keyword (tp51b, trackformer's
+    run_with_submitit.py: `num_gpus_per_node = args.num_gpus` ... `executor.update_parameters(gpus_per_node=
+    num_gpus_per_node, slurm_gres=slurm_gres)` with `slurm_gres = f'gpu:{num_gpus_per_node},VRAM:{args.vram}'`):
+    the read is passed as that keyword (`passed`), a read formatted into the held string with the string's text
+    (`formatted`). Every binding of the name in the function counts (an `if` / `else` pair binds it twice)."""
+    for func in module_nodes_of(tree, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        nodes = scope_nodes(func)
+        held: dict[str, list[ast.expr]] = {}
+        for node in nodes:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                held.setdefault(node.targets[0].id, []).append(node.value)
+        if not held:
+            continue
+        for node in nodes:
+            if not isinstance(node, ast.Call):
+                continue
+            for kw in node.keywords:
+                if not (kw.arg and isinstance(kw.value, ast.Name)):
+                    continue
+                for value in held.get(kw.value.id, ()):
+                    read = _read_key(value)
+                    if read:
+                        reads.passed.add((*read, kw.arg))
+                    elif isinstance(value, ast.JoinedStr):
+                        _formatted_reads(value, kw.arg, reads)
+
+
+def _formatted_reads(node: ast.JoinedStr, keyword: str, reads: _Reads) -> None:
+    """Each read among an f-string's fields, with the string's text (`{}` at the read, `X` at the other fields)."""
+    fields = [v for v in node.values if isinstance(v, ast.FormattedValue)]
+    for at in fields:
+        read = _read_key(at.value)
+        if not read:
+            continue
+        text = "".join(str(v.value) if isinstance(v, ast.Constant) else "{}" if v is at else "X" for v in node.values)
+        if len(text) < 80:
+            reads.formatted.add((*read, keyword, text))
+
+
 def _read_file(tree: ast.Module, reads: _Reads) -> None:
     # one pass over the node list the file's other passes share (breadth-first: an assignment target comes before its
     # subscript, so `cfg['DEVICE'] = 'cuda'` skips the key it stores as well as the target)
+    _held_passes(tree, reads)
     stored: set[int] = _overwritten_reads(tree)   # ids of subscripts of assignment targets, and of decided reads
     forwarding = _forwarding_calls(tree)
     for node in module_nodes_of(tree, _READ_TYPES):
@@ -344,6 +428,8 @@ def _read_file(tree: ast.Module, reads: _Reads) -> None:
                 reads.under.add((section, node.slice.value))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 80:
             reads.named.add(node.value)
+            if node.value.endswith(_DECIDED_SUFFIXES) and _CONFIG_PATH_RE.fullmatch(node.value):
+                reads.config_paths.add(node.value)
         elif isinstance(node, ast.Name):
             reads.named.add(node.id)
         elif isinstance(node, ast.Import):
@@ -401,7 +487,9 @@ def reads_fact(tree: ast.AST | None) -> dict | None:
             "forwards": sorted([n, w] for n, w in reads.forwards),
             "to_trainer": sorted([s, k] for s, k in reads.to_trainer if _KEY_LIKE_RE.fullmatch(k)),
             "picked": sorted([s, k] for s, k in _picked_keys(tree) if _KEY_LIKE_RE.fullmatch(k)),
-            "fallback": sorted([s, k, v] for s, k, v in _fallback_keys(tree) if _KEY_LIKE_RE.fullmatch(k))}
+            "fallback": sorted([s, k, v] for s, k, v in _fallback_keys(tree) if _KEY_LIKE_RE.fullmatch(k)),
+            "formatted": sorted([s, k, w, t] for s, k, w, t in reads.formatted if _KEY_LIKE_RE.fullmatch(k)),
+            "config_paths": sorted(reads.config_paths)}
     return {k: v for k, v in fact.items() if v} or None
 
 
@@ -418,7 +506,9 @@ def _from_fact(fact) -> _Reads | None:
                       forwards={(str(n), str(w)) for n, w in fact.get("forwards") or []},
                       to_trainer={(str(s), str(k)) for s, k in fact.get("to_trainer") or []},
                       picked={(str(s), str(k)) for s, k in fact.get("picked") or []},
-                      fallback={(str(s), str(k), str(v)) for s, k, v in fact.get("fallback") or []})
+                      fallback={(str(s), str(k), str(v)) for s, k, v in fact.get("fallback") or []},
+                      formatted={(str(s), str(k), str(w), str(t)) for s, k, w, t in fact.get("formatted") or []},
+                      config_paths={str(p) for p in fact.get("config_paths") or []})
     except (TypeError, ValueError):
         return None
 
@@ -535,7 +625,15 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Pat
     if finding.code == "NPU028" and key.lower() in _SWITCH_KEYS:
         return key in reads.named
     if finding.code == "NPU028" and key.lower() in _COUNT_KEYS:
-        return any((s, key) in reads.under and s not in reads.handed for s in sections)
+        # also a count the code passes as a device count (`Trainer(accelerator='gpu', devices=args.gpus)`: DiffSBDD's
+        # train.py after merging the YAML into `args`, tp51b): the call's accelerator choice is the pair, the count
+        # `none` (decision 26). A top-level key is read under whatever name the code merged the file into, one under
+        # which the code reads two or more of the file's other keys
+        if any((s, key) in reads.under and s not in reads.handed for s in sections):
+            return True
+        siblings = [k for k in _section_keys(loaded, parts) if k != key] if len(parts) == 1 else []
+        return any(k == key and w == _DEVICE_COUNT_KEYWORD and s not in reads.handed and (
+            s in sections or sum((s, other) in reads.under for other in siblings) >= 2) for s, k, w in reads.passed)
     if finding.code == "NPU020" and key.lower() in _COUNT_KEYS and not reads.named & _WHOLE_CONFIG_CLIS:
         # a trainer's `gpus:` count the code passes to the Trainer by name (OpenKiwi's `pl.Trainer(gpus=
         # config.trainer.gpus)`): that line picks the accelerator, the count is `none` (decisions 17 / 26, t33b). A
