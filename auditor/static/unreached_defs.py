@@ -61,6 +61,7 @@ import ast
 import re
 import sys
 from dataclasses import replace
+from pathlib import Path
 from collections.abc import Callable, Collection
 from typing import Any
 
@@ -2065,6 +2066,7 @@ def _vendored_copies(project: Any) -> tuple[dict[str, str], set[str]]:
     python = [rel for rel in paths if rel.endswith(".py")]
     packages = {rel.removesuffix("/__init__.py") for rel in python if rel.endswith("/__init__.py")}
     held, own = _held_modules(python)
+    root = _tree_root(project)
     counts: dict[str, list[int]] = {}       # candidate package folder -> [imports held there, imports in all]
     for rel in python:
         folders = rel.split("/")[:-1]
@@ -2084,7 +2086,7 @@ def _vendored_copies(project: Any) -> tuple[dict[str, str], set[str]]:
             mine = [m for m in modules if m.split("/", 1)[0] == name]
             if mine:
                 count = counts.setdefault("/".join(folders[:k]), [0, 0])
-                count[0] += sum(f"{parent}/{m}" in held for m in mine)
+                count[0] += sum(f"{parent}/{m}" in held or _cython_module(root, f"{parent}/{m}", held) for m in mine)
                 count[1] += len(mine)
     found: dict[str, str] = _renamed_copies(project, python, packages)
     for folder, (there, total) in counts.items():
@@ -2099,7 +2101,8 @@ def _vendored_copies(project: Any) -> tuple[dict[str, str], set[str]]:
             # from its folder as `python train.py`, is the tree's own code)
             checkout = "/".join(copy) + "/"
             if not any(rel.startswith(checkout) and "/" not in rel[len(checkout):]
-                       and _CHECKOUT_FILE.match(rel[len(checkout):]) for rel in paths):
+                       and _CHECKOUT_FILE.match(rel[len(checkout):]) for rel in paths) \
+                    and not _checkout_files(root, checkout):
                 continue
         found["/".join(copy) + "/"] = folder.rsplit("/", 1)[-1]
     found = {folder: name for folder, name in found.items()
@@ -2110,6 +2113,31 @@ def _vendored_copies(project: Any) -> tuple[dict[str, str], set[str]]:
     return {**{folder: name for folder, name in found.items()
                if not any(folder.startswith(root) and folder.count("/") == root.count("/") + 1 for root in roots)},
             **roots}, set(roots)
+
+
+def _tree_root(project: Any) -> Path | None:
+    """The tree's root folder on disk, from any discovered file's path (None without one)."""
+    for rel, path in getattr(project, "paths", {}).items():
+        return Path(path).parents[rel.count("/")]
+    return None
+
+
+def _cython_module(root: Path | None, module: str, held: Collection[str]) -> bool:
+    """Whether `module` (a path from the root, no suffix) is a Cython extension built in place beside the Python
+    modules of its folder (daisyRec's `from daisy.model.extensions.simlib_cython import X` beside
+    `simlib_cython.pyx`, which the discovered files do not list; tq51b): its `.pyx` source is on disk."""
+    folder = module.rsplit("/", 1)[0] if "/" in module else ""
+    return root is not None and folder in held and (root / f"{module}.pyx").is_file()
+
+
+def _checkout_files(root: Path | None, folder: str) -> bool:
+    """Whether a plain folder holds a project checkout's own files (`_CHECKOUT_FILE`) on disk: discovery lists
+    none but the Python and build files, so a copy carried with only its licence (daisyRec's `LICENSE` beside
+    `daisy/`) is read from the folder itself (tq51b)."""
+    try:
+        return root is not None and any(_CHECKOUT_FILE.match(p.name) for p in (root / folder).iterdir() if p.is_file())
+    except OSError:
+        return False
 
 
 def _held_modules(python: Collection[str]) -> tuple[set[str], set[str]]:
