@@ -1228,7 +1228,7 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
             # `from sam2.modeling.sam.transformer import X`: that module's X; so for a top-level module
             # (`from constants import build_model` in a script beside `constants.py`, not a copied pipeline's
             # `build_model`; tq51b)
-            elif module.lstrip("."):
+            elif "." in module.lstrip(".") or sep and module.lstrip("."):
                 files = [f for f in files if _is_module(f, module)] or files
             elif not sep and not _bench_file(rel):
                 # a bare name or string of the pack's own code never names a test's or example's definition: the
