@@ -137,6 +137,16 @@ README_UNCREDITED = """\
 Text-to-music generation. The VAE weights come from [AudioKit](https://github.com/someone/AudioKit).
 """
 
+# the project's own repository: a README that links into its files says so, whatever a line around it says
+README_OWN = """\
+# AudioKit
+
+[![Tests](https://github.com/someone/AudioKit/actions/workflows/test.yml/badge.svg)](https://github.com/someone/AudioKit/actions)
+
+A text-to-audio toolkit based on latent diffusion ([AudioKit](https://github.com/someone/AudioKit)).
+See [the training example](https://github.com/someone/AudioKit/blob/main/examples/train.ipynb).
+"""
+
 INIT = """\
 from .utils import seed_everything, save_wave
 from .pipeline import *
@@ -258,11 +268,13 @@ def test_root_folder_named_for_a_credited_repository_is_a_copy(tmp_path):
 
 
 def test_root_folder_without_a_credit_keeps_its_findings(tmp_path):
-    # a link to the repository that is no credit (where weights come from) makes the folder no copy
-    found = _tree(tmp_path, _music(README_UNCREDITED))
-    for name in ("audiokit/utils.py", "audiokit/train_utils.py"):
-        lines = _in(found, name)
-        assert any(set(codes.values()) - {"info"} for codes in lines.values()), name
+    # a link to the repository that is no credit (where weights come from), or to the tree's own repository (linked
+    # into its files and pages), makes the folder no copy
+    for name, readme in (("uncredited", README_UNCREDITED), ("own", README_OWN)):
+        found = _tree(tmp_path / name, _music(readme))
+        for rel in ("audiokit/utils.py", "audiokit/train_utils.py"):
+            lines = _in(found, rel)
+            assert any(set(codes.values()) - {"info"} for codes in lines.values()), (name, rel)
 
 
 # -- torch functions named as values --------------------------------------------------------------------------

@@ -2458,7 +2458,11 @@ _CREDITED_NOTE = ("nothing this tree runs reaches it: `{}` holds a copy of the {
                   "program")
 _READMES = ("README.md", "README.rst", "README.txt", "README")
 _README_BYTES = 1 << 18
-_GITHUB_REPO = re.compile(r"github\.com/[\w.-]+/([\w.-]+?)(?:\.git)?(?=[/)\]\s\"'#>]|$)")
+_GITHUB_REPO = re.compile(r"github\.com/[\w.-]+/([\w.-]+?)(?:\.git)?(?=[)\]\s\"'#>]|/?$|/?[)\]\s\"'>])")
+# a link into a repository's files or pages (`github.com/o/RePlay/blob/main/examples/x.ipynb`, `/actions`): what a
+# project's README writes about its own repository, never a credit
+_GITHUB_PAGE = re.compile(r"github\.com/[\w.-]+/([\w.-]+)/(?:blob|tree|issues|pulls?|actions|releases|discussions|wiki|"
+                          r"workflows|stargazers|network|graphs|commits?)\b")
 # a line, or the heading above it, saying the tree builds on the linked code (a badge, a paper link or the tree's
 # own clone command says nothing of the kind)
 _CREDIT = re.compile(r"acknowledg|credit|thank|based on|built (?:up)?on|borrow|adapted from|modified from|derived from|"
@@ -2494,6 +2498,8 @@ def _credited_repositories(root: Path | None) -> dict[str, str]:
             if section or _CREDIT.search(line):
                 for repo in _GITHUB_REPO.findall(line):
                     out.setdefault(_fold(repo), repo)
+        for repo in _GITHUB_PAGE.findall(text):
+            out.pop(_fold(repo), None)
         return out
     return {}
 
