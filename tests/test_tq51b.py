@@ -9,6 +9,8 @@ readings missed, and torch functions named as values.
   call is info; the copy's `__main__.py` runs only as `python -m`, which nothing launches (policy (s)).
 - A name imported from a one-part module (`from constants import build_model`) reaches that module's definition, not
   a copy's function of the same name.
+- A module-level dict of environment settings read only under `if <cluster> == "name":` (a launcher's per-cluster
+  NCCL tuning for one NVIDIA InfiniBand cluster) is one member of a per-cluster set: its NCCL variables are info.
 - A torch function assigned to, or read only for its name (`F.adaptive_max_pool1d = old[F.adaptive_max_pool1d.__str__]`,
   a FLOPs profiler's restore), runs no op: no NPU501 / NPU502.
 
@@ -16,6 +18,10 @@ Code written afresh in the shape of a recommender benchmark carrying a model zoo
 carrying an audio diffusion package, and a FLOPs profiler; not copied from the bench trees. Each has a control."""
 from __future__ import annotations
 
+import pytest
+
+from auditor.rules import load_rules
+from auditor.static.engine import StaticEngine
 from tests.static_snippets import findings_by_line, line_of
 from tests.test_tq38 import _in, _tree
 
@@ -314,3 +320,54 @@ def test_torch_function_assigned_or_named_runs_no_op(coverage_engine):
                 if f.code in coverage]
     # the control: calling the op keeps the coverage finding
     assert any(f.code in coverage for f in found.get(line_of(PROFILER, "return F.adaptive_max_pool1d(x, 4)"), []))
+
+
+# -- per-cluster environment sets -----------------------------------------------------------------------------
+
+CLUSTER_ENV = """\
+import os
+
+BASE_ENVIRONS = {
+    "TOKENIZERS_PARALLELISM": "true",
+    "NCCL_DEBUG": "WARN",
+}
+SITE_A_ENVIRONS = {
+    "NCCL_SOCKET_IFNAME": "bond0",
+    "NCCL_IB_GID_INDEX": "3",
+    "NCCL_IB_HCA": "mlx5_bond",
+}
+
+
+def get_env_vars(cluster_name, extra=None):
+    env = {**BASE_ENVIRONS, **(extra or {})}
+    if cluster_name == "site_a":
+        env.update(**SITE_A_ENVIRONS)
+    return env
+
+
+def launch(cfg, cmd):
+    env = get_env_vars(cfg.cluster.cluster_name)
+    os.execvpe(cmd[0], cmd, {**os.environ, **env})
+"""
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return StaticEngine(load_rules())
+
+
+def test_environment_set_of_one_named_cluster_is_a_member(engine):
+    found = findings_by_line(engine, CLUSTER_ENV, "areal/utils/launcher.py")
+    for needle in ('"NCCL_IB_GID_INDEX": "3"', '"NCCL_IB_HCA": "mlx5_bond"'):
+        codes = {(f.code, f.severity) for f in found.get(line_of(CLUSTER_ENV, needle), [])}
+        assert codes and {sev for _, sev in codes} == {"info"}, needle
+    # the control: the set every run takes keeps its finding
+    base = {f.severity for f in found.get(line_of(CLUSTER_ENV, '"NCCL_DEBUG": "WARN"'), [])}
+    assert base - {"info"}
+
+
+def test_environment_set_read_outside_the_cluster_test_keeps_its_findings(engine):
+    src = CLUSTER_ENV.replace("    env = {**BASE_ENVIRONS, **(extra or {})}",
+                              "    env = {**BASE_ENVIRONS, **SITE_A_ENVIRONS, **(extra or {})}")
+    found = findings_by_line(engine, src, "areal/utils/launcher.py")
+    assert {f.severity for f in found.get(line_of(src, '"NCCL_IB_HCA": "mlx5_bond"'), [])} - {"info"}
