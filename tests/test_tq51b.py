@@ -39,8 +39,10 @@ GENERATOR = """\
 from recsys.utils.loader import load_rate
 
 
-def split(path):
-    return load_rate(path)
+def split(path, ratio=0.8):
+    frame = load_rate(path)
+    cut = int(len(frame) * ratio)
+    return frame[:cut], frame[cut:]
 """
 
 KNN = """\
