@@ -379,3 +379,61 @@ def apply_registered_members(results: list, project: Any = None) -> int:
                 changed += discount_findings(result, "platform-class", note, lower=_open)
                 break
     return changed
+
+
+# tq51b (heldout64's ASearcher / AReaL copy): per-cluster environment sets. A launcher keeps one dict of environment
+# settings per named cluster (`NA132_ENVIRONS = {"NCCL_IB_HCA": "mlx5_bond", ...}`) and applies it only when the run
+# names that cluster (`if cluster_name == "na132": env.update(**NA132_ENVIRONS)`): the NVIDIA InfiniBand cluster's NCCL
+# tuning is one member of a per-site set, and an Ascend run names its own cluster and never takes it (policy (k)).
+_CLUSTER_NOTE = ("one member of a per-cluster set of environment settings, applied only when the run names cluster "
+                 "`{label}` (`{subject}`): an Ascend cluster takes its own set; left as is")
+_ENV_CATEGORIES = frozenset({"distributed", "device", "performance"})
+
+
+def _cluster_test(test: ast.AST) -> tuple[str, str] | None:
+    """(subject, label) of `<...cluster...> == "name"`, the run's cluster compared with one named cluster."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return None
+    for subject, label in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+        dotted = ast_dotted(subject) or ""
+        if "cluster" in dotted.lower() and isinstance(label, ast.Constant) and isinstance(label.value, str) \
+                and not backends_in_text(label.value):
+            return dotted, label.value
+    return None
+
+
+def lower_cluster_environs(findings: list, tree: ast.AST) -> list:
+    """Environment-variable findings inside a module-level dict of settings (string keys) whose every read in the file
+    sits in the body of one `if <cluster> == "name":` test: info, context `platform-class` (policy (k)). A dict read
+    anywhere else, or never read here, keeps them."""
+    if not isinstance(tree, ast.Module) or not any(
+            f.severity != "info" and f.category in _ENV_CATEGORIES and f.symbol and f.symbol.isupper()
+            for f in findings):
+        return findings
+    tables = {t.id: stmt for stmt in tree.body if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Dict)
+              and stmt.value.keys and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in stmt.value.keys)
+              for t in stmt.targets if isinstance(t, ast.Name)}
+    if not tables:
+        return findings
+    # each read of a table: the cluster test of the `if` whose body holds it, or None
+    reads: dict[str, list[tuple[str, str] | None]] = {}
+    gated: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and (test := _cluster_test(node.test)):
+            for n in (n for stmt in node.body for n in ast.walk(stmt)):
+                if isinstance(n, ast.Name) and n.id in tables and isinstance(n.ctx, ast.Load):
+                    reads.setdefault(n.id, []).append(test)
+                    gated.add(id(n))
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and n.id in tables and isinstance(n.ctx, ast.Load) and id(n) not in gated:
+            reads.setdefault(n.id, []).append(None)
+    spans = [(stmt.lineno, stmt.end_lineno or stmt.lineno, tests[0]) for name, stmt in tables.items()
+             if (tests := reads.get(name)) and None not in tests and len(set(tests)) == 1]
+    if not spans:
+        return findings
+    out = []
+    for f in findings:
+        hit = next((s for s in spans if s[0] <= f.line <= s[1]), None) \
+            if f.severity != "info" and f.category in _ENV_CATEGORIES else None
+        out.append(as_info(f, "platform-class", _CLUSTER_NOTE.format(label=hit[2][1], subject=hit[2][0])) if hit else f)
+    return out

@@ -53,7 +53,7 @@ from auditor.static.neutral_uses import drop_dtype_restores, drop_existence_prob
     lower_idle_autocast_decorators, drop_host_save_dtypes, drop_cast_host_float64, \
     lower_parallel_type_tests, drop_ort_buffer_dtypes, lower_host_only_extensions
 from auditor.static.provider_catalogues import drop_provider_catalogues
-from auditor.static.chosen_members import lower_named_members
+from auditor.static.chosen_members import lower_cluster_environs, lower_named_members
 from auditor.static.report_rows import drop_report_only_reads
 from auditor.static.patch_targets import (apply_cuda_twins, apply_flash_tables, apply_npu_rebinds, apply_patch_targets,
                                           drop_module_standins)
@@ -1105,6 +1105,7 @@ class StaticEngine:
             result.findings = lower_host_only_extensions(result.findings, tree)   # load(sources=['x.cpp'])
             result.findings = lower_idle_autocast_decorators(result.findings, tree)   # on `self.n = int(...)` only
             result.findings = lower_named_members(result.findings, tree)   # getattr(apex.optimizers, cfg.name)
+            result.findings = lower_cluster_environs(result.findings, tree)   # `if cluster == "na132": NA132_ENVIRONS`
             result.findings = mark_disabled_autocast_devices(result.findings, tree)   # autocast("cuda", enabled=False)
             result.findings = drop_disabled_autocast_imports(result.findings, tree)   # imported to turn it off only
             result.findings = drop_host_conversion_hints(result.findings, rel, text)   # convert_*.py, no device

@@ -96,6 +96,22 @@ def _type_reference_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
     return [node_span(n) for n in found]
 
 
+_OBJECT_ATTRIBUTES = frozenset({"__str__", "__repr__", "__name__", "__qualname__", "__module__", "__doc__"})
+
+
+def _function_value_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
+    """Spans of torch functions named as values, never called there (tq51b, a FLOPs profiler's patch and restore:
+    `F.adaptive_max_pool1d = old_functions[F.adaptive_max_pool1d.__str__]`): an attribute assigned to (the function
+    object replaced or put back) and the function an object attribute is read from (`__str__`, `__name__`: its key)."""
+    found: list[ast.expr] = []
+    for node in module_nodes(tree):
+        # (a dotted name only: `F.op(x).y = v` and `F.op(x).__name__` call the op)
+        if isinstance(node, ast.Attribute) and (isinstance(node.ctx, ast.Store) or node.attr in _OBJECT_ATTRIBUTES) \
+                and ast_dotted(node):
+            found.append(node)
+    return [node_span(n) for n in found]
+
+
 def drop_type_references(findings: list, tree: ast.AST) -> list:
     """Drop NPU501 / NPU502 findings on a `torch.nn` module class that is only named as a type (t17d, tuned on
     tuned_t17d's vendored mmcv flops counter): a key of a class-to-hook table (mmcv / ptflops / thop
@@ -107,10 +123,12 @@ def drop_type_references(findings: list, tree: ast.AST) -> list:
             not isinstance(tree, ast.Module):
         return findings
     spans = _type_reference_spans(tree)
-    if not spans:
+    values = _function_value_spans(tree) if any(f.code in _COVERAGE_CODES for f in findings) else []
+    if not spans and not values:
         return findings
-    return [f for f in findings if not starts_in(f, spans) or
-            (f.code not in _COVERAGE_CODES or not _MODULE_CLASS.match(f.symbol or "")) and f.name not in _TYPE_NAMED_RULES]
+    return [f for f in findings if not (f.code in _COVERAGE_CODES and starts_in(f, values)) and (
+        not starts_in(f, spans) or
+        (f.code not in _COVERAGE_CODES or not _MODULE_CLASS.match(f.symbol or "")) and f.name not in _TYPE_NAMED_RULES)]
 
 
 # rules whose finding says the named class does something (NPU233: a Transformer Engine / torchao recipe "trains in

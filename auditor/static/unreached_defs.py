@@ -61,6 +61,7 @@ import ast
 import re
 import sys
 from dataclasses import replace
+from pathlib import Path
 from collections.abc import Callable, Collection
 from typing import Any
 
@@ -1224,7 +1225,10 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
                 files = (rel,)
             elif n == name and n in f_relative.get(rel, {}):    # `from .x import C`: x's C, when x defines one
                 files = [f for f in _relative_files(rel, *f_relative[rel][n]) if f in files] or files
-            elif "." in module.lstrip("."):     # `from sam2.modeling.sam.transformer import X`: that module's X
+            # `from sam2.modeling.sam.transformer import X`: that module's X; so for a top-level module
+            # (`from constants import build_model` in a script beside `constants.py`, not a copied pipeline's
+            # `build_model`; tq51b)
+            elif "." in module.lstrip(".") or sep and module.lstrip("."):
                 files = [f for f in files if _is_module(f, module)] or files
             elif not sep and not _bench_file(rel):
                 # a bare name or string of the pack's own code never names a test's or example's definition: the
@@ -2065,6 +2069,7 @@ def _vendored_copies(project: Any) -> tuple[dict[str, str], set[str]]:
     python = [rel for rel in paths if rel.endswith(".py")]
     packages = {rel.removesuffix("/__init__.py") for rel in python if rel.endswith("/__init__.py")}
     held, own = _held_modules(python)
+    root = _tree_root(project)
     counts: dict[str, list[int]] = {}       # candidate package folder -> [imports held there, imports in all]
     for rel in python:
         folders = rel.split("/")[:-1]
@@ -2084,7 +2089,7 @@ def _vendored_copies(project: Any) -> tuple[dict[str, str], set[str]]:
             mine = [m for m in modules if m.split("/", 1)[0] == name]
             if mine:
                 count = counts.setdefault("/".join(folders[:k]), [0, 0])
-                count[0] += sum(f"{parent}/{m}" in held for m in mine)
+                count[0] += sum(f"{parent}/{m}" in held or _cython_module(root, f"{parent}/{m}", held) for m in mine)
                 count[1] += len(mine)
     found: dict[str, str] = _renamed_copies(project, python, packages)
     for folder, (there, total) in counts.items():
@@ -2099,7 +2104,8 @@ def _vendored_copies(project: Any) -> tuple[dict[str, str], set[str]]:
             # from its folder as `python train.py`, is the tree's own code)
             checkout = "/".join(copy) + "/"
             if not any(rel.startswith(checkout) and "/" not in rel[len(checkout):]
-                       and _CHECKOUT_FILE.match(rel[len(checkout):]) for rel in paths):
+                       and _CHECKOUT_FILE.match(rel[len(checkout):]) for rel in paths) \
+                    and not _checkout_files(root, checkout):
                 continue
         found["/".join(copy) + "/"] = folder.rsplit("/", 1)[-1]
     found = {folder: name for folder, name in found.items()
@@ -2110,6 +2116,31 @@ def _vendored_copies(project: Any) -> tuple[dict[str, str], set[str]]:
     return {**{folder: name for folder, name in found.items()
                if not any(folder.startswith(root) and folder.count("/") == root.count("/") + 1 for root in roots)},
             **roots}, set(roots)
+
+
+def _tree_root(project: Any) -> Path | None:
+    """The tree's root folder on disk, from any discovered file's path (None without one)."""
+    for rel, path in getattr(project, "paths", {}).items():
+        return Path(path).parents[rel.count("/")]
+    return None
+
+
+def _cython_module(root: Path | None, module: str, held: Collection[str]) -> bool:
+    """Whether `module` (a path from the root, no suffix) is a Cython extension built in place beside the Python
+    modules of its folder (daisyRec's `from daisy.model.extensions.simlib_cython import X` beside
+    `simlib_cython.pyx`, which the discovered files do not list; tq51b): its `.pyx` source is on disk."""
+    folder = module.rsplit("/", 1)[0] if "/" in module else ""
+    return root is not None and folder in held and (root / f"{module}.pyx").is_file()
+
+
+def _checkout_files(root: Path | None, folder: str) -> bool:
+    """Whether a plain folder holds a project checkout's own files (`_CHECKOUT_FILE`) on disk: discovery lists
+    none but the Python and build files, so a copy carried with only its licence (daisyRec's `LICENSE` beside
+    `daisy/`) is read from the folder itself (tq51b)."""
+    try:
+        return root is not None and any(_CHECKOUT_FILE.match(p.name) for p in (root / folder).iterdir() if p.is_file())
+    except OSError:
+        return False
 
 
 def _held_modules(python: Collection[str]) -> tuple[set[str], set[str]]:
@@ -2387,17 +2418,19 @@ def _container_launches(project: Any) -> set[str]:
     return out
 
 
-def _copy_entries(project: Any, copies: Collection[str]) -> set[str]:
+def _copy_entries(project: Any, copies: Collection[str], credited: Collection[str] = ()) -> set[str]:
     """The Python files a tree with copied packages runs itself: every file outside the copies (the tree's own code,
     a library's public modules), each copy's top-level scripts (`hubconf.py`, which torch.hub runs; a `setup.py`) and
     the files of its `scripts/`, `tools/`, `bin/`, `demo/` folders (a user may run any of them), and any file the tree's
     shell scripts run. The rest of a copy runs only as far as these import, call or name it. The copy's own test suite
     and examples (AutoGPTQ's `tests/`, PEFT's `examples/` in a tree that uses the library) are the upstream project's
-    checks, which nothing in the tree runs (policy (j), tq43): not entries."""
+    checks, which nothing in the tree runs (policy (j), tq43): not entries. A credited copy (`_credited_copies`) at the
+    root is read like a checkout: its top-level modules run as far as the tree imports them."""
     launched = _shell_launches(project)
     # (a renamed copy, `_renamed_copies`, is no package of the tree's: nothing imports it by its upstream name)
     renamed = {c for c, name in copies.items() if c.rstrip("/").rsplit("/", 1)[-1] != name} \
         if isinstance(copies, dict) else set()
+    renamed |= set(credited)
     # a checkout's top-level programs (timm's `train.py` beside `timm/` in VisRAG's `timm_modified/`) run when the
     # tree's own scripts launch them; the checkout's own launchers (timm's `distributed_train.sh`) are upstream's too
     # (policy (j), tq44b)
@@ -2412,9 +2445,78 @@ def _copy_entries(project: Any, copies: Collection[str]) -> set[str]:
         inner = rel[len(copy):].split("/") if copy else []
         if copy is None or inner[0] in _COPY_RUN_FOLDERS or _launched(rel, launched if copy in packages else own_launched):
             out.add(rel)
-        elif len(inner) == 1 and (copy in packages or inner[0] in _CHECKOUT_ENTRIES):
+        # (a copied package's `__main__.py` runs only as `python -m pkg`, which no launch above names: policy (s))
+        elif len(inner) == 1 and inner[0] != "__main__.py" and (copy in packages or inner[0] in _CHECKOUT_ENTRIES):
             out.add(rel)
     return out
+
+
+# tq51b: a root folder named for a repository the tree's README credits (`## Acknowledgments ... based on the
+# [AudioLDM2](https://github.com/haoheliu/AudioLDM2) repos` beside `audioldm2/`)
+_CREDITED_NOTE = ("nothing this tree runs reaches it: `{}` holds a copy of the {} repository, which this tree's README "
+                  "credits as code it builds on, of which this tree imports or runs only part; port it if you run that "
+                  "program")
+_READMES = ("README.md", "README.rst", "README.txt", "README")
+_README_BYTES = 1 << 18
+_GITHUB_REPO = re.compile(r"github\.com/[\w.-]+/([\w.-]+?)(?:\.git)?(?=[)\]\s\"'#>]|/?$|/?[)\]\s\"'>])")
+# a link into a repository's files or pages (`github.com/o/RePlay/blob/main/examples/x.ipynb`, `/actions`): what a
+# project's README writes about its own repository, never a credit
+_GITHUB_PAGE = re.compile(r"github\.com/[\w.-]+/([\w.-]+)/(?:blob|tree|issues|pulls?|actions|releases|discussions|wiki|"
+                          r"workflows|stargazers|network|graphs|commits?)\b")
+# a line, or the heading above it, saying the tree builds on the linked code (a badge, a paper link or the tree's
+# own clone command says nothing of the kind)
+_CREDIT = re.compile(r"acknowledg|credit|thank|based on|built (?:up)?on|borrow|adapted from|modified from|derived from|"
+                     r"code (?:is )?from|codebase", re.IGNORECASE)
+_HEADING = re.compile(r"^\s*#+\s|^\s*[=~^-]{3,}\s*$")
+
+
+def _fold(name: str) -> str:
+    """A repository or folder name compared loosely (`AudioLDM2` ~ `audioldm2`, `Matcha-TTS` ~ `matcha_tts`)."""
+    return re.sub(r"[-_.]", "", name).lower()
+
+
+def _credited_repositories(root: Path | None) -> dict[str, str]:
+    """The GitHub repositories the tree's root README credits (folded name -> the name as written): a link on a line
+    that names the credit, or below a heading that does (`## Acknowledgements`)."""
+    if root is None:
+        return {}
+    for name in _READMES:
+        try:
+            with open(root / name, "rb") as handle:
+                text = handle.read(_README_BYTES).decode("utf-8", "replace")
+        except OSError:
+            continue
+        out: dict[str, str] = {}
+        lines = text.splitlines()
+        section = False
+        for i, line in enumerate(lines):
+            # (a setext heading's underline closes the line above it as a heading)
+            if _HEADING.match(line):
+                heading = lines[i - 1] if not line.lstrip().startswith("#") and i else line
+                section = bool(_CREDIT.search(heading))
+                continue
+            if section or _CREDIT.search(line):
+                for repo in _GITHUB_REPO.findall(line):
+                    out.setdefault(_fold(repo), repo)
+        for repo in _GITHUB_PAGE.findall(text):
+            out.pop(_fold(repo), None)
+        return out
+    return {}
+
+
+def _credited_copies(project: Any) -> dict[str, str]:
+    """Root folders holding a copy of a repository the tree's README credits (tq51b, policy (j)): a folder at the root
+    with Python files, named for that repository (FluxMusic's `audioldm2/`, whose README says "The codebase is based on
+    the awesome ... [AudioLDM2](https://github.com/haoheliu/AudioLDM2) repos"; LLaMA-Omni2's `cosyvoice/` under
+    "Acknowledgements"). Such a copy sits where the tree's own packages do and imports itself by its own name, so
+    nothing in its layout tells it from the tree's code; the credit does. Not a folder of tests, examples, scripts or
+    sources (`src/`). Folder -> the repository's name as the README writes it."""
+    python = [rel for rel in getattr(project, "paths", {}) if rel.endswith(".py") and "/" in rel]
+    folders = {rel.split("/", 1)[0] for rel in python} - _BENCH_FOLDERS - _APP_TOOL_FOLDERS - _SOURCE_FOLDERS
+    if not folders:
+        return {}
+    credited = _credited_repositories(_tree_root(project))
+    return {f"{folder}/": credited[_fold(folder)] for folder in sorted(folders) if _fold(folder) in credited}
 
 
 def _copy_of(rel: str, copies: Collection[str]) -> str | None:
@@ -2806,9 +2908,12 @@ def _lower_copies(results: list, project: Any) -> int:
     code outside the copies, and the files of a copy the tree runs itself (its scripts), are never touched. The count
     lowered."""
     copies, roots = _vendored_copies(project)
+    credited = {folder: name for folder, name in _credited_copies(project).items()
+                if not any(folder.startswith(c) or c.startswith(folder) for c in copies)}
+    copies = {**copies, **{folder: folder.rstrip("/") for folder in credited}}
     if not copies or not any(r.findings for r in results if r.path.endswith(".py") and r.path.startswith(tuple(copies))):
         return 0
-    entries = _copy_entries(project, copies)
+    entries = _copy_entries(project, copies, credited)
     facts = _pack_facts(results, project, entries)
     if not facts:
         return 0
@@ -2842,7 +2947,9 @@ def _lower_copies(results: list, project: Any) -> int:
     for rel in spans:
         copy = _copy_of(rel, copies) or ""
         name = copies.get(copy, "")
-        if copy in roots:
+        if copy in credited:
+            note, name = _CREDITED_NOTE, credited[copy]
+        elif copy in roots:
             note = _SOURCE_ROOT_NOTE
         elif f"{copy}__init__.py" in paths and copy.rstrip("/").rsplit("/", 1)[-1] != name:
             note = _RENAMED_NOTE
