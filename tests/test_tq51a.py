@@ -1,0 +1,118 @@
+"""Precision fixes of tq51a (session 51, tuned on heldout63's labels).
+
+- programs of a package that the tree's launches pass over (policy (j)): a research tree (not pip-installable) whose
+  scripts run `python -m pkg.cli.train_ppo_ray` carries `pkg/cli/train_dpo.py` beside it, which no launch runs and no
+  file names; that program and the trainer classes only it names (`DPOTrainer`, re-exported by `pkg/trainer/`) are
+  info (auditor/static/unreached_defs.py `_lower_passed_programs`).
+
+Code written afresh in the shape of an RLHF trainer package, not copied; each test has its control.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.test_tq38 import _in, _tree
+
+TRAINER_INIT = """\
+from .dpo_trainer import DPOTrainer
+from .ppo_trainer import PPOTrainer
+
+__all__ = ["DPOTrainer", "PPOTrainer"]
+"""
+
+DPO_TRAINER = """\
+import torch
+
+
+class DPOTrainer:
+    def __init__(self, model):
+        self.model = model
+
+    def fit(self, batches):
+        for chosen_ids, reject_ids in batches:
+            chosen_ids = chosen_ids.to(torch.cuda.current_device())
+            reject_ids = reject_ids.to(torch.cuda.current_device())
+            self.model(chosen_ids, reject_ids)
+"""
+
+PPO_TRAINER = """\
+import torch
+
+
+class PPOTrainer:
+    def __init__(self, actor):
+        self.actor = actor
+
+    def fit(self, prompts):
+        for ids in prompts:
+            ids = ids.to(torch.cuda.current_device())
+            self.actor(ids)
+"""
+
+TRAIN_DPO = """\
+import argparse
+
+import torch
+
+from rlkit.trainer import DPOTrainer
+
+
+def train(args):
+    model = torch.nn.Linear(4, 4).cuda()
+    DPOTrainer(model).fit([])
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--beta", type=float, default=0.1)
+    train(parser.parse_args())
+"""
+
+TRAIN_PPO = """\
+import argparse
+
+from rlkit.trainer import PPOTrainer
+
+
+def train(args):
+    PPOTrainer(None).fit([])
+
+
+if __name__ == "__main__":
+    train(argparse.ArgumentParser().parse_args())
+"""
+
+LAUNCH = """\
+#!/bin/bash
+ray job submit --address="http://127.0.0.1:8265" \\
+    -- python3 -m rlkit.cli.train_ppo \\
+    --pretrain $MODEL
+"""
+
+
+def _files(readme: str = "", setup: bool = False) -> dict[str, str]:
+    files = {"rlkit/__init__.py": "", "rlkit/cli/__init__.py": "", "rlkit/trainer/__init__.py": TRAINER_INIT,
+             "rlkit/trainer/dpo_trainer.py": DPO_TRAINER, "rlkit/trainer/ppo_trainer.py": PPO_TRAINER,
+             "rlkit/cli/train_dpo.py": TRAIN_DPO, "rlkit/cli/train_ppo.py": TRAIN_PPO,
+             "scripts/train.sh": LAUNCH, "README.md": "# GUI agents\n" + readme}
+    if setup:
+        files["setup.py"] = "from setuptools import setup, find_packages\nsetup(name='rlkit', packages=find_packages())\n"
+    return files
+
+
+def test_a_program_the_launches_pass_over_and_its_trainer_are_info(tmp_path: Path) -> None:
+    found = _tree(tmp_path, _files())
+    assert _in(found, "trainer/dpo_trainer.py")[10]["NPU002"] == "info"
+    assert _in(found, "cli/train_dpo.py")[9]["NPU001"] == "info"
+    assert _in(found, "trainer/ppo_trainer.py")[10]["NPU002"] == "error"     # the launched program's trainer
+
+
+def test_a_program_the_readme_names_keeps_its_findings(tmp_path: Path) -> None:
+    found = _tree(tmp_path, _files(readme="Run `python -m rlkit.cli.train_dpo --beta 0.1` for DPO.\n"))
+    assert _in(found, "trainer/dpo_trainer.py")[10]["NPU002"] == "error"
+    assert _in(found, "cli/train_dpo.py")[9]["NPU001"] == "error"
+
+
+def test_an_installable_librarys_programs_keep_their_findings(tmp_path: Path) -> None:
+    found = _tree(tmp_path, _files(setup=True))       # its users run any of its programs
+    assert _in(found, "trainer/dpo_trainer.py")[10]["NPU002"] == "error"
