@@ -116,3 +116,35 @@ def test_a_program_the_readme_names_keeps_its_findings(tmp_path: Path) -> None:
 def test_an_installable_librarys_programs_keep_their_findings(tmp_path: Path) -> None:
     found = _tree(tmp_path, _files(setup=True))       # its users run any of its programs
     assert _in(found, "trainer/dpo_trainer.py")[10]["NPU002"] == "error"
+
+
+# -- a CUDA check that only picks torch.load's map_location, with a log line in each arm -----------------------------
+
+LOAD_CHECKPOINT = """\
+import logging
+
+import torch
+
+
+def load_checkpoint(model: torch.nn.Module, path: str) -> dict:
+    if torch.cuda.is_available():
+        logging.info('Checkpoint: loading from checkpoint %s for GPU' % path)
+        checkpoint = torch.load(path)
+    else:
+        logging.info('Checkpoint: loading from checkpoint %s for CPU' % path)
+        checkpoint = torch.load(path, map_location='cpu')
+    model.load_state_dict(checkpoint, strict=False)
+    return {}
+"""
+
+
+def test_a_check_that_only_picks_map_location_beside_log_lines_is_a_warning(tmp_path: Path) -> None:
+    found = _tree(tmp_path, {"wenet/utils/checkpoint.py": LOAD_CHECKPOINT})
+    assert _in(found, "checkpoint.py")[7]["NPU002"] == "warning"
+
+
+def test_a_check_whose_arm_does_more_than_log_keeps_its_error(tmp_path: Path) -> None:
+    moved = LOAD_CHECKPOINT.replace("        logging.info('Checkpoint: loading from checkpoint %s for GPU' % path)\n",
+                                    "        model = model.cuda()\n")
+    found = _tree(tmp_path, {"wenet/utils/checkpoint.py": moved})
+    assert _in(found, "checkpoint.py")[7]["NPU002"] == "error"

@@ -466,10 +466,12 @@ def _staging_arms(stmt: ast.If, nodes: list[ast.AST]) -> bool:
     """`if torch.cuda.is_available() and self.use_gpu: sd = torch.load(path)` / `else: sd = torch.load(path,
     map_location="cpu")`, `sd` only copied into a model (`_copied_only`): the two arms load the same checkpoint and
     differ only in where it is staged (MASR's `export`; tq46b), as `_staging_checks`' conditional device does."""
-    if len(stmt.body) != 1 or len(stmt.orelse) != 1 or not any(
+    # (a log line beside each load says which arm ran, WeNet's `logging.info('... for GPU')`: it changes nothing; tq51a)
+    body, orelse = ([s for s in arm if not _log_line(s)] for arm in (stmt.body, stmt.orelse))
+    if len(body) != 1 or len(orelse) != 1 or not any(
             isinstance(c, ast.Call) and ast_dotted(c.func) == "torch.cuda.is_available" for c in walk_list(stmt.test)):
         return False
-    arms = [a for a in (stmt.body[0], stmt.orelse[0]) if isinstance(a, ast.Assign) and len(a.targets) == 1
+    arms = [a for a in (body[0], orelse[0]) if isinstance(a, ast.Assign) and len(a.targets) == 1
             and isinstance(a.value, ast.Call) and (ast_dotted(a.value.func) or "").endswith("load")]
     names = {a.targets[0].id for a in arms if isinstance(a.targets[0], ast.Name)}
     if len(arms) != 2 or len(names) != 1 or not all(isinstance(a.targets[0], ast.Name) for a in arms):
@@ -482,6 +484,12 @@ def _staging_arms(stmt: ast.If, nodes: list[ast.AST]) -> bool:
     calls = [a.value for a in arms if isinstance(a.value, ast.Call)]
     return without_location(calls[0]) == without_location(calls[1]) and \
         any(k.arg == "map_location" for c in calls for k in c.keywords) and all(_copied_only(nodes, c) for c in calls)
+
+
+def _log_line(stmt: ast.stmt) -> bool:
+    """A statement that only prints or logs (`logging.info(...)`, `print(...)`, `logger.warning(...)`)."""
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
+        _PRINTS.search(ast_dotted(stmt.value.func) or "") is not None
 
 
 def _copied_only(nodes: list[ast.AST], load: ast.Call) -> bool:
