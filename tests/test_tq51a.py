@@ -148,3 +148,34 @@ def test_a_check_whose_arm_does_more_than_log_keeps_its_error(tmp_path: Path) ->
                                     "        model = model.cuda()\n")
     found = _tree(tmp_path, {"wenet/utils/checkpoint.py": moved})
     assert _in(found, "checkpoint.py")[7]["NPU002"] == "error"
+
+
+# -- a CUDA attempt whose handler binds the same name to a fallback --------------------------------------------------
+
+RELAX = """\
+import logging
+
+import openmm as mm
+import openmm.app as app
+
+logger = logging.getLogger(__name__)
+
+
+def run_one_md(modeller, system, integrator):
+    try:
+        platform = mm.Platform.getPlatformByName("CUDA")
+        logger.debug("simulation uses CUDA platform")
+    except Exception:
+        {handler}
+    return app.Simulation(modeller.topology, system, integrator, platform=platform)
+"""
+
+
+def test_a_cuda_platform_whose_handler_falls_back_is_a_warning(tmp_path: Path) -> None:
+    found = _tree(tmp_path, {"relax.py": RELAX.format(handler="platform = None")})
+    assert _in(found, "relax.py")[11]["NPU097"] == "warning"
+
+
+def test_a_cuda_platform_whose_handler_reraises_keeps_its_error(tmp_path: Path) -> None:
+    found = _tree(tmp_path, {"relax.py": RELAX.format(handler="raise RuntimeError('no CUDA platform')")})
+    assert _in(found, "relax.py")[11]["NPU097"] == "error"
