@@ -179,3 +179,57 @@ def test_a_cuda_platform_whose_handler_falls_back_is_a_warning(tmp_path: Path) -
 def test_a_cuda_platform_whose_handler_reraises_keeps_its_error(tmp_path: Path) -> None:
     found = _tree(tmp_path, {"relax.py": RELAX.format(handler="raise RuntimeError('no CUDA platform')")})
     assert _in(found, "relax.py")[11]["NPU097"] == "error"
+
+
+# -- a JAX model's config module (ml_collections dicts, no framework import of its own) ------------------------------
+
+AF_CONFIG = """\
+import copy
+
+import ml_collections
+
+
+CONFIG = ml_collections.ConfigDict({
+    'model': {
+        'global_config': {
+            'bfloat16': True,
+            'deterministic': False,
+        },
+    },
+})
+
+
+def model_config(name: str) -> ml_collections.ConfigDict:
+    return copy.deepcopy(CONFIG)
+"""
+
+AF_MODULES = """\
+import haiku as hk
+import jax
+import jax.numpy as jnp
+
+
+class AlphaFold(hk.Module):
+    def __call__(self, batch):
+        return jax.tree_util.tree_map(jnp.asarray, batch)
+"""
+
+TORCH_MODEL = """\
+import torch
+
+
+class Emulator(torch.nn.Module):
+    def forward(self, x):
+        return x
+"""
+
+
+def test_a_setting_in_a_jax_models_config_module_is_dropped(tmp_path: Path) -> None:
+    found = _tree(tmp_path, {"_vendor/alphafold/model/config.py": AF_CONFIG,
+                             "_vendor/alphafold/model/modules.py": AF_MODULES})
+    assert "NPU246" not in _in(found, "model/config.py").get(9, {})
+
+
+def test_a_setting_in_a_config_module_beside_pytorch_code_is_kept(tmp_path: Path) -> None:
+    found = _tree(tmp_path, {"emulator/config.py": AF_CONFIG, "emulator/model.py": TORCH_MODEL})
+    assert _in(found, "emulator/config.py")[9]["NPU246"] == "info"

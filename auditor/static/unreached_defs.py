@@ -2904,7 +2904,6 @@ def _passed_programs(project: Any, words: Callable[[], dict[str, set[str]]]) -> 
     stem as a word: no import, no `-m` string, no README line). File -> (package folder, a launched sibling)."""
     paths = getattr(project, "paths", {})
     modules = {m for script in _shell_facts(project).values() for m in script.get("modules", ())}
-    modules |= {m.replace("/", ".") for m in _container_launches(project) if not m.endswith("/__main__")}
     launched = {m.replace(".", "/") for m in modules if "." in m}
     if not launched or _library(project):
         return {}
@@ -2915,10 +2914,11 @@ def _passed_programs(project: Any, words: Callable[[], dict[str, set[str]]]) -> 
         if folder and f"{folder}/__init__.py" in paths and base not in ("__init__.py", "__main__.py") \
                 and _launched(rel, launched):
             folders.setdefault(folder, rel.removesuffix(".py").replace("/", "."))
-    every = _shell_launches(project) | _container_launches(project)
     candidates = {rel: folder for rel in python for folder in [rel.rpartition("/")[0]]
                   if folder in folders and rel.rpartition("/")[2] not in ("__init__.py", "__main__.py")
-                  and not _launched(rel, every) and (project.facts(rel) or {}).get("main")}
+                  and (project.facts(rel) or {}).get("main")}
+    every = _shell_launches(project) | (_container_launches(project) if candidates else set())
+    candidates = {rel: folder for rel, folder in candidates.items() if not _launched(rel, every)}
     if not candidates:
         return {}
     texts = words()
