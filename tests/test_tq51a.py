@@ -233,3 +233,37 @@ def test_a_setting_in_a_jax_models_config_module_is_dropped(tmp_path: Path) -> N
 def test_a_setting_in_a_config_module_beside_pytorch_code_is_kept(tmp_path: Path) -> None:
     found = _tree(tmp_path, {"emulator/config.py": AF_CONFIG, "emulator/model.py": TORCH_MODEL})
     assert _in(found, "emulator/config.py")[9]["NPU246"] == "info"
+
+
+# -- a CUDA check that moves a computation to CUDA and its results back where the input was ----------------------------
+
+LOOKUP = """\
+import numpy as np
+import torch
+
+
+def generate_lookup(sigma_grid: torch.Tensor, num_omega: int):
+    current_device = sigma_grid.device
+    sigma_grid_tmp = sigma_grid.to(torch.float64)
+
+    # If cuda is available, initialize everything on GPU.
+    if torch.cuda.is_available():
+        sigma_grid_tmp = sigma_grid_tmp.to(device="cuda")
+
+    omega_grid = torch.linspace(0.0, 1, num_omega + 1).to(sigma_grid_tmp) * np.pi
+    pdf = torch.exp(-omega_grid[None, :] ** 2 / sigma_grid_tmp[:, None] ** 2)
+    cdf = torch.cumsum(pdf, dim=-1)
+{back}
+    return omega_grid, cdf
+"""
+
+
+def test_a_cuda_round_trip_back_to_the_inputs_device_is_a_warning(tmp_path: Path) -> None:
+    back = "    cdf = cdf.to(device=current_device)\n    omega_grid = omega_grid.to(device=current_device)"
+    found = _tree(tmp_path, {"so3.py": LOOKUP.format(back=back)})
+    assert _in(found, "so3.py")[10]["NPU002"] == "warning"
+
+
+def test_a_cuda_move_whose_results_stay_on_cuda_keeps_its_error(tmp_path: Path) -> None:
+    found = _tree(tmp_path, {"so3.py": LOOKUP.format(back="")})
+    assert _in(found, "so3.py")[10]["NPU002"] == "error"

@@ -529,6 +529,7 @@ def _speed_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     devices = {id(n.value) for n in module_nodes(tree) if isinstance(n, ast.keyword) and _DEVICE_WORD.search(
         n.arg or "") or isinstance(n, ast.Assign) and any(_DEVICE_WORD.search(ast.unparse(t)) for t in n.targets)}
     spans += [node_span(test) for test in _staging_checks(tree)]
+    spans += [node_span(check.test) for check in _round_trips(tree)]
     for n in module_nodes(tree):
         if isinstance(n, ast.IfExp) and _is_availability_check(n.test) and _positive_number(n.body) \
                 and _positive_number(n.orelse) and id(n) not in devices:
@@ -542,6 +543,44 @@ def _speed_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
             spans += [node_span(v) for k, v in zip(n.keys, n.values)
                       if k is not None and (_str(k) or "").lower() in _SPEED_KEYWORDS and _is_availability_check(v)]
     return spans
+
+
+def _moved_to_cuda(stmt: ast.stmt) -> bool:
+    """`x = x.to(device="cuda")`, `x = x.to("cuda")`, `x = x.cuda()`: a name rebound to its own copy on CUDA."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        return False
+    call = stmt.value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
+            and call.func.value.id == stmt.targets[0].id):
+        return False
+    if call.func.attr == "cuda":
+        return True
+    where = [*call.args, *(k.value for k in call.keywords if k.arg == "device")]
+    return call.func.attr == "to" and len(where) == 1 and _str(where[0]) == "cuda"
+
+
+def _round_trips(tree: ast.Module) -> list[ast.If]:
+    """`if torch.cuda.is_available(): x = x.to(device="cuda")` (no else; only such moves) in a function that saved the
+    device its input came from (`current_device = sigma_grid.device`) and moves its results back there after the check
+    (`cdf.to(device=current_device)`): CUDA only speeds up a computation whose results land where they would anyway
+    (bioemu's IGSO3 lookup table; tq51a, lead decision 39). On Ascend the computation runs on the input's device."""
+    out = []
+    for fn in module_nodes(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        nodes = list(walk_list(fn))
+        saved = {t.id for n in nodes if isinstance(n, ast.Assign) and isinstance(n.value, ast.Attribute)
+                 and n.value.attr == "device" for t in n.targets if isinstance(t, ast.Name)}
+        if not saved:
+            continue
+        back = [n.lineno for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                and n.func.attr == "to" and any(isinstance(a, ast.Name) and a.id in saved
+                                                for a in (*n.args, *(k.value for k in n.keywords)))]
+        out += [n for n in nodes if isinstance(n, ast.If) and not n.orelse and n.body
+                and all(_moved_to_cuda(b) for b in n.body) and isinstance(n.test, ast.Call)
+                and _is_availability_check(n.test)
+                and any(line > (n.end_lineno or n.lineno) for line in back)]
+    return out
 
 
 def _setting_name(target: ast.expr) -> str | None:
