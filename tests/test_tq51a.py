@@ -267,3 +267,38 @@ def test_a_cuda_round_trip_back_to_the_inputs_device_is_a_warning(tmp_path: Path
 def test_a_cuda_move_whose_results_stay_on_cuda_keeps_its_error(tmp_path: Path) -> None:
     found = _tree(tmp_path, {"so3.py": LOOKUP.format(back="")})
     assert _in(found, "so3.py")[10]["NPU002"] == "error"
+
+
+# -- a name-to-dtype conversion tested against a module's table of names -------------------------------------------
+
+DTYPES = """\
+import torch
+
+HALF_LIST = [16, "16", "fp16", "float16", torch.float16]
+FLOAT_LIST = [32, "32", "fp32", "float32", torch.float32]
+BFLOAT_LIST = ["bf16", "bfloat16", torch.bfloat16]
+FLAGS = ["bf16", "fp16"]
+
+
+def to_dtype(precision):
+    if precision in HALF_LIST:
+        return torch.float16
+    elif precision in FLOAT_LIST:
+        return torch.float32
+    elif precision in BFLOAT_LIST:
+        return torch.bfloat16
+    raise RuntimeError(f"unexpected precision: {precision}")
+
+
+def pick(precision):
+    if precision in FLAGS:
+        return torch.float16
+    return torch.float32
+"""
+
+
+def test_a_conversion_tested_against_a_table_of_one_dtypes_names_is_dropped(tmp_path: Path) -> None:
+    found = _tree(tmp_path, {"utils/torch_dtypes.py": DTYPES})
+    lines = _in(found, "torch_dtypes.py")
+    assert "NPU202" not in lines.get(11, {}) and "NPU201" not in lines.get(15, {})
+    assert lines[21]["NPU202"] == "info"       # a table of two dtypes' names: the branch picks no one
