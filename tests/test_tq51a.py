@@ -226,7 +226,8 @@ class Emulator(torch.nn.Module):
 
 def test_a_setting_in_a_jax_models_config_module_is_dropped(tmp_path: Path) -> None:
     found = _tree(tmp_path, {"_vendor/alphafold/model/config.py": AF_CONFIG,
-                             "_vendor/alphafold/model/modules.py": AF_MODULES})
+                             "_vendor/alphafold/model/modules.py": AF_MODULES,
+                             "_vendor/alphafold/model/features.py": "import tensorflow.compat.v1 as tf\n"})
     assert "NPU246" not in _in(found, "model/config.py").get(9, {})
 
 

@@ -89,12 +89,14 @@ def _folder_frameworks(project) -> dict[str, str]:
     for rel in getattr(project, "paths", {}):
         if rel.endswith(".py"):
             roots = {str(load[0]).split(".", 1)[0] for load in (project.facts(rel) or {}).get("load", ()) if load}
-            names = {_FRAMEWORK_WORDS[r] for r in roots if r in _FRAMEWORK_WORDS}
-            if not names and not roots & set(_TORCH_ROOTS):
-                continue        # (a module of no framework, AlphaFold's `config.py` of ml_collections dicts: tq51a)
-            one = names.pop() if len(names) == 1 and not roots & set(_TORCH_ROOTS) else None
-            found.setdefault(rel.rpartition("/")[0], set()).add(one)
-    return {folder: one for folder, names in found.items() if len(names) == 1 for one in names if one is not None}
+            names: set[str | None] = {_FRAMEWORK_WORDS[r] for r in roots if r in _FRAMEWORK_WORDS}
+            if roots & set(_TORCH_ROOTS):
+                names.add(None)
+            found.setdefault(rel.rpartition("/")[0], set()).update(names)
+    # (a module of no framework, AlphaFold's `config.py` of ml_collections dicts, is its folder's; so is a folder of
+    # two other frameworks, AlphaFold's Haiku modules beside its TensorFlow input pipeline: tq51a)
+    return {folder: " / ".join(sorted(n for n in names if n)) for folder, names in found.items()
+            if names and None not in names}
 
 
 def _launches_pytorch(project, rel: str) -> bool:
