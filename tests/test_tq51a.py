@@ -303,3 +303,39 @@ def test_a_conversion_tested_against_a_table_of_one_dtypes_names_is_dropped(tmp_
     lines = _in(found, "torch_dtypes.py")
     assert "NPU202" not in lines.get(11, {}) and "NPU201" not in lines.get(15, {})
     assert lines[21]["NPU202"] == "info"       # a table of two dtypes' names: the branch picks no one
+
+
+# -- an opt-in extra that asks a plain dependency for its CUDA variant -------------------------------------------------
+
+PYPROJECT = """\
+[build-system]
+requires = ["setuptools>=64"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "proteinemu"
+version = "1.0.0"
+dependencies = [
+    "torch>=2.6",
+    "jax>=0.4.35,<0.11",
+    "numpy",
+]
+
+[project.optional-dependencies]
+dev = ["pytest"]
+cuda = [
+    "jax[cuda12]>=0.4.35,<0.11",
+]
+"""
+
+
+def test_a_cuda_variant_asked_only_in_an_opt_in_extra_is_a_warning(tmp_path: Path) -> None:
+    found = _tree(tmp_path, {"pyproject.toml": PYPROJECT})
+    assert _in(found, "pyproject.toml")[17]["NPU023"] == "warning"
+
+
+def test_the_same_variant_in_the_plain_dependencies_keeps_its_error(tmp_path: Path) -> None:
+    plain = PYPROJECT.replace('    "jax>=0.4.35,<0.11",\n', '    "jax[cuda12]>=0.4.35,<0.11",\n')
+    found = _tree(tmp_path, {"pyproject.toml": plain})
+    assert _in(found, "pyproject.toml")[10]["NPU023"] == "error"
+    assert _in(found, "pyproject.toml")[17]["NPU023"] == "error"      # a plain install pulls it too
