@@ -393,7 +393,8 @@ _DEVICE_WORD = re.compile(r"(?i)gpu|cuda|device|rank|accelerator|world|node")
 # keyword options that only change speed: AMP (the run stays in fp32 without it), pinned host memory
 _SPEED_KEYWORDS = frozenset({"use_amp", "amp", "pin_memory"})
 _SPEED_NOTE = ("a CUDA check whose only effect is a speed setting (TF32 / cuDNN autotuning, AMP, pinned memory, a "
-               "batch size or tolerance, where a checkpoint copied into a model is staged): on Ascend the setting is "
+               "batch size or tolerance, where a checkpoint copied into a model is staged, where a computation runs "
+               "whose results return to its input's device): on Ascend the setting is "
                "skipped or takes its other value and the code runs, only differently (lead decision 39)")
 
 
