@@ -339,3 +339,10 @@ def test_the_same_variant_in_the_plain_dependencies_keeps_its_error(tmp_path: Pa
     found = _tree(tmp_path, {"pyproject.toml": plain})
     assert _in(found, "pyproject.toml")[10]["NPU023"] == "error"
     assert _in(found, "pyproject.toml")[17]["NPU023"] == "error"      # a plain install pulls it too
+
+
+def test_a_device_choice_in_other_framework_code_stays_at_info(tmp_path: Path) -> None:
+    demo = ("import argparse\n\nimport tensorflow as tf\n\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--device', help='device to run the pipeline', default='gpu')\n")
+    found = _tree(tmp_path, {"scripts/demo_tf.py": demo})
+    assert _in(found, "demo_tf.py")[6]["NPU050"] == "info"

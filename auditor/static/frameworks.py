@@ -116,10 +116,11 @@ def _launches_pytorch(project, rel: str) -> bool:
 
 @functools.cache
 def _setting_codes() -> frozenset[str]:
-    """The codes of the settings family (rules/settings.yaml): switches a PyTorch tool reads by name."""
+    """The codes of the settings family's precision switches (rules/settings.yaml: `bf16`, `fp16`, ... a PyTorch tool
+    reads by name); its device choices (`device='gpu'`, NPU050) stay, as info, the program's device choice."""
     from auditor.rules import load_rules
 
-    return frozenset(r.code for r in load_rules() if r.family == "settings")
+    return frozenset(r.code for r in load_rules() if r.family == "settings" and r.category == "precision")
 
 
 def apply_other_frameworks(results: list, files: Sequence[tuple[Path, str]], project=None) -> int:
