@@ -54,7 +54,7 @@ import argparse
 
 import torch
 
-from rlkit.trainer import DPOTrainer
+from agentrl.trainer import DPOTrainer
 
 
 def train(args):
@@ -71,7 +71,7 @@ if __name__ == "__main__":
 TRAIN_PPO = """\
 import argparse
 
-from rlkit.trainer import PPOTrainer
+from agentrl.trainer import PPOTrainer
 
 
 def train(args):
@@ -85,18 +85,18 @@ if __name__ == "__main__":
 LAUNCH = """\
 #!/bin/bash
 ray job submit --address="http://127.0.0.1:8265" \\
-    -- python3 -m rlkit.cli.train_ppo \\
+    -- python3 -m agentrl.cli.train_ppo \\
     --pretrain $MODEL
 """
 
 
 def _files(readme: str = "", setup: bool = False) -> dict[str, str]:
-    files = {"rlkit/__init__.py": "", "rlkit/cli/__init__.py": "", "rlkit/trainer/__init__.py": TRAINER_INIT,
-             "rlkit/trainer/dpo_trainer.py": DPO_TRAINER, "rlkit/trainer/ppo_trainer.py": PPO_TRAINER,
-             "rlkit/cli/train_dpo.py": TRAIN_DPO, "rlkit/cli/train_ppo.py": TRAIN_PPO,
+    files = {"agentrl/__init__.py": "", "agentrl/cli/__init__.py": "", "agentrl/trainer/__init__.py": TRAINER_INIT,
+             "agentrl/trainer/dpo_trainer.py": DPO_TRAINER, "agentrl/trainer/ppo_trainer.py": PPO_TRAINER,
+             "agentrl/cli/train_dpo.py": TRAIN_DPO, "agentrl/cli/train_ppo.py": TRAIN_PPO,
              "scripts/train.sh": LAUNCH, "README.md": "# GUI agents\n" + readme}
     if setup:
-        files["setup.py"] = "from setuptools import setup, find_packages\nsetup(name='rlkit', packages=find_packages())\n"
+        files["setup.py"] = "from setuptools import setup, find_packages\nsetup(name='agentrl', packages=find_packages())\n"
     return files
 
 
@@ -108,7 +108,7 @@ def test_a_program_the_launches_pass_over_and_its_trainer_are_info(tmp_path: Pat
 
 
 def test_a_program_the_readme_names_keeps_its_findings(tmp_path: Path) -> None:
-    found = _tree(tmp_path, _files(readme="Run `python -m rlkit.cli.train_dpo --beta 0.1` for DPO.\n"))
+    found = _tree(tmp_path, _files(readme="Run `python -m agentrl.cli.train_dpo --beta 0.1` for DPO.\n"))
     assert _in(found, "trainer/dpo_trainer.py")[10]["NPU002"] == "error"
     assert _in(found, "cli/train_dpo.py")[9]["NPU001"] == "error"
 
