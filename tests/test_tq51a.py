@@ -90,11 +90,13 @@ ray job submit --address="http://127.0.0.1:8265" \\
 """
 
 
-def _files(readme: str = "", setup: bool = False) -> dict[str, str]:
+def _files(readme: str = "", setup: bool = False, programs: int = 3) -> dict[str, str]:
     files = {"agentrl/__init__.py": "", "agentrl/cli/__init__.py": "", "agentrl/trainer/__init__.py": TRAINER_INIT,
              "agentrl/trainer/dpo_trainer.py": DPO_TRAINER, "agentrl/trainer/ppo_trainer.py": PPO_TRAINER,
              "agentrl/cli/train_dpo.py": TRAIN_DPO, "agentrl/cli/train_ppo.py": TRAIN_PPO,
              "scripts/train.sh": LAUNCH, "README.md": "# GUI agents\n" + readme}
+    if programs >= 3:
+        files["agentrl/cli/interactive_chat.py"] = TRAIN_PPO.replace("PPOTrainer(None).fit([])", "print(args)")
     if setup:
         files["setup.py"] = "from setuptools import setup, find_packages\nsetup(name='agentrl', packages=find_packages())\n"
     return files
@@ -111,6 +113,11 @@ def test_a_program_the_readme_names_keeps_its_findings(tmp_path: Path) -> None:
     found = _tree(tmp_path, _files(readme="Run `python -m agentrl.cli.train_dpo --beta 0.1` for DPO.\n"))
     assert _in(found, "trainer/dpo_trainer.py")[10]["NPU002"] == "error"
     assert _in(found, "cli/train_dpo.py")[9]["NPU001"] == "error"
+
+
+def test_a_package_of_two_programs_is_one_programs_and_keeps_its_findings(tmp_path: Path) -> None:
+    found = _tree(tmp_path, _files(programs=2))       # the launched one beside a launcher the user runs by hand
+    assert _in(found, "trainer/dpo_trainer.py")[10]["NPU002"] == "error"
 
 
 def test_an_installable_librarys_programs_keep_their_findings(tmp_path: Path) -> None:

@@ -2864,6 +2864,7 @@ _TEXT_SUFFIXES = (".py", ".sh", ".bash", ".md", ".rst", ".txt", ".yaml", ".yml",
                   ".ipynb")
 _TEXT_NAMES = re.compile(r"(?:^|/)(?:[\w.-]*Dockerfile[\w.-]*|Makefile|Procfile)$")
 _IDENT = re.compile(rb"[A-Za-z_]\w*")
+_PROGRAM_FOLDER = 3             # programs (modules with a `__main__` block) in a folder the launches choose from
 _DOC_SUFFIXES = (".md", ".rst", ".markdown")
 
 
@@ -2917,6 +2918,11 @@ def _passed_programs(project: Any, words: Callable[[], dict[str, set[str]]]) -> 
     candidates = {rel: folder for rel in python for folder in [rel.rpartition("/")[0]]
                   if folder in folders and rel.rpartition("/")[2] not in ("__init__.py", "__main__.py")
                   and (project.facts(rel) or {}).get("main")}
+    # a folder of programs the launches choose among holds three at least (OpenRLHF's `cli/`, verl's `trainer/`); a
+    # package with one launched module beside its own launcher (`evaluate.py` run by a script, `launch.py` run by
+    # hand) is one program's (tq50c's review50 item 2 test)
+    programs = {folder: sum(1 for c in candidates.values() if c == folder) for folder in folders}
+    candidates = {rel: folder for rel, folder in candidates.items() if programs[folder] >= _PROGRAM_FOLDER}
     every = _shell_launches(project) | (_container_launches(project) if candidates else set())
     candidates = {rel: folder for rel, folder in candidates.items() if not _launched(rel, every)}
     if not candidates:
