@@ -638,7 +638,9 @@ def _opt_in_lines(doc: dict, lines: list[str]) -> dict[int, str]:
     extras = project.get("optional-dependencies")
     if not isinstance(extras, dict):
         return {}
-    plain = {normalize_dist(re.split(r"[<>=!~;\[ @]", r, 1)[0]) for r in _str_list(project.get("dependencies"))}
+    # (a plain requirement repeats an extra's only with the same extras: `jax` does not pull `jax[cuda12]`'s CUDA
+    # plugin, bioemu's `cuda` extra; tq51a)
+    plain = {_with_extras(r) for r in _str_list(project.get("dependencies"))}
     start = _table_line(lines, "project.optional-dependencies")
     if not start:
         return {}
@@ -655,10 +657,17 @@ def _opt_in_lines(doc: dict, lines: list[str]) -> dict[int, str]:
         if not extra:
             continue
         for req in _str_list(extras.get(extra)):
-            if (f'"{req}"' in text or f"'{req}'" in text) and \
-                    normalize_dist(re.split(r"[<>=!~;\[ @]", req, 1)[0]) not in plain:
+            if (f'"{req}"' in text or f"'{req}'" in text) and _with_extras(req) not in plain:
                 out[i + 1] = extra
     return out
+
+
+def _with_extras(requirement: str) -> tuple[str, frozenset[str]]:
+    """A requirement's normalized distribution and the extras it asks for (`jax[cuda12]>=0.4` -> jax, {cuda12})."""
+    m = re.match(r"\s*([A-Za-z0-9_.-]+)\s*(?:\[([^\]]*)\])?", requirement)
+    if m is None:
+        return requirement_dist(requirement), frozenset()
+    return normalize_dist(m.group(1)), frozenset(normalize_dist(e) for e in (m.group(2) or "").split(",") if e.strip())
 
 
 def _cuda_member_extras(doc: dict) -> dict[str, str]:

@@ -13,6 +13,7 @@ which Paddle's trainer also reads as its own AMP level) are not that extension's
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -88,10 +89,14 @@ def _folder_frameworks(project) -> dict[str, str]:
     for rel in getattr(project, "paths", {}):
         if rel.endswith(".py"):
             roots = {str(load[0]).split(".", 1)[0] for load in (project.facts(rel) or {}).get("load", ()) if load}
-            names = {_FRAMEWORK_WORDS[r] for r in roots if r in _FRAMEWORK_WORDS}
-            one = names.pop() if len(names) == 1 and not roots & set(_TORCH_ROOTS) else None
-            found.setdefault(rel.rpartition("/")[0], set()).add(one)
-    return {folder: one for folder, names in found.items() if len(names) == 1 for one in names if one is not None}
+            names: set[str | None] = {_FRAMEWORK_WORDS[r] for r in roots if r in _FRAMEWORK_WORDS}
+            if roots & set(_TORCH_ROOTS):
+                names.add(None)
+            found.setdefault(rel.rpartition("/")[0], set()).update(names)
+    # (a module of no framework, AlphaFold's `config.py` of ml_collections dicts, is its folder's; so is a folder of
+    # two other frameworks, AlphaFold's Haiku modules beside its TensorFlow input pipeline: tq51a)
+    return {folder: " / ".join(sorted(n for n in names if n)) for folder, names in found.items()
+            if names and None not in names}
 
 
 def _launches_pytorch(project, rel: str) -> bool:
@@ -109,6 +114,15 @@ def _launches_pytorch(project, rel: str) -> bool:
     return False
 
 
+@functools.cache
+def _setting_codes() -> frozenset[str]:
+    """The codes of the settings family's precision switches (rules/settings.yaml: `bf16`, `fp16`, ... a PyTorch tool
+    reads by name); its device choices (`device='gpu'`, NPU050) stay, as info, the program's device choice."""
+    from auditor.rules import load_rules
+
+    return frozenset(r.code for r in load_rules() if r.family == "settings" and r.category == "precision")
+
+
 def apply_other_frameworks(results: list, files: Sequence[tuple[Path, str]], project=None) -> int:
     """Lower the findings in other frameworks' files to info (dropping PyTorch-extension settings); returns how
     many findings changed. Each file's framework_fact comes from its summary (ProjectImports.tree, `framework`); a
@@ -123,7 +137,7 @@ def apply_other_frameworks(results: list, files: Sequence[tuple[Path, str]], pro
         facts = held_tree(project, result.path) if path is not None else None
         fact = facts.get("framework") if facts is not None else None
         framework = file_framework(path, result.path, fact if isinstance(fact, str) else None, project)
-        if framework is None and fact == "" and not result.path.endswith((".py", ".ipynb")):
+        if framework is None and fact == "" and not result.path.endswith(".ipynb"):
             if folders is None:
                 folders = _folder_frameworks(project)
             framework = folders.get(result.path.rpartition("/")[0])
@@ -133,9 +147,9 @@ def apply_other_frameworks(results: list, files: Sequence[tuple[Path, str]], pro
             continue
         kept = []
         for f in result.findings:
-            if f.category == "apex":
-                changed += 1          # `fp16_opt_level = "O2"` in a Paddle config is Paddle's AMP level
-                continue
+            if f.category == "apex" or f.code in _setting_codes():
+                changed += 1          # `fp16_opt_level = "O2"` in a Paddle config is Paddle's AMP level; AlphaFold's
+                continue              # `'bfloat16': True` a Haiku model's switch (policy (d): no PyTorch setting)
             if f.severity == "info" and f.data.get("context"):
                 kept.append(f)
                 continue

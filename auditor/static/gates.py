@@ -1422,9 +1422,16 @@ def _retried_attempts(tree: ast.Module, findings: list) -> list[tuple[Region, st
             continue
         retried = {_statement_call(s) for h in node.handlers if not any(isinstance(n, ast.Raise) for n in walk_list(h))
                    for s in h.body if not cuda_lines & set(range(s.lineno, (s.end_lineno or s.lineno) + 1))} - {""}
+        # (a handler that binds the attempt's name to a fallback, bioemu's `platform =
+        # mm.Platform.getPlatformByName("CUDA")` / `except Exception: platform = None`, runs on without CUDA too; tq51a)
+        rebound = {t.id for h in node.handlers if not any(isinstance(n, ast.Raise) for n in walk_list(h))
+                   for s in h.body if isinstance(s, ast.Assign) for t in s.targets if isinstance(t, ast.Name)}
         for stmt in node.body:
             call = _statement_call(stmt)
             if call in retried and call.rsplit(".", 1)[-1] not in MESSAGE_CALLS:
+                out.append((node_span(stmt, open_end=True), call))
+            elif call and isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+                    isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id in rebound:
                 out.append((node_span(stmt, open_end=True), call))
     return out
 

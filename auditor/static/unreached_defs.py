@@ -2881,7 +2881,7 @@ def apply_unreached_defs(results: list, project: Any) -> int:
     host_note, entries = _host(results, project)
     if not host_note:
         return _lower_copies(results, project) + _lower_stale_duplicates(results, project) + \
-            lower_unnamed_guarded_uses(results, project)
+            lower_unnamed_guarded_uses(results, project) + _lower_passed_programs(results, project)
     app = host_note == _APP_NOTE
     facts = _pack_facts(results, project, entries, app) if host_note else {}
     if not facts:
@@ -2957,6 +2957,173 @@ def _lower_copies(results: list, project: Any) -> int:
             note = _VENDORED_NOTE
         notes[rel] = note.format(copy.rstrip("/"), name)
     return _lower_spans(results, {rel: {} for rel in spans}, spans, notes, set())
+
+
+# tq51a: programs of a package whose siblings the tree's launches run (ZeroGUI's OpenRLHF copy: its scripts run
+# `python3 -m openrlhf.cli.train_ppo_ray`, never `openrlhf.cli.train_dpo`; verl's `fsdp_sft_trainer` beside the
+# launched `verl.trainer.main_ppo`)
+_PASSED_NOTE = ("nothing this tree runs reaches it: `{}` is a program of `{}` that none of the tree's launches runs "
+                "(they run `{}`) and no file names; port it if you run it")
+_PASSED_DEF_NOTE = ("nothing this tree runs reaches it: only {} name `{}`, programs of `{}` that none of the tree's "
+                    "launches runs; port it if you run them")
+_TEXT_SUFFIXES = (".py", ".sh", ".bash", ".md", ".rst", ".txt", ".yaml", ".yml", ".json", ".toml", ".cfg", ".ini",
+                  ".ipynb")
+_TEXT_NAMES = re.compile(r"(?:^|/)(?:[\w.-]*Dockerfile[\w.-]*|Makefile|Procfile)$")
+_IDENT = re.compile(rb"[A-Za-z_]\w*")
+_PROGRAM_FOLDER = 3             # programs (modules with a `__main__` block) in a folder the launches choose from
+_DOC_SUFFIXES = (".md", ".rst", ".markdown")
+
+
+def _tree_words(project: Any) -> dict[str, set[str]]:
+    """Each text file of the tree (code, scripts, docs, configs; the first _CONFIG_BYTES) -> the identifiers it spells."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    out: dict[str, set[str]] = {}
+    for rel, path in getattr(project, "paths", {}).items():
+        if rel.lower().endswith(_TEXT_SUFFIXES) or _TEXT_NAMES.search(rel):
+            try:
+                data = read_counted(project, path, _CONFIG_BYTES, prefix=True)
+            except (OSError, SourceError):
+                continue
+            out[rel] = {w.decode() for w in _IDENT.findall(data)}
+    # the docs beside the audited files (a README's `python -m pkg.cli.x` line): the audit discovers no Markdown
+    folders = {folder for rel, path in getattr(project, "paths", {}).items() if isinstance(path, Path)
+               for folder in (path.parent, path.parents[rel.count("/")])}      # (and the root)
+    for folder in folders:
+        try:
+            docs = [p for p in folder.iterdir() if p.suffix.lower() in _DOC_SUFFIXES and p.is_file()]
+        except OSError:
+            continue
+        for doc in docs:
+            try:
+                data = read_counted(project, doc, _CONFIG_BYTES, prefix=True)
+            except (OSError, SourceError):
+                continue
+            out[str(doc)] = {w.decode() for w in _IDENT.findall(data)}
+    return out
+
+
+def _passed_programs(project: Any, words: Callable[[], dict[str, set[str]]]) -> dict[str, tuple[str, str]]:
+    """The programs of a package that the tree's launches pass over (tq51a, policy (j)): in a tree no one installs
+    (`_library`), a shell or container launch runs `python -m pkg.cli.x` (a module of a package folder), and a sibling
+    module of that folder with its own `__main__` block is run by no launch and named by no other file of the tree (its
+    stem as a word: no import, no `-m` string, no README line). File -> (package folder, a launched sibling)."""
+    paths = getattr(project, "paths", {})
+    modules = {m for script in _shell_facts(project).values() for m in script.get("modules", ())}
+    launched = {m.replace(".", "/") for m in modules if "." in m}
+    if not launched or _library(project):
+        return {}
+    python = [rel for rel in paths if rel.endswith(".py")]
+    folders: dict[str, str] = {}        # package folder -> a launched module in it
+    for rel in python:
+        folder, _, base = rel.rpartition("/")
+        if folder and f"{folder}/__init__.py" in paths and base not in ("__init__.py", "__main__.py") \
+                and _launched(rel, launched):
+            folders.setdefault(folder, rel.removesuffix(".py").replace("/", "."))
+    candidates = {rel: folder for rel in python for folder in [rel.rpartition("/")[0]]
+                  if folder in folders and rel.rpartition("/")[2] not in ("__init__.py", "__main__.py")
+                  and (project.facts(rel) or {}).get("main")}
+    # a folder of programs the launches choose among holds three at least (OpenRLHF's `cli/`, verl's `trainer/`); a
+    # package with one launched module beside its own launcher (`evaluate.py` run by a script, `launch.py` run by
+    # hand) is one program's (tq50c's review50 item 2 test)
+    programs = {folder: sum(1 for c in candidates.values() if c == folder) for folder in folders}
+    candidates = {rel: folder for rel, folder in candidates.items() if programs[folder] >= _PROGRAM_FOLDER}
+    every = _shell_launches(project) | (_container_launches(project) if candidates else set())
+    candidates = {rel: folder for rel, folder in candidates.items() if not _launched(rel, every)}
+    if not candidates:
+        return {}
+    texts = words()
+    out = {}
+    for rel, folder in candidates.items():
+        stem = rel.rsplit("/", 1)[-1].removesuffix(".py")
+        if not any(stem in found for other, found in texts.items() if other != rel):
+            out[rel] = (folder.replace("/", "."), folders[folder])
+    return out
+
+
+def _reexport_only(tree: ast.Module, name: str) -> bool:
+    """Whether a package `__init__.py` names `name` only in its imports and `__all__` (a re-export: it runs nothing)."""
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)) or _all_list(node):
+            continue
+        if any(isinstance(n, ast.Name) and n.id == name or isinstance(n, ast.Attribute) and n.attr == name
+               or isinstance(n, ast.Constant) and n.value == name for n in walk_list(node)):
+            return False
+    return True
+
+
+def _lower_passed_programs(results: list, project: Any) -> int:
+    """Outside hosted trees: the findings of the programs `_passed_programs` finds, and of the top-level definitions
+    of other files that only those programs name (their trainers: `DPOTrainer`, named by `train_dpo.py` and re-exported
+    by its package's `__init__.py`), lowered to info. The count lowered."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    if not any(r.findings for r in results if r.path.endswith(".py")):
+        return 0
+    cache: dict[str, dict[str, set[str]]] = {}
+
+    def words() -> dict[str, set[str]]:
+        if "w" not in cache:
+            cache["w"] = _tree_words(project)
+        return cache["w"]
+
+    passed = _passed_programs(project, words)
+    if not passed:
+        return 0
+    spans: dict[str, list[tuple[int, int, str]]] = {
+        rel: [(1, _END, _PASSED_NOTE.format(rel.rsplit("/", 1)[-1], package, sibling))]
+        for rel, (package, sibling) in passed.items()}
+    paths = getattr(project, "paths", {})
+    inits: dict[str, ast.Module | None] = {}
+    for r in results:
+        lines = {f.line for f in r.findings if f.severity != "info"}
+        if not r.path.endswith(".py") or r.path in passed or not lines:
+            continue
+        try:
+            text = read_counted(project, paths.get(r.path)).decode("utf-8", errors="replace")
+            tree = ast.parse(text)
+        except (OSError, SourceError, SyntaxError, ValueError):
+            continue
+        source = text.splitlines()
+        for node in tree.body:
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            first, last = line_span(node)
+            if not any(first <= line <= last for line in lines):
+                continue
+            outside = "\n".join(source[:first - 1] + source[last:])
+            if re.search(rf"\b{re.escape(node.name)}\b", outside):
+                continue        # its own module uses it
+            namers = set()
+            for other, found in words().items():
+                if other == r.path or node.name not in found:
+                    continue
+                if other.endswith("/__init__.py"):
+                    if other not in inits:
+                        try:
+                            inits[other] = ast.parse(read_counted(project, paths.get(other)))
+                        except (OSError, SourceError, SyntaxError, ValueError):
+                            inits[other] = None
+                    init = inits[other]
+                    if init is not None and _reexport_only(init, node.name):
+                        continue
+                namers.add(other)
+            if namers and namers <= passed.keys():
+                spans.setdefault(r.path, []).append((first, last, _PASSED_DEF_NOTE.format(
+                    " and ".join(f"`{n.rsplit('/', 1)[-1]}`" for n in sorted(namers)), node.name,
+                    passed[min(namers)][0])))
+    lowered = 0
+    for r in results:
+        for i, finding in enumerate(r.findings):
+            if finding.severity == "info" and (finding.data or {}).get("context"):
+                continue        # another pass's reason stays
+            note = next((n for first, last, n in spans.get(r.path, ()) if first <= finding.line <= last), None)
+            if note:
+                r.findings[i] = as_info(finding, _CONTEXT, note)
+                lowered += 1
+    return lowered
 
 
 def _lower_spans(results: list, facts: dict[str, dict[str, Any]], spans: dict[str, list[tuple[int, int]]],

@@ -393,7 +393,8 @@ _DEVICE_WORD = re.compile(r"(?i)gpu|cuda|device|rank|accelerator|world|node")
 # keyword options that only change speed: AMP (the run stays in fp32 without it), pinned host memory
 _SPEED_KEYWORDS = frozenset({"use_amp", "amp", "pin_memory"})
 _SPEED_NOTE = ("a CUDA check whose only effect is a speed setting (TF32 / cuDNN autotuning, AMP, pinned memory, a "
-               "batch size or tolerance, where a checkpoint copied into a model is staged): on Ascend the setting is "
+               "batch size or tolerance, where a checkpoint copied into a model is staged, where a computation runs "
+               "whose results return to its input's device): on Ascend the setting is "
                "skipped or takes its other value and the code runs, only differently (lead decision 39)")
 
 
@@ -466,10 +467,12 @@ def _staging_arms(stmt: ast.If, nodes: list[ast.AST]) -> bool:
     """`if torch.cuda.is_available() and self.use_gpu: sd = torch.load(path)` / `else: sd = torch.load(path,
     map_location="cpu")`, `sd` only copied into a model (`_copied_only`): the two arms load the same checkpoint and
     differ only in where it is staged (MASR's `export`; tq46b), as `_staging_checks`' conditional device does."""
-    if len(stmt.body) != 1 or len(stmt.orelse) != 1 or not any(
+    # (a log line beside each load says which arm ran, WeNet's `logging.info('... for GPU')`: it changes nothing; tq51a)
+    body, orelse = ([s for s in arm if not _log_line(s)] for arm in (stmt.body, stmt.orelse))
+    if len(body) != 1 or len(orelse) != 1 or not any(
             isinstance(c, ast.Call) and ast_dotted(c.func) == "torch.cuda.is_available" for c in walk_list(stmt.test)):
         return False
-    arms = [a for a in (stmt.body[0], stmt.orelse[0]) if isinstance(a, ast.Assign) and len(a.targets) == 1
+    arms = [a for a in (body[0], orelse[0]) if isinstance(a, ast.Assign) and len(a.targets) == 1
             and isinstance(a.value, ast.Call) and (ast_dotted(a.value.func) or "").endswith("load")]
     names = {a.targets[0].id for a in arms if isinstance(a.targets[0], ast.Name)}
     if len(arms) != 2 or len(names) != 1 or not all(isinstance(a.targets[0], ast.Name) for a in arms):
@@ -482,6 +485,12 @@ def _staging_arms(stmt: ast.If, nodes: list[ast.AST]) -> bool:
     calls = [a.value for a in arms if isinstance(a.value, ast.Call)]
     return without_location(calls[0]) == without_location(calls[1]) and \
         any(k.arg == "map_location" for c in calls for k in c.keywords) and all(_copied_only(nodes, c) for c in calls)
+
+
+def _log_line(stmt: ast.stmt) -> bool:
+    """A statement that only prints or logs (`logging.info(...)`, `print(...)`, `logger.warning(...)`)."""
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
+        _PRINTS.search(ast_dotted(stmt.value.func) or "") is not None
 
 
 def _copied_only(nodes: list[ast.AST], load: ast.Call) -> bool:
@@ -521,6 +530,7 @@ def _speed_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     devices = {id(n.value) for n in module_nodes(tree) if isinstance(n, ast.keyword) and _DEVICE_WORD.search(
         n.arg or "") or isinstance(n, ast.Assign) and any(_DEVICE_WORD.search(ast.unparse(t)) for t in n.targets)}
     spans += [node_span(test) for test in _staging_checks(tree)]
+    spans += [node_span(check.test) for check in _round_trips(tree)]
     for n in module_nodes(tree):
         if isinstance(n, ast.IfExp) and _is_availability_check(n.test) and _positive_number(n.body) \
                 and _positive_number(n.orelse) and id(n) not in devices:
@@ -534,6 +544,44 @@ def _speed_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
             spans += [node_span(v) for k, v in zip(n.keys, n.values)
                       if k is not None and (_str(k) or "").lower() in _SPEED_KEYWORDS and _is_availability_check(v)]
     return spans
+
+
+def _moved_to_cuda(stmt: ast.stmt) -> bool:
+    """`x = x.to(device="cuda")`, `x = x.to("cuda")`, `x = x.cuda()`: a name rebound to its own copy on CUDA."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        return False
+    call = stmt.value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
+            and call.func.value.id == stmt.targets[0].id):
+        return False
+    if call.func.attr == "cuda":
+        return True
+    where = [*call.args, *(k.value for k in call.keywords if k.arg == "device")]
+    return call.func.attr == "to" and len(where) == 1 and _str(where[0]) == "cuda"
+
+
+def _round_trips(tree: ast.Module) -> list[ast.If]:
+    """`if torch.cuda.is_available(): x = x.to(device="cuda")` (no else; only such moves) in a function that saved the
+    device its input came from (`current_device = sigma_grid.device`) and moves its results back there after the check
+    (`cdf.to(device=current_device)`): CUDA only speeds up a computation whose results land where they would anyway
+    (bioemu's IGSO3 lookup table; tq51a, lead decision 39). On Ascend the computation runs on the input's device."""
+    out = []
+    for fn in module_nodes(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        nodes = list(walk_list(fn))
+        saved = {t.id for n in nodes if isinstance(n, ast.Assign) and isinstance(n.value, ast.Attribute)
+                 and n.value.attr == "device" for t in n.targets if isinstance(t, ast.Name)}
+        if not saved:
+            continue
+        back = [n.lineno for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                and n.func.attr == "to" and any(isinstance(a, ast.Name) and a.id in saved
+                                                for a in (*n.args, *(k.value for k in n.keywords)))]
+        out += [n for n in nodes if isinstance(n, ast.If) and not n.orelse and n.body
+                and all(_moved_to_cuda(b) for b in n.body) and isinstance(n.test, ast.Call)
+                and _is_availability_check(n.test)
+                and any(line > (n.end_lineno or n.lineno) for line in back)]
+    return out
 
 
 def _setting_name(target: ast.expr) -> str | None:

@@ -563,13 +563,37 @@ def _falsy(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value in (None, False)
 
 
-def _tested_word(test: ast.AST) -> str | None:
+def _name_tables(tree: ast.AST) -> dict[str, list[ast.expr]]:
+    """The module's `NAME = [...]` lists, tuples and sets of literals and dotted names (verl's `HALF_LIST = [16, "16",
+    "fp16", "float16", torch.float16]`), by name: what `precision in HALF_LIST` tests against (tq51a)."""
+    out: dict[str, list[ast.expr]] = {}
+    for node in getattr(tree, "body", ()):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
+                isinstance(node.value, (ast.List, ast.Tuple, ast.Set)):
+            out[node.targets[0].id] = list(node.value.elts)
+    return out
+
+
+def _table_word(elts: list[ast.expr]) -> str | None:
+    """The one dtype word a table of names spells (`"fp16"`, `"float16"`, `torch.float16`), its bit widths (`16`,
+    `"16"`) aside; None when it spells none or several, or holds anything else."""
+    words: set[str | None] = set()
+    for e in elts:
+        if isinstance(e, ast.Constant) and (isinstance(e.value, int) and not isinstance(e.value, bool)
+                                            or isinstance(e.value, str) and e.value.isdigit()):
+            continue
+        dotted = ast_dotted(e) or ""
+        words.add(_word(dotted) if dotted.startswith("torch.") else _name_word(e))
+    return words.pop() if len(words) == 1 and None not in words else None
+
+
+def _tested_word(test: ast.AST, tables: dict[str, list[ast.expr]] | None = None) -> str | None:
     """The one dtype word a test compares a name with: `s == "fp16"`, `s in ("fp16", "half")`, `"Half" in x.type()`,
     `s.startswith("fp16")` (ChatRWKV's strategy parser), `s == PRECISION_BF16`, such a test joined by `and` with
     others, or several joined by `or` (falsy constants among them: TGI's `dtype == "bfloat16" or None`); else None.
     The one recogniser of lead decision 11's conversion branches (the comment above)."""
     if isinstance(test, ast.BoolOp):
-        parts = [_tested_word(v) for v in test.values if not (isinstance(test.op, ast.Or) and _falsy(v))]
+        parts = [_tested_word(v, tables) for v in test.values if not (isinstance(test.op, ast.Or) and _falsy(v))]
         found = {w for w in parts if w}
         if len(found) != 1 or isinstance(test.op, ast.Or) and None in parts:
             return None         # `fp16 == "fp16" or args.force_half`: a flag may run the branch
@@ -590,6 +614,9 @@ def _tested_word(test: ast.AST) -> str | None:
         words = {_name_word(side) for side in literal or [side for side in (left, right) if _constant_word(side)]}
     elif isinstance(op, ast.In) and literals and not isinstance(left, ast.Constant):
         words = {_name_word(e) for e in literals}
+    elif isinstance(op, ast.In) and isinstance(right, ast.Name) and right.id in (tables or {}) and \
+            not isinstance(left, ast.Constant):
+        words = {_table_word((tables or {})[right.id])}       # `precision in HALF_LIST`
     elif isinstance(op, ast.In) and isinstance(left, ast.Constant) and isinstance(left.value, str) and \
             not isinstance(right, (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict)):
         words = {_string_word(left)}    # a substring test of a name: `"Half" in x.type()`
@@ -657,14 +684,15 @@ def _conversion_spans(tree: ast.AST) -> list[tuple[int, int, int, int, str]]:
     """(first line, col, last line, end col, dtype word) of the statements of conversion branches and of the entries
     of conversion tables (the comment above)."""
     out: list[tuple[int, int, int, int, str]] = _flag_conversions(tree)
+    tables = _name_tables(tree)
     for node in module_nodes(tree):
         if isinstance(node, ast.IfExp):
             # `torch.float16 if 'fp16' in precision else ...`: the arm the test's name picks (tq44b)
-            word = _tested_word(node.test)
+            word = _tested_word(node.test, tables)
             if word is not None and _dtype_value_word(node.body) == word:
                 out.append(_span(node.body, word))
         if isinstance(node, ast.If):
-            word = _tested_word(node.test)
+            word = _tested_word(node.test, tables)
             if word is None:
                 continue
             stmts = list(node.body)
