@@ -171,6 +171,9 @@ def test_launched_paths_read_the_script_on_a_continuation_line():
     assert launched_paths(script) == [[["graphgpt", "train"], "train_mem.py"], [["train"], "sft.py"]]
     # a comment line is not continued: the next line is a command of its own, with no launcher
     assert launched_paths("# torchrun \\\nscripts/prep.py --x\n") == []
+    # a comment inside a continued command ends it (review51 item 14): train_v1.py is commented out, and train.py
+    # on the next line is a command of its own with no launcher word
+    assert launched_paths("torchrun --nproc_per_node 8 \\\n    # tools/train_v1.py \\\n    tools/train.py --cfg a.yaml\n") == []
     # an argument file named on a later line of a launch is a launch word as on one line (as before)
     assert launched_paths("torchrun \\\n  tools/train.py \\\n  configs/retina.py\n") == \
         [[["tools"], "train.py"], [["configs"], "retina.py"]]

@@ -158,12 +158,16 @@ def _load_time_imports_stack(text: str) -> list[tuple[str, list[str], bool]]:
 
 def _logical_lines(text: str) -> list[str]:
     """A script's commands with their backslash continuations joined (`python -m torch.distributed.run --nnodes=1 \\`
-    with the script `graphgpt/train/train_mem.py \\` on the next line: one launch). A comment line ends a command and
-    is not continued (bash reads no continuation in a comment)."""
+    with the script `graphgpt/train/train_mem.py \\` on the next line: one launch). A comment line is not continued
+    (bash reads no continuation in a comment), and inside a continued command it ends the command: the next line is a
+    command of its own (`torchrun ... \\` / `# tools/old.py \\` / `tools/train.py` runs torchrun alone, then train.py)."""
     out: list[str] = []
     held = ""
     for line in text.splitlines():
-        if not held and line.lstrip().startswith("#"):
+        if line.lstrip().startswith("#"):
+            if held:
+                out.append(held)
+                held = ""
             out.append(line)
         elif line.endswith("\\"):
             held += line[:-1] + " "
