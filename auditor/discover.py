@@ -172,6 +172,17 @@ def _rel(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
+def _joined(folder: str, name: str) -> str:
+    return name if folder in ("", ".") else f"{folder}/{name}"
+
+
+def _below(path: Path, given: Path, given_rel: str) -> str:
+    """The relative path of `path`, met by the walk below the given folder `given`, whose own relative path is
+    `given_rel` (string parts, so a symbolic link on the way is kept as the walk met it)."""
+    inner = path.relative_to(given).as_posix()
+    return given_rel if inner == "." else _joined(given_rel, inner)
+
+
 def _exclusion_matcher(patterns: tuple[str, ...]):
     """One compiled regex for all globs (fnmatch per pattern and entry dominated warm runs): a pattern
     matches the entry's name, its relative path, or a folder above it."""
@@ -204,8 +215,11 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = (), include_kernels: 
     for given in paths:
         abs_given = given.absolute()
         if not given.is_dir():
-            add(abs_given, _rel(abs_given, root), abs_given.resolve(), True)
+            add(abs_given, _joined(_rel(abs_given.parent.resolve(), root), abs_given.name), abs_given.resolve(), True)
             continue
+        # the root is a resolved path: a folder given through a symbolic link (`bench/_projects/x`, `_projects` a
+        # link) is named from where it resolves, and what the walk meets below it from that name
+        given_rel = _rel(abs_given.resolve(), root)
         given_real = abs_given.resolve()
         visited_dirs: set[tuple[int, int]] = set()
         stack = [(abs_given, gitignores.chain(abs_given) if respect_gitignore else [])]
@@ -219,13 +233,13 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = (), include_kernels: 
             try:
                 st = folder.stat()
             except OSError as exc:
-                found.errors.append(FileError(_rel(folder, root), "unreadable", exc.strerror or str(exc)))
+                found.errors.append(FileError(_below(folder, abs_given, given_rel), "unreadable", exc.strerror or str(exc)))
                 continue
             key = (st.st_dev, st.st_ino)
             if key in visited_dirs:
                 target, above = folder.resolve(), folder.parent.resolve()
                 if target == above or target in above.parents:
-                    found.errors.append(FileError(_rel(folder, root), "symlink-loop",
+                    found.errors.append(FileError(_below(folder, abs_given, given_rel), "symlink-loop",
                                                   "folder reached again through a symbolic link; not followed"))
                 # else a link to a folder walked under its own path: its files are audited there
                 continue
@@ -233,14 +247,14 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = (), include_kernels: 
             try:
                 entries = sorted(os.scandir(folder), key=lambda e: e.name)
             except OSError as exc:
-                found.errors.append(FileError(_rel(folder, root), "unreadable", exc.strerror or str(exc)))
+                found.errors.append(FileError(_below(folder, abs_given, given_rel), "unreadable", exc.strerror or str(exc)))
                 continue
             subdirs: list[tuple[Path, list[Path]]] = []
             if folder != abs_given and respect_gitignore:
                 ignore_folders = [folder] + ignore_folders
             for entry in entries:
                 path = Path(entry.path)
-                rel = _rel(path, root)
+                rel = _below(path, abs_given, given_rel)
                 if excluded(rel, entry.name):
                     continue
                 try:

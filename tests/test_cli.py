@@ -228,3 +228,24 @@ def test_findings_do_not_depend_on_the_folder_the_audit_runs_from(tmp_path, caps
     assert {(f["path"], f["line"], f["code"]) for f in inside["findings"]} >= {("tools/convert.py", 7, "NPU001")}
     assert [("tree/" + f["path"], f["line"], f["code"], f["severity"]) for f in inside["findings"]] == \
         [(f["path"], f["line"], f["code"], f["severity"]) for f in outside["findings"]]
+
+
+def test_a_folder_given_through_a_symbolic_link_is_named_from_where_it_resolves(tmp_path, capsys, monkeypatch):
+    # `bench/_projects/x` where `_projects` links elsewhere: the walk's paths did not lie under the resolved root, so
+    # every file was named by its absolute path (and a tree pass indexing a path's folders by its name stopped)
+    real = tmp_path / "data" / "tree"
+    (real / "tools").mkdir(parents=True)
+    (real / "train.py").write_text("import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n")
+    (real / "tools" / "export.py").write_text("import torch\n\n\ndef export(m):\n    return m.cuda()\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "links").symlink_to(tmp_path / "data")
+    monkeypatch.chdir(work)
+    code, doc = as_json(capsys, "check", "links/tree", "--fail-on", "never")
+    assert code == 0 and not doc["errors"]
+    paths = {f["path"] for f in doc["findings"]}
+    assert paths == {"train.py", "tools/export.py"}
+    monkeypatch.chdir(real)
+    _, inside = as_json(capsys, "check", ".", "--fail-on", "never")
+    assert [(f["path"], f["line"], f["code"], f["severity"]) for f in inside["findings"]] == \
+        [(f["path"], f["line"], f["code"], f["severity"]) for f in doc["findings"]]
