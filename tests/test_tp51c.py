@@ -193,6 +193,44 @@ def test_deepspeed_sparse_attention_block(tmp_path):
     assert not any(f[1] == "NPU947" for f in audit_file(tmp_path / "n", "configs/model.yaml", NOT_DEEPSPEED))
 
 
+HF_TRAINER = """\
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+model = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2-0.5B")
+args = TrainingArguments(output_dir="out", deepspeed="ds_config.json", bf16=True)
+Trainer(model=model, args=args).train()
+"""
+
+SPARSE_LAYER = """\
+import torch
+
+
+class ParallelSelfAttention(torch.nn.Module):
+    def __init__(self, hidden_size, num_heads, sparsity_config=None):
+        super().__init__()
+        self.sparse = sparsity_config is not None
+        if self.sparse:
+            from deepspeed.ops.sparse_attention import SparseSelfAttention
+            self.sparse_self_attention = SparseSelfAttention(sparsity_config)
+"""
+
+
+def test_sparse_attention_block_no_model_builds_is_info(tmp_path):
+    # review51 item 6: the block only configures sparsity; the model builds SparseSelfAttention from it (DeepSpeed's
+    # sparse attention tutorial). An HF Trainer tree that never imports DeepSpeed's sparse ops: info
+    from tests.static_snippets import dedented_tree
+
+    found = dedented_tree(tmp_path / "hf", {"ds_config.json": DS_SPARSE, "train.py": HF_TRAINER})
+    assert found[("ds_config.json", 10)]["NPU947"] == "info"
+    # a tree whose model builds it (ru-gpts' mpu/transformer.py) keeps the error
+    built = dedented_tree(tmp_path / "mpu", {"ds_config.json": DS_SPARSE, "train.py": HF_TRAINER,
+                                             "src/mpu/transformer.py": SPARSE_LAYER})
+    assert built[("ds_config.json", 10)]["NPU947"] == "error"
+    # a config audited with no Python file beside it keeps the error: nothing says which model reads it
+    alone = dedented_tree(tmp_path / "alone", {"ds_config.json": DS_SPARSE})
+    assert alone[("ds_config.json", 10)]["NPU947"] == "error"
+
+
 ARGUMENTS = """\
 import argparse
 
