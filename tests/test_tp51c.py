@@ -32,6 +32,33 @@ def test_pyg_pages_named_by_a_cuda_variable(tmp_path):
     expect_line_codes(found, {}, (2, 7, 8, 9, 10))
 
 
+PYG_CPU_INSTALL = """\
+#!/bin/bash
+# CPU-only environment for the docs build
+TORCH=1.13.0
+CUDA=cpu
+pip install torch==${TORCH} --index-url https://download.pytorch.org/whl/cpu
+pip install torch-scatter torch-sparse -f https://data.pyg.org/whl/torch-${TORCH}+${CUDA}.html
+"""
+
+PYG_DEFAULT_INSTALL = """\
+#!/bin/bash
+# usage: bash install.sh cpu|cu117
+CUDA=${1:-cpu}
+pip install torch-scatter==2.1.0 -f https://data.pyg.org/whl/torch-1.13.0+${CUDA}.html
+CUDA_TAG=cu117
+pip install torch-cluster -f https://data.pyg.org/whl/torch-1.13.0+${CUDA_TAG}.html
+"""
+
+
+def test_pyg_page_whose_variable_the_script_sets_to_cpu(tmp_path):
+    # review51 item 7: the page's variable read through the script's own assignment
+    expect_line_codes(audit_file(tmp_path, "install_cpu.sh", PYG_CPU_INSTALL), {}, (4, 5, 6))
+    found = audit_file(tmp_path / "d", "install.sh", PYG_DEFAULT_INSTALL)
+    assert (4, "NPU018", "info") in found        # `${1:-cpu}`: CUDA only when a caller passes a CUDA build
+    assert (6, "NPU018", "error") in found       # a CUDA value the script sets itself
+
+
 CMAKE_BUILDS = """\
 #!/bin/bash
 git clone https://github.com/facebookresearch/flashlight.git

@@ -3701,6 +3701,31 @@ def _poetry_extras(col: Collector, m, pos: _Positions, words: list[str], nodes: 
                 _record_local_extras(col, f".[{extra}]", line, c, source_tree.cwd, len(value))
 
 
+# a positional parameter's default as a script assigns it: `CUDA=${1:-cpu}` (bash manual, "Shell Parameter Expansion":
+# `${parameter:-word}` gives word when the parameter is unset or null)
+_PARAM_DEFAULT_RE = re.compile(r"\$\{\w+:?-([^}$]*)\}")
+
+
+def _held_url(col: Collector, url: str) -> tuple[str, tuple[str, ...]]:
+    """`url` with each variable the script assigned replaced by its value (a `${1:-cpu}` value by its default), and
+    (variable, default) of the first one read through a default, else ()."""
+    defaulted: list[tuple[str, str]] = []
+
+    def value(ref: re.Match) -> str:
+        held = col.script_vars.get(ref.group(1))
+        if held is None:
+            return ref.group(0)
+        held = held.strip("\"'")
+        default = _PARAM_DEFAULT_RE.fullmatch(held)
+        if default is not None:
+            defaulted.append((ref.group(1), default.group(1)))
+            return default.group(1)
+        return held
+
+    expanded = re.sub(r"\$\{?(\w+)\}?", value, url)
+    return expanded, defaulted[0] if defaulted else ()
+
+
 def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, source_tree: _SourceTree,
          conda: bool = False) -> None:
     while words and words[0].startswith("-") and words[0] not in _OPTS_WITH_VALUE:
@@ -3751,15 +3776,25 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             url = w.split("=", 1)[1] if "=" in w else (words[i + 1] if i + 1 < len(words) else "")
             skip = "=" not in w
             index_rule = m.match_requirement("index:" + url) if url else None   # CUDA wheel indexes, NVIDIA's index
-            if index_rule is None and "$" in url:
-                # `UV_TORCH_BACKEND=cu${V}` earlier in the script, then `--find-links .../whl/${UV_TORCH_BACKEND}`
-                expanded = re.sub(r"\$\{?(\w+)\}?", lambda v: col.script_vars.get(v.group(1), v.group(0)), url)
-                index_rule = m.match_requirement("index:" + expanded) if expanded != url else None
+            severity, note = None, ""
+            # the script's own values of the URL's variables: `UV_TORCH_BACKEND=cu${V}` earlier in the script, then
+            # `--find-links .../whl/${UV_TORCH_BACKEND}`; PyG's `torch-${TORCH}+${CUDA}.html` after `CUDA=cpu`
+            expanded, defaulted = _held_url(col, url) if "$" in url else (url, ())
+            if index_rule is None and expanded != url:
+                index_rule = m.match_requirement("index:" + expanded)
+            elif index_rule is not None and expanded != url and "$" not in expanded \
+                    and m.match_requirement("index:" + expanded) is None:
+                # every variable resolved and the page is not a CUDA one (`CUDA=cpu`, review51 item 7): quiet, or
+                # info where the value is a positional parameter's default (`CUDA=${1:-cpu}`: a caller may pass cu117)
+                if not defaulted:
+                    continue
+                severity = "info"
+                note = f" (`{defaulted[0]}` defaults to `{defaulted[1]}` here: the CUDA page only when a caller passes one)"
             if index_rule is not None and _ALL_BUILDS_PAGE_RE.search(url) and cpu_builds_only(words):
                 index_rule = None     # `torch==1.6.0+cpu -f .../torch_stable.html`: the page's CPU wheels
             if index_rule is not None:
                 line, c = pos.at(nodes[i + 1].start_point) if skip and i + 1 < len(nodes) else (line, c)
-                col.add(index_rule, "index:" + url, line, c, c + len(url))
+                col.add(index_rule, "index:" + url, line, c, c + len(url), severity=severity, note=note)
             continue
         editable = False
         if w in ("-e", "--editable") and i + 1 < len(words):
