@@ -156,6 +156,32 @@ def test_cudnn_archives_cuda_installer_and_cuda_label(tmp_path):
     expect_line_codes(script, {}, (7, 8, 9))
 
 
+CPU_GUARD = """\
+#!/bin/bash
+# fail early when the installed torch is a CUDA build: this image is for the CPU runners
+VER=$(python -c "import torch; print(torch.__version__)")
+if echo "$VER" | grep -q "+cu118"; then
+    echo "expected a CPU build of torch, got $VER" >&2
+    exit 1
+fi
+if [ "$SUFFIX" = "+cu118" ]; then exit 1; fi
+if [[ "$SUFFIX" == "+cu${CU}" ]]; then exit 1; fi
+case "$SUFFIX" in
+    "+cu118") exit 1 ;;
+esac
+test "$SUFFIX" = "+cu118" && exit 1
+v="+cu${CUDA_VERSION}"
+pip install "torch==${TORCH}${v}" -f https://download.pytorch.org/whl/torch_stable.html
+"""
+
+
+def test_cuda_label_compared_with_is_no_install(tmp_path):
+    # review51 item 8: a grep pattern, a test operand or a case pattern is compared with, never installed
+    found = audit_file(tmp_path, "ci/check_env.sh", CPU_GUARD)
+    expect_line_codes(found, {}, (4, 8, 9, 11, 13))
+    assert "NPU018" in codes_of_line(found, 14)      # the label held for the install stays
+
+
 SOLARIS_DOCKERFILE = """\
 FROM nvidia/cuda:9.2-devel-ubuntu16.04
 RUN apt-get update && apt-get install -y --no-install-recommends \\

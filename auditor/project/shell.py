@@ -243,9 +243,11 @@ _GRID_ENGINE_GPU_RE = re.compile(r"(?<!\S)-l\s*['\"]?(?:[\w.]+=[^,\s'\"]*,)*((?:
 _GRID_ENGINE_SUBMIT_RE = re.compile(r"(?:^|[\s\"'/])(?:(?:run|queue|slurm)(?:-\w+)?\.pl|qsub)\s")
 
 
-def scan_fragment(col: Collector, text: str, line: int, column: int, options: bool = True, gres: bool = True) -> None:
+def scan_fragment(col: Collector, text: str, line: int, column: int, options: bool = True, gres: bool = True,
+                  labels: bool = True) -> None:
     """Command-line options and download URLs in a piece of text that starts at (line, column); slurm.conf's
-    generic-resource keys unless `gres` is off (the text is a pattern a command searches for, not a line written)."""
+    generic-resource keys unless `gres` is off (the text is a pattern a command searches for, not a line written);
+    torch's `+cu118` label unless `labels` is off (the text is compared with, not installed: `grep -q "+cu118"`)."""
     m = matchers(col.engine)
 
     def where(offset: int) -> tuple[int, int]:
@@ -367,7 +369,8 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                     col.add(rule, symbol, ln, c, c + len(u.group(0)), severity="info", note=" (the repository's signing key)")
                 else:
                     col.add(rule, symbol, ln, c, c + len(u.group(0)))
-    torch_cuda_label(col, text, line, column)
+    if labels:
+        torch_cuda_label(col, text, line, column)
     if "cudnn-" in text or "cuda_installer" in text:
         for archive in _NVIDIA_ARCHIVE_RE.finditer(text):
             ln, c = where(archive.start())
@@ -972,9 +975,9 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
                 text_here += " " * (following.start_point[1] - node.end_point[1]) \
                     + following.text.decode("utf-8", errors="replace")
             scan_fragment(col, _sed_pattern_blanked(node, text_here), row + 1, start_col, options=not own_word,
-                          gres=not _searched_text(node))
+                          gres=not _searched_text(node), labels=not _compared_text(node))
         elif node.type in ("string", "concatenation") and node.text[:3] in (b'"+c', b"+cu") and b"$" in node.text \
-                and not _in_message(node):
+                and not _in_message(node) and not _compared_text(node):
             # a label held with its CUDA release in a variable (`"+cu${v}"`): read whole, not by its parts
             row, byte_col = node.start_point
             torch_cuda_label(col, node.text.decode("utf-8", errors="replace"), row + 1,
@@ -3479,6 +3482,23 @@ def _searched_text(node) -> bool:
         command = command.parent
     name = command.child_by_field_name("name") if command is not None and command.type == "command" else None
     return name is not None and name.text.rsplit(b"/", 1)[-1] in _SEARCHING_COMMANDS
+
+
+# a test's operands (`[ "$v" = "+cu118" ]`, `[[ ... ]]`, `test`) and a case pattern: text compared with, not written
+_COMPARING_NODES = frozenset({"test_command", "binary_expression", "unary_expression", "case_item"})
+
+
+def _compared_text(node) -> bool:
+    """The word or string is a pattern or operand the script compares text with (a `grep` pattern, a `[ ... ]` /
+    `[[ ... ]]` / `test` operand, a `case` pattern): a CPU guard's `grep -q "+cu118"` installs nothing (review51
+    item 8)."""
+    parent = node.parent
+    while parent is not None and parent.type in ("string", "concatenation"):
+        parent = parent.parent
+    if parent is not None and parent.type in _COMPARING_NODES:
+        return True
+    name = parent.child_by_field_name("name") if parent is not None and parent.type == "command" else None
+    return _searched_text(node) or name is not None and name.text.rsplit(b"/", 1)[-1] in (b"test", b"[")
 
 
 def _sed_pattern_blanked(node, text: str) -> str:
