@@ -202,6 +202,13 @@ def test_apt_mark_hold_of_cuda_packages(tmp_path):
     # NVIDIA's CUDA-built OpenCV of a Jetson base image kept by name (zed-ros2-wrapper, test100's device label)
     assert "NPU018" in codes_of_line(found, 9)
     expect_line_codes(found, {}, (7, 8, 10))
+    # a hold installs nothing: its message says why the step fails (review51 item 11)
+    from auditor.runner import run_static
+
+    messages = {f.line: f.message for r in run_static([tmp_path], jobs=1).results for f in r.findings
+                if f.code == "NPU018"}
+    assert messages[5].startswith("`apt-mark hold libcudnn7` marks an NVIDIA CUDA package")
+    assert "installs CUDA" in messages[4]
 
 
 DS_SPARSE = """\

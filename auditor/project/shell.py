@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
+from dataclasses import replace
 from functools import lru_cache
 from urllib.parse import unquote
 from typing import TYPE_CHECKING, Iterator
@@ -82,6 +83,10 @@ _APT = {"apt", "apt-get", "yum", "dnf", "microdnf", "zypper", "apk"}
 # --no-cache nvidia-cudnn-8-cuda-${CUDA_MAJOR_VERSION}`, tp38), zypper takes `in` for `install`
 _APT_INSTALL = {"install", "add", "in"}
 _APT_MARKS = {"hold", "unhold", "manual", "auto"}      # apt-mark's verbs that take package names
+# a mark installs nothing: the step fails because an Ascend image's apt sources lack the NVIDIA package (shell.py's
+# apt-mark reading)
+_APT_MARK_MESSAGE = ("`apt-mark {verb} {package}` marks an NVIDIA CUDA package that an Ascend image's apt sources "
+                     "lack: apt-mark stops with `E: Unable to locate package {package}` and the step fails")
 # words, strings and here-documents: where options (`--bf16`) and URLs are read, inside quotes too
 _TEXT_NODES = ("word", "raw_string", "string_content", "heredoc_content", "ansi_c_string")
 # `--name`, `--name=value`, `--name value` (the value: the next word unless it is another option)
@@ -135,7 +140,7 @@ WIN_CUDA_PATH_RE = re.compile(r"NVIDIA GPU Computing Toolkit(?:\\+|/)CUDA(?:(?:\
 # `cudnn-<cuda>-<os>-x64-v<version>.tgz`), pulled, unpacked or removed by name (kaldifeat's Windows CUDA job: `git lfs
 # pull --include="cudnn-windows-x86_64-8.4.1.50_cuda11.6-archive.zip"`, `unzip ...`), and the CUDA installer the
 # Jimver/cuda-toolkit action leaves in the runner's tool cache (`cuda_installer-windows/<v>/x64/cuda_installer_<v>.exe`,
-# its src/installer.ts)
+# https://github.com/Jimver/cuda-toolkit/blob/master/src/installer.ts)
 _NVIDIA_ARCHIVE_RE = re.compile(r"(?<![\w.-])(?:cudnn-(?:linux|windows)-\w+-[\w.${}]+_cuda[\w.${}]+-archive\.(?:tar\.xz|zip)"
                                 r"|cudnn-[\d.]+-(?:linux|windows\d*|osx)-\w+-v[\d.]+\.(?:tgz|zip)"
                                 r"|cuda_installer[-_][\w.${}-]*\w)")
@@ -2790,8 +2795,10 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         return
     verb = next((w for w in words[1:] if w in _APT_INSTALL), None)
     if name == "apt-mark" and words[1:2] and words[1] in _APT_MARKS:
-        # `apt-mark hold libcudnn7` (solaris' GPU image): apt-mark names installed packages and exits non-zero on
-        # one it cannot find (apt-mark(8)), so the package is read as an install of it is (tp51c)
+        # `apt-mark hold libcudnn7` (solaris' GPU image): apt-mark looks each name up in the package cache and
+        # stops on one the sources lack (apt 2.6.1, run: `apt-mark hold libcudnn7` -> `E: Unable to locate package
+        # libcudnn7`, exit 100; apt's cmdline/apt-mark.cc, https://salsa.debian.org/apt-team/apt), so the NVIDIA
+        # package is reported where it is held, with its own message: a hold installs nothing (tp51c, review51)
         verb = words[1]
     if (name in _APT and verb is not None and (verb == "install" or (verb == "add") == (name == "apk"))
             or name == "apt-mark" and verb in _APT_MARKS):
@@ -2809,7 +2816,10 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
                     deb_package = "apt:" + w.rsplit("/", 1)[-1].split("_", 1)[0].lower().rstrip("-")
                     rule, symbol = (m.match_requirement(deb_package), deb_package) \
                         if m.match_requirement(deb_package) else (rule, symbol)
-                col.add(rule, symbol, line, c, c + len(w))
+                added = col.add(rule, symbol, line, c, c + len(w))
+                if added is not None and name == "apt-mark":
+                    col.result.findings[-1] = replace(added, message=_APT_MARK_MESSAGE.format(
+                        verb=verb, package=w.split("=", 1)[0]))
         for child in node.children:
             # `ENV NV_LIBNPP_PACKAGE libnpp-12-1-${NV_LIBNPP_VERSION}` then `yum install ${NV_LIBNPP_PACKAGE}`
             # (NVIDIA's CUDA image Dockerfiles, copied into llm-on-openshift's; tp45): the package a variable the
