@@ -1309,7 +1309,7 @@ def _scheduler_option_dict(col: Collector, m, pos: _Positions, node) -> None:
         return
     if not isinstance(parsed, ast.Dict):
         return
-    pairs = [(k, v) for k, v in zip(parsed.keys, parsed.values) if isinstance(k, ast.Constant)
+    pairs = [(k, k.value, v) for k, v in zip(parsed.keys, parsed.values) if isinstance(k, ast.Constant)
              and isinstance(k.value, str) and _slurm_key(k.value) in _SBATCH_RESOURCES]
     if len(pairs) < _SCHEDULER_KEYS_NEEDED:
         return
@@ -1318,17 +1318,17 @@ def _scheduler_option_dict(col: Collector, m, pos: _Positions, node) -> None:
     # the body's first line starts after the quote (and any blanks); a later line at its own first column
     first = pos.at(node.start_point)[1] + 1 + len(lead) if "\n" not in lead else len(lead.rsplit("\n", 1)[1]) + 1
     rows = body.encode("utf-8").split(b"\n")
-    for key, value in pairs:
+    for key, name, value in pairs:
         if not isinstance(value, ast.Constant) or isinstance(value.value, bool) \
                 or not isinstance(value.value, (str, int, float)):
             continue
         setting = str(value.value)
-        rule = option_setting(m, _slurm_key(key.value), setting)
+        rule = option_setting(m, _slurm_key(name), setting)
         if rule is None:
             continue
         before = len(rows[key.lineno - 1][:key.col_offset].decode("utf-8", errors="replace"))
         c = (first if key.lineno == 1 else 1) + before
-        col.add(rule, f"{key.value}: {setting}", row + key.lineno, c, c + len(repr(key.value)), value=setting)
+        col.add(rule, f"{name}: {setting}", row + key.lineno, c, c + len(repr(name)), value=setting)
 
 
 def _runner_option(col: Collector, m, pos: _Positions, runner: str, option: str, node) -> None:
