@@ -29,6 +29,7 @@ from auditor.static.platform_builds import apply_platform_builds
 from auditor.static.platform_predicates import apply_platform_predicates
 from auditor.static.class_twins import apply_class_twins
 from auditor.static.ci_jobs import apply_colab_notebooks, apply_cuda_ci_jobs
+from auditor.static.sparse_attention_use import lower_unbuilt_sparse_attention
 from auditor.static.switch_fed_settings import drop_switch_fed_settings
 from auditor.static.unread_fields import drop_unread_attention_fields
 from auditor.static.call_defaults import drop_overridden_defaults, lower_off_autocasts, \
@@ -341,6 +342,7 @@ def run_static(
     apply_class_twins(run.results, found.files, project)   # `GPUWorker` beside the tree's `NPUWorker` (t11q)
     apply_cuda_ci_jobs(run.results, found.files, project)    # a workflow job on NVIDIA runners: it stays for CUDA
     apply_colab_notebooks(run.results, found.files, project)   # a notebook pinned to Colab's runtime (decision 8)
+    lower_unbuilt_sparse_attention(run.results, project)   # a DeepSpeed `sparse_attention` block no model builds
     apply_other_frameworks(run.results, found.files, project)    # `bert/paddle/`: PaddlePaddle code, torch_npu does not apply
     apply_imported_gates(run.results, found.files, project)   # `from _harness import CUDA` ... `if not CUDA: raise Skip`
     drop_unread_cudnn_vars(run.results)             # `CUDNN_DETERMINISTIC`: read by nothing

@@ -32,6 +32,33 @@ def test_pyg_pages_named_by_a_cuda_variable(tmp_path):
     expect_line_codes(found, {}, (2, 7, 8, 9, 10))
 
 
+PYG_CPU_INSTALL = """\
+#!/bin/bash
+# CPU-only environment for the docs build
+TORCH=1.13.0
+CUDA=cpu
+pip install torch==${TORCH} --index-url https://download.pytorch.org/whl/cpu
+pip install torch-scatter torch-sparse -f https://data.pyg.org/whl/torch-${TORCH}+${CUDA}.html
+"""
+
+PYG_DEFAULT_INSTALL = """\
+#!/bin/bash
+# usage: bash install.sh cpu|cu117
+CUDA=${1:-cpu}
+pip install torch-scatter==2.1.0 -f https://data.pyg.org/whl/torch-1.13.0+${CUDA}.html
+CUDA_TAG=cu117
+pip install torch-cluster -f https://data.pyg.org/whl/torch-1.13.0+${CUDA_TAG}.html
+"""
+
+
+def test_pyg_page_whose_variable_the_script_sets_to_cpu(tmp_path):
+    # review51 item 7: the page's variable read through the script's own assignment
+    expect_line_codes(audit_file(tmp_path, "install_cpu.sh", PYG_CPU_INSTALL), {}, (4, 5, 6))
+    found = audit_file(tmp_path / "d", "install.sh", PYG_DEFAULT_INSTALL)
+    assert (4, "NPU018", "info") in found        # `${1:-cpu}`: CUDA only when a caller passes a CUDA build
+    assert (6, "NPU018", "error") in found       # a CUDA value the script sets itself
+
+
 CMAKE_BUILDS = """\
 #!/bin/bash
 git clone https://github.com/facebookresearch/flashlight.git
@@ -129,6 +156,32 @@ def test_cudnn_archives_cuda_installer_and_cuda_label(tmp_path):
     expect_line_codes(script, {}, (7, 8, 9))
 
 
+CPU_GUARD = """\
+#!/bin/bash
+# fail early when the installed torch is a CUDA build: this image is for the CPU runners
+VER=$(python -c "import torch; print(torch.__version__)")
+if echo "$VER" | grep -q "+cu118"; then
+    echo "expected a CPU build of torch, got $VER" >&2
+    exit 1
+fi
+if [ "$SUFFIX" = "+cu118" ]; then exit 1; fi
+if [[ "$SUFFIX" == "+cu${CU}" ]]; then exit 1; fi
+case "$SUFFIX" in
+    "+cu118") exit 1 ;;
+esac
+test "$SUFFIX" = "+cu118" && exit 1
+v="+cu${CUDA_VERSION}"
+pip install "torch==${TORCH}${v}" -f https://download.pytorch.org/whl/torch_stable.html
+"""
+
+
+def test_cuda_label_compared_with_is_no_install(tmp_path):
+    # review51 item 8: a grep pattern, a test operand or a case pattern is compared with, never installed
+    found = audit_file(tmp_path, "ci/check_env.sh", CPU_GUARD)
+    expect_line_codes(found, {}, (4, 8, 9, 11, 13))
+    assert "NPU018" in codes_of_line(found, 14)      # the label held for the install stays
+
+
 SOLARIS_DOCKERFILE = """\
 FROM nvidia/cuda:9.2-devel-ubuntu16.04
 RUN apt-get update && apt-get install -y --no-install-recommends \\
@@ -149,6 +202,13 @@ def test_apt_mark_hold_of_cuda_packages(tmp_path):
     # NVIDIA's CUDA-built OpenCV of a Jetson base image kept by name (zed-ros2-wrapper, test100's device label)
     assert "NPU018" in codes_of_line(found, 9)
     expect_line_codes(found, {}, (7, 8, 10))
+    # a hold installs nothing: its message says why the step fails (review51 item 11)
+    from auditor.runner import run_static
+
+    messages = {f.line: f.message for r in run_static([tmp_path], jobs=1).results for f in r.findings
+                if f.code == "NPU018"}
+    assert messages[5].startswith("`apt-mark hold libcudnn7` marks an NVIDIA CUDA package")
+    assert "installs CUDA" in messages[4]
 
 
 DS_SPARSE = """\
@@ -191,6 +251,44 @@ def test_deepspeed_sparse_attention_block(tmp_path):
     assert "NPU947" in codes_of_line(audit_file(tmp_path / "y", "configs/ds_config.yaml", DS_SPARSE_YAML), 4)
     # a key of the same name in another tool's config (no DeepSpeed keys) stays quiet
     assert not any(f[1] == "NPU947" for f in audit_file(tmp_path / "n", "configs/model.yaml", NOT_DEEPSPEED))
+
+
+HF_TRAINER = """\
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+model = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2-0.5B")
+args = TrainingArguments(output_dir="out", deepspeed="ds_config.json", bf16=True)
+Trainer(model=model, args=args).train()
+"""
+
+SPARSE_LAYER = """\
+import torch
+
+
+class ParallelSelfAttention(torch.nn.Module):
+    def __init__(self, hidden_size, num_heads, sparsity_config=None):
+        super().__init__()
+        self.sparse = sparsity_config is not None
+        if self.sparse:
+            from deepspeed.ops.sparse_attention import SparseSelfAttention
+            self.sparse_self_attention = SparseSelfAttention(sparsity_config)
+"""
+
+
+def test_sparse_attention_block_no_model_builds_is_info(tmp_path):
+    # review51 item 6: the block only configures sparsity; the model builds SparseSelfAttention from it (DeepSpeed's
+    # sparse attention tutorial). An HF Trainer tree that never imports DeepSpeed's sparse ops: info
+    from tests.static_snippets import dedented_tree
+
+    found = dedented_tree(tmp_path / "hf", {"ds_config.json": DS_SPARSE, "train.py": HF_TRAINER})
+    assert found[("ds_config.json", 10)]["NPU947"] == "info"
+    # a tree whose model builds it (ru-gpts' mpu/transformer.py) keeps the error
+    built = dedented_tree(tmp_path / "mpu", {"ds_config.json": DS_SPARSE, "train.py": HF_TRAINER,
+                                             "src/mpu/transformer.py": SPARSE_LAYER})
+    assert built[("ds_config.json", 10)]["NPU947"] == "error"
+    # a config audited with no Python file beside it keeps the error: nothing says which model reads it
+    alone = dedented_tree(tmp_path / "alone", {"ds_config.json": DS_SPARSE})
+    assert alone[("ds_config.json", 10)]["NPU947"] == "error"
 
 
 ARGUMENTS = """\

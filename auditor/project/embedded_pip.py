@@ -234,10 +234,10 @@ def string_names(tree: ast.Module) -> dict[str, ast.Constant]:
     bound = _bound_counts(tree)
     once = [node for node in module_nodes_of(tree, ast.Assign)
             if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and bound[node.targets[0].id] == 1]
-    folders = {node.targets[0].id for node in once if _file_folder(node.value, set())}   # type: ignore[union-attr]
+    folders = {node.targets[0].id for node in once if _file_folder(node.value, set())}
     out = {}
     for node in once:
-        name = node.targets[0].id                                                          # type: ignore[union-attr]
+        name = node.targets[0].id
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str) and "\n" not in node.value.value:
             out[name] = node.value
         elif (resolved := _resolved_value(node.value, folders)) is not None:
@@ -288,10 +288,11 @@ def _resolved_value(value: ast.expr, folders: set[str]) -> ast.Constant | None:
         parts = value.args[1:]
     elif isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div) and _file_folder(value.left, folders):
         parts = [value.right]
-    if not parts or not all(isinstance(p, ast.Constant) and isinstance(p.value, str) and p.value.strip()
-                            and not p.value.startswith("/") and "\n" not in p.value for p in parts):
+    strings = [p.value for p in parts if isinstance(p, ast.Constant) and isinstance(p.value, str)]
+    if not parts or len(strings) != len(parts) or not all(
+            v.strip() and not v.startswith("/") and "\n" not in v for v in strings):
         return None
-    joined = "/".join(str(p.value).strip("/") for p in parts)        # type: ignore[union-attr]
+    joined = "/".join(v.strip("/") for v in strings)
     return ast.Constant("./" + joined.removeprefix("./"))
 
 

@@ -228,7 +228,8 @@ def _own_literal_sections(tree: ast.Module) -> set[int]:
     shadowed = {id(k) for held in own for d in literal[held] for k in d.keys if k is not None}
     for node in module_nodes_of(tree, ast.Subscript):
         if isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Attribute) \
-                and isinstance(node.slice, ast.Constant) and node.slice.value in own.get(_read_key(node.value), ()):
+                and isinstance(node.slice, ast.Constant) and (read := _read_key(node.value)) is not None \
+                and node.slice.value in own.get(read, ()):
             shadowed.update((id(node), id(node.value), id(node.slice)))
     return shadowed
 

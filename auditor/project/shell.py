@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
+from dataclasses import replace
 from functools import lru_cache
 from urllib.parse import unquote
 from typing import TYPE_CHECKING, Iterator
@@ -82,6 +83,10 @@ _APT = {"apt", "apt-get", "yum", "dnf", "microdnf", "zypper", "apk"}
 # --no-cache nvidia-cudnn-8-cuda-${CUDA_MAJOR_VERSION}`, tp38), zypper takes `in` for `install`
 _APT_INSTALL = {"install", "add", "in"}
 _APT_MARKS = {"hold", "unhold", "manual", "auto"}      # apt-mark's verbs that take package names
+# a mark installs nothing: the step fails because an Ascend image's apt sources lack the NVIDIA package (shell.py's
+# apt-mark reading)
+_APT_MARK_MESSAGE = ("`apt-mark {verb} {package}` marks an NVIDIA CUDA package that an Ascend image's apt sources "
+                     "lack: apt-mark stops with `E: Unable to locate package {package}` and the step fails")
 # words, strings and here-documents: where options (`--bf16`) and URLs are read, inside quotes too
 _TEXT_NODES = ("word", "raw_string", "string_content", "heredoc_content", "ansi_c_string")
 # `--name`, `--name=value`, `--name value` (the value: the next word unless it is another option)
@@ -135,7 +140,7 @@ WIN_CUDA_PATH_RE = re.compile(r"NVIDIA GPU Computing Toolkit(?:\\+|/)CUDA(?:(?:\
 # `cudnn-<cuda>-<os>-x64-v<version>.tgz`), pulled, unpacked or removed by name (kaldifeat's Windows CUDA job: `git lfs
 # pull --include="cudnn-windows-x86_64-8.4.1.50_cuda11.6-archive.zip"`, `unzip ...`), and the CUDA installer the
 # Jimver/cuda-toolkit action leaves in the runner's tool cache (`cuda_installer-windows/<v>/x64/cuda_installer_<v>.exe`,
-# its src/installer.ts)
+# https://github.com/Jimver/cuda-toolkit/blob/master/src/installer.ts)
 _NVIDIA_ARCHIVE_RE = re.compile(r"(?<![\w.-])(?:cudnn-(?:linux|windows)-\w+-[\w.${}]+_cuda[\w.${}]+-archive\.(?:tar\.xz|zip)"
                                 r"|cudnn-[\d.]+-(?:linux|windows\d*|osx)-\w+-v[\d.]+\.(?:tgz|zip)"
                                 r"|cuda_installer[-_][\w.${}-]*\w)")
@@ -243,9 +248,11 @@ _GRID_ENGINE_GPU_RE = re.compile(r"(?<!\S)-l\s*['\"]?(?:[\w.]+=[^,\s'\"]*,)*((?:
 _GRID_ENGINE_SUBMIT_RE = re.compile(r"(?:^|[\s\"'/])(?:(?:run|queue|slurm)(?:-\w+)?\.pl|qsub)\s")
 
 
-def scan_fragment(col: Collector, text: str, line: int, column: int, options: bool = True, gres: bool = True) -> None:
+def scan_fragment(col: Collector, text: str, line: int, column: int, options: bool = True, gres: bool = True,
+                  labels: bool = True) -> None:
     """Command-line options and download URLs in a piece of text that starts at (line, column); slurm.conf's
-    generic-resource keys unless `gres` is off (the text is a pattern a command searches for, not a line written)."""
+    generic-resource keys unless `gres` is off (the text is a pattern a command searches for, not a line written);
+    torch's `+cu118` label unless `labels` is off (the text is compared with, not installed: `grep -q "+cu118"`)."""
     m = matchers(col.engine)
 
     def where(offset: int) -> tuple[int, int]:
@@ -367,7 +374,8 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                     col.add(rule, symbol, ln, c, c + len(u.group(0)), severity="info", note=" (the repository's signing key)")
                 else:
                     col.add(rule, symbol, ln, c, c + len(u.group(0)))
-    torch_cuda_label(col, text, line, column)
+    if labels:
+        torch_cuda_label(col, text, line, column)
     if "cudnn-" in text or "cuda_installer" in text:
         for archive in _NVIDIA_ARCHIVE_RE.finditer(text):
             ln, c = where(archive.start())
@@ -972,9 +980,9 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
                 text_here += " " * (following.start_point[1] - node.end_point[1]) \
                     + following.text.decode("utf-8", errors="replace")
             scan_fragment(col, _sed_pattern_blanked(node, text_here), row + 1, start_col, options=not own_word,
-                          gres=not _searched_text(node))
+                          gres=not _searched_text(node), labels=not _compared_text(node))
         elif node.type in ("string", "concatenation") and node.text[:3] in (b'"+c', b"+cu") and b"$" in node.text \
-                and not _in_message(node):
+                and not _in_message(node) and not _compared_text(node):
             # a label held with its CUDA release in a variable (`"+cu${v}"`): read whole, not by its parts
             row, byte_col = node.start_point
             torch_cuda_label(col, node.text.decode("utf-8", errors="replace"), row + 1,
@@ -1301,7 +1309,7 @@ def _scheduler_option_dict(col: Collector, m, pos: _Positions, node) -> None:
         return
     if not isinstance(parsed, ast.Dict):
         return
-    pairs = [(k, v) for k, v in zip(parsed.keys, parsed.values) if isinstance(k, ast.Constant)
+    pairs = [(k, k.value, v) for k, v in zip(parsed.keys, parsed.values) if isinstance(k, ast.Constant)
              and isinstance(k.value, str) and _slurm_key(k.value) in _SBATCH_RESOURCES]
     if len(pairs) < _SCHEDULER_KEYS_NEEDED:
         return
@@ -1310,17 +1318,17 @@ def _scheduler_option_dict(col: Collector, m, pos: _Positions, node) -> None:
     # the body's first line starts after the quote (and any blanks); a later line at its own first column
     first = pos.at(node.start_point)[1] + 1 + len(lead) if "\n" not in lead else len(lead.rsplit("\n", 1)[1]) + 1
     rows = body.encode("utf-8").split(b"\n")
-    for key, value in pairs:
+    for key, name, value in pairs:
         if not isinstance(value, ast.Constant) or isinstance(value.value, bool) \
                 or not isinstance(value.value, (str, int, float)):
             continue
         setting = str(value.value)
-        rule = option_setting(m, _slurm_key(key.value), setting)
+        rule = option_setting(m, _slurm_key(name), setting)
         if rule is None:
             continue
         before = len(rows[key.lineno - 1][:key.col_offset].decode("utf-8", errors="replace"))
         c = (first if key.lineno == 1 else 1) + before
-        col.add(rule, f"{key.value}: {setting}", row + key.lineno, c, c + len(repr(key.value)), value=setting)
+        col.add(rule, f"{name}: {setting}", row + key.lineno, c, c + len(repr(name)), value=setting)
 
 
 def _runner_option(col: Collector, m, pos: _Positions, runner: str, option: str, node) -> None:
@@ -2787,8 +2795,10 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         return
     verb = next((w for w in words[1:] if w in _APT_INSTALL), None)
     if name == "apt-mark" and words[1:2] and words[1] in _APT_MARKS:
-        # `apt-mark hold libcudnn7` (solaris' GPU image): apt-mark names installed packages and exits non-zero on
-        # one it cannot find (apt-mark(8)), so the package is read as an install of it is (tp51c)
+        # `apt-mark hold libcudnn7` (solaris' GPU image): apt-mark looks each name up in the package cache and
+        # stops on one the sources lack (apt 2.6.1, run: `apt-mark hold libcudnn7` -> `E: Unable to locate package
+        # libcudnn7`, exit 100; apt's cmdline/apt-mark.cc, https://salsa.debian.org/apt-team/apt), so the NVIDIA
+        # package is reported where it is held, with its own message: a hold installs nothing (tp51c, review51)
         verb = words[1]
     if (name in _APT and verb is not None and (verb == "install" or (verb == "add") == (name == "apk"))
             or name == "apt-mark" and verb in _APT_MARKS):
@@ -2806,7 +2816,10 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
                     deb_package = "apt:" + w.rsplit("/", 1)[-1].split("_", 1)[0].lower().rstrip("-")
                     rule, symbol = (m.match_requirement(deb_package), deb_package) \
                         if m.match_requirement(deb_package) else (rule, symbol)
-                col.add(rule, symbol, line, c, c + len(w))
+                added = col.add(rule, symbol, line, c, c + len(w))
+                if added is not None and name == "apt-mark":
+                    col.result.findings[-1] = replace(added, message=_APT_MARK_MESSAGE.format(
+                        verb=verb, package=w.split("=", 1)[0]))
         for child in node.children:
             # `ENV NV_LIBNPP_PACKAGE libnpp-12-1-${NV_LIBNPP_VERSION}` then `yum install ${NV_LIBNPP_PACKAGE}`
             # (NVIDIA's CUDA image Dockerfiles, copied into llm-on-openshift's; tp45): the package a variable the
@@ -3481,6 +3494,23 @@ def _searched_text(node) -> bool:
     return name is not None and name.text.rsplit(b"/", 1)[-1] in _SEARCHING_COMMANDS
 
 
+# a test's operands (`[ "$v" = "+cu118" ]`, `[[ ... ]]`, `test`) and a case pattern: text compared with, not written
+_COMPARING_NODES = frozenset({"test_command", "binary_expression", "unary_expression", "case_item"})
+
+
+def _compared_text(node) -> bool:
+    """The word or string is a pattern or operand the script compares text with (a `grep` pattern, a `[ ... ]` /
+    `[[ ... ]]` / `test` operand, a `case` pattern): a CPU guard's `grep -q "+cu118"` installs nothing (review51
+    item 8)."""
+    parent = node.parent
+    while parent is not None and parent.type in ("string", "concatenation"):
+        parent = parent.parent
+    if parent is not None and parent.type in _COMPARING_NODES:
+        return True
+    name = parent.child_by_field_name("name") if parent is not None and parent.type == "command" else None
+    return _searched_text(node) or name is not None and name.text.rsplit(b"/", 1)[-1] in (b"test", b"[")
+
+
 def _sed_pattern_blanked(node, text: str) -> str:
     """`sed -i "s/--use_gpu:/--use_npu:/g" $file` (PaddleRec's prepare_npu_test.sh): a substitution's pattern is
     the text the edit takes out, so it is blanked (columns kept) before the words are read; its replacement is what
@@ -3701,6 +3731,31 @@ def _poetry_extras(col: Collector, m, pos: _Positions, words: list[str], nodes: 
                 _record_local_extras(col, f".[{extra}]", line, c, source_tree.cwd, len(value))
 
 
+# a positional parameter's default as a script assigns it: `CUDA=${1:-cpu}` (bash manual, "Shell Parameter Expansion":
+# `${parameter:-word}` gives word when the parameter is unset or null)
+_PARAM_DEFAULT_RE = re.compile(r"\$\{\w+:?-([^}$]*)\}")
+
+
+def _held_url(col: Collector, url: str) -> tuple[str, tuple[str, ...]]:
+    """`url` with each variable the script assigned replaced by its value (a `${1:-cpu}` value by its default), and
+    (variable, default) of the first one read through a default, else ()."""
+    defaulted: list[tuple[str, str]] = []
+
+    def value(ref: re.Match) -> str:
+        held = col.script_vars.get(ref.group(1))
+        if held is None:
+            return ref.group(0)
+        held = held.strip("\"'")
+        default = _PARAM_DEFAULT_RE.fullmatch(held)
+        if default is not None:
+            defaulted.append((ref.group(1), default.group(1)))
+            return default.group(1)
+        return held
+
+    expanded = re.sub(r"\$\{?(\w+)\}?", value, url)
+    return expanded, defaulted[0] if defaulted else ()
+
+
 def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, source_tree: _SourceTree,
          conda: bool = False) -> None:
     while words and words[0].startswith("-") and words[0] not in _OPTS_WITH_VALUE:
@@ -3751,15 +3806,25 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             url = w.split("=", 1)[1] if "=" in w else (words[i + 1] if i + 1 < len(words) else "")
             skip = "=" not in w
             index_rule = m.match_requirement("index:" + url) if url else None   # CUDA wheel indexes, NVIDIA's index
-            if index_rule is None and "$" in url:
-                # `UV_TORCH_BACKEND=cu${V}` earlier in the script, then `--find-links .../whl/${UV_TORCH_BACKEND}`
-                expanded = re.sub(r"\$\{?(\w+)\}?", lambda v: col.script_vars.get(v.group(1), v.group(0)), url)
-                index_rule = m.match_requirement("index:" + expanded) if expanded != url else None
+            severity, note = None, ""
+            # the script's own values of the URL's variables: `UV_TORCH_BACKEND=cu${V}` earlier in the script, then
+            # `--find-links .../whl/${UV_TORCH_BACKEND}`; PyG's `torch-${TORCH}+${CUDA}.html` after `CUDA=cpu`
+            expanded, defaulted = _held_url(col, url) if "$" in url else (url, ())
+            if index_rule is None and expanded != url:
+                index_rule = m.match_requirement("index:" + expanded)
+            elif index_rule is not None and expanded != url and "$" not in expanded \
+                    and m.match_requirement("index:" + expanded) is None:
+                # every variable resolved and the page is not a CUDA one (`CUDA=cpu`, review51 item 7): quiet, or
+                # info where the value is a positional parameter's default (`CUDA=${1:-cpu}`: a caller may pass cu117)
+                if not defaulted:
+                    continue
+                severity = "info"
+                note = f" (`{defaulted[0]}` defaults to `{defaulted[1]}` here: the CUDA page only when a caller passes one)"
             if index_rule is not None and _ALL_BUILDS_PAGE_RE.search(url) and cpu_builds_only(words):
                 index_rule = None     # `torch==1.6.0+cpu -f .../torch_stable.html`: the page's CPU wheels
             if index_rule is not None:
                 line, c = pos.at(nodes[i + 1].start_point) if skip and i + 1 < len(nodes) else (line, c)
-                col.add(index_rule, "index:" + url, line, c, c + len(url))
+                col.add(index_rule, "index:" + url, line, c, c + len(url), severity=severity, note=note)
             continue
         editable = False
         if w in ("-e", "--editable") and i + 1 < len(words):
