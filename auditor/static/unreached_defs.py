@@ -3004,6 +3004,23 @@ def _tree_words(project: Any) -> dict[str, set[str]]:
     return out
 
 
+def _program_copies(project: Any) -> set[str]:
+    """The folders holding another project's package whose programs a launch may pass over: the vendored copies and
+    copied source roots (`_vendored_copies`), the root folders the README credits (`_credited_copies`: ZeroGUI's
+    `openrlhf/` under "Acknowledgements"), and a checkout one level down that installs the package named like it
+    (Tool-N1's `verl/` holding `setup.py` and `verl/verl`, installed with `cd verl && pip install -e .`)."""
+    paths = getattr(project, "paths", {})
+    out = set(_vendored_copies(project)[0]) | set(_credited_copies(project))
+    installs = {rel.split("/")[0] for rel in paths
+                if rel.count("/") == 1 and rel.endswith(("/setup.py", "/pyproject.toml"))}
+    for rel in paths:
+        parts = rel.split("/")
+        if parts[-1] == "__init__.py" and parts[0] in installs and len(parts) in (3, 4) \
+                and parts[1:-2] in ([], ["src"]) and _fold(parts[-2]) == _fold(parts[0]):
+            out.add(f"{parts[0]}/")
+    return out
+
+
 def _passed_programs(project: Any, words: Callable[[], dict[str, set[str]]]) -> dict[str, tuple[str, str]]:
     """The programs of a package that the tree's launches pass over (tq51a, policy (j)): in a tree no one installs
     (`_library`), a shell or container launch runs `python -m pkg.cli.x` (a module of a package folder), and a sibling
@@ -3021,6 +3038,9 @@ def _passed_programs(project: Any, words: Callable[[], dict[str, set[str]]]) -> 
         if folder and f"{folder}/__init__.py" in paths and base not in ("__init__.py", "__main__.py") \
                 and _launched(rel, launched):
             folders.setdefault(folder, rel.removesuffix(".py").replace("/", "."))
+    # only in a package the tree carries as a copy: the tree's own `__main__` blocks are its programs (policy (s))
+    copies = _program_copies(project) if folders else set()
+    folders = {folder: m for folder, m in folders.items() if _copy_of(f"{folder}/", copies) is not None}
     candidates = {rel: folder for rel in python for folder in [rel.rpartition("/")[0]]
                   if folder in folders and rel.rpartition("/")[2] not in ("__init__.py", "__main__.py")
                   and (project.facts(rel) or {}).get("main")}
