@@ -241,6 +241,34 @@ def test_a_cuda_platform_whose_handler_reraises_keeps_its_error(tmp_path: Path) 
     assert _in(found, "relax.py")[11]["NPU097"] == "error"
 
 
+LOAD_MODEL = """\
+import torch
+
+from mynet import build_model
+
+
+def load(path):
+    model = build_model()
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    try:
+        model = model.cuda()
+    except {caught}:
+        model = model.cpu()
+    return model.eval()
+"""
+
+
+def test_a_cuda_move_whose_handler_misses_what_a_cuda_less_torch_raises_keeps_its_error(tmp_path: Path) -> None:
+    # torch built without CUDA raises AssertionError from `.cuda()`: `except RuntimeError` lets it through
+    found = _tree(tmp_path, {"infer.py": LOAD_MODEL.format(caught="RuntimeError")})
+    assert _in(found, "infer.py")[10]["NPU001"] == "error"
+
+
+def test_a_cuda_move_whose_handler_catches_any_error_is_a_warning(tmp_path: Path) -> None:
+    found = _tree(tmp_path, {"infer.py": LOAD_MODEL.format(caught="(AssertionError, RuntimeError)")})
+    assert _in(found, "infer.py")[10]["NPU001"] == "warning"
+
+
 # -- a JAX model's config module (ml_collections dicts, no framework import of its own) ------------------------------
 
 AF_CONFIG = """\
