@@ -324,6 +324,47 @@ def test_a_setting_in_a_config_module_beside_pytorch_code_is_kept(tmp_path: Path
     assert _in(found, "emulator/config.py")[9]["NPU246"] == "info"
 
 
+RUN_DEMO = """\
+import argparse
+
+from mynet import build_model
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ckpt", default="weights.pt")
+    args = parser.parse_args()
+    model = build_model(args.ckpt).cuda().eval()
+    print(model)
+
+
+if __name__ == "__main__":
+    main()
+"""
+CONVERT_TF = """\
+import tensorflow as tf
+
+
+def convert(path):
+    reader = tf.train.load_checkpoint(path)
+    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
+"""
+MYNET = "import torch\n\n\ndef build_model(path):\n    return torch.load(path, map_location='cpu')\n"
+
+
+def test_a_pytorch_script_beside_a_tensorflow_script_keeps_its_error(tmp_path: Path) -> None:
+    # no torch import of its own: it gets torch through the tree's `mynet`, and its `.cuda()` is PyTorch's
+    found = _tree(tmp_path, {"scripts/run_demo.py": RUN_DEMO, "scripts/convert_tf_checkpoint.py": CONVERT_TF,
+                             "mynet/__init__.py": MYNET})
+    assert _in(found, "scripts/run_demo.py")[10]["NPU001"] == "error"
+
+
+def test_a_device_call_in_a_module_without_imports_beside_tensorflow_keeps_its_error(tmp_path: Path) -> None:
+    found = _tree(tmp_path, {"scripts/run_demo.py": RUN_DEMO.replace("from mynet import build_model\n", ""),
+                             "scripts/convert_tf_checkpoint.py": CONVERT_TF})
+    assert _in(found, "scripts/run_demo.py")[9]["NPU001"] == "error"
+
+
 # -- a CUDA check that moves a computation to CUDA and its results back where the input was ----------------------------
 
 LOOKUP = """\
