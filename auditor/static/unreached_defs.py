@@ -3121,7 +3121,7 @@ def _lower_passed_programs(results: list, project: Any) -> int:
         rel: [(1, _END, _PASSED_NOTE.format(rel.rsplit("/", 1)[-1], package, sibling))]
         for rel, (package, sibling) in passed.items()}
     summaries = getattr(project, "summaries", {})
-    changed = getattr(project, "changed", set())
+    changed: set[str] = getattr(project, "changed", set())
 
     def definitions(rel: str) -> dict[str, list[Any]]:
         return kept_fact(summaries.get(rel), _DEFS_FACT, lambda held: isinstance(held, dict) and "used" in held,
