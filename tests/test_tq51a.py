@@ -90,7 +90,7 @@ ray job submit --address="http://127.0.0.1:8265" \\
 """
 
 
-def _files(readme: str = "", setup: bool = False, programs: int = 3) -> dict[str, str]:
+def _files(readme: str = "", setup: bool = False, programs: int = 3, checkout: bool = True) -> dict[str, str]:
     files = {"agentrl/__init__.py": "", "agentrl/cli/__init__.py": "", "agentrl/trainer/__init__.py": TRAINER_INIT,
              "agentrl/trainer/dpo_trainer.py": DPO_TRAINER, "agentrl/trainer/ppo_trainer.py": PPO_TRAINER,
              "agentrl/cli/train_dpo.py": TRAIN_DPO, "agentrl/cli/train_ppo.py": TRAIN_PPO,
@@ -99,7 +99,13 @@ def _files(readme: str = "", setup: bool = False, programs: int = 3) -> dict[str
         files["agentrl/cli/interactive_chat.py"] = TRAIN_PPO.replace("PPOTrainer(None).fit([])", "print(args)")
     if setup:
         files["setup.py"] = "from setuptools import setup, find_packages\nsetup(name='agentrl', packages=find_packages())\n"
+    if checkout:        # a checkout of the package's repository, installed with `cd agentrl && pip install -e .`
+        files = {f"agentrl/{rel}" if rel.startswith("agentrl/") else rel: text for rel, text in files.items()}
+        files["agentrl/setup.py"] = "from setuptools import setup, find_packages\nsetup(name='agentrl')\n"
     return files
+
+
+CREDIT = "## Acknowledgements\nOur code is built on [AgentRL](https://github.com/agentrl-org/AgentRL).\n"
 
 
 def test_a_program_the_launches_pass_over_and_its_trainer_are_info(tmp_path: Path) -> None:
@@ -123,6 +129,53 @@ def test_a_package_of_two_programs_is_one_programs_and_keeps_its_findings(tmp_pa
 def test_an_installable_librarys_programs_keep_their_findings(tmp_path: Path) -> None:
     found = _tree(tmp_path, _files(setup=True))       # its users run any of its programs
     assert _in(found, "trainer/dpo_trainer.py")[10]["NPU002"] == "error"
+
+
+def test_a_program_of_a_credited_copy_the_launches_pass_over_is_info(tmp_path: Path) -> None:
+    found = _tree(tmp_path, _files(readme=CREDIT, checkout=False))     # `agentrl/`: the credited repository's copy
+    assert _in(found, "cli/train_dpo.py")[9]["NPU001"] == "info"
+
+
+def test_the_trees_own_programs_the_launches_pass_over_keep_their_findings(tmp_path: Path) -> None:
+    found = _tree(tmp_path, _files(checkout=False))       # no credit, no checkout: the tree's own package
+    assert _in(found, "trainer/dpo_trainer.py")[10]["NPU002"] == "error"
+    assert _in(found, "cli/train_dpo.py")[9]["NPU001"] == "error"
+
+
+EVAL_MMBENCH = """\
+import argparse
+
+import torch
+
+from vlmtrain.eval.mmbench_utils import score_options
+
+
+def main(args):
+    torch.cuda.set_device(args.gpu)
+    logits = torch.zeros(1, 4).cuda()
+    print(score_options(logits, [0, 1, 2, 3]))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--gpu", type=int, default=0)
+    main(parser.parse_args())
+"""
+
+
+def test_a_research_trees_own_evaluators_keep_their_findings(tmp_path: Path) -> None:
+    evaluator = EVAL_MMBENCH.replace("from vlmtrain.eval.mmbench_utils import score_options\n", "").replace(
+        "print(score_options(logits, [0, 1, 2, 3]))", "print(logits.argmax())")
+    found = _tree(tmp_path, {
+        "vlmtrain/__init__.py": "", "vlmtrain/eval/__init__.py": "",
+        "vlmtrain/eval/eval_vqa.py": evaluator, "vlmtrain/eval/eval_mmbench.py": EVAL_MMBENCH,
+        "vlmtrain/eval/eval_pope.py": evaluator, "vlmtrain/eval/eval_textvqa.py": evaluator,
+        "vlmtrain/eval/mmbench_utils.py": "import torch\n\n\ndef score_options(logits, options):\n"
+                                          "    return logits[:, options].argmax(dim=-1).cuda()\n",
+        "scripts/eval_vqa.sh": "#!/bin/bash\npython -m vlmtrain.eval.eval_vqa --answers-file answers/vqa.jsonl\n",
+        "README.md": "# VLMTrain\n\n```bash\nbash scripts/eval_vqa.sh checkpoints/vlm-7b\n```\n"})
+    assert _in(found, "eval/eval_mmbench.py")[9]["NPU002"] == "error"
+    assert _in(found, "eval/mmbench_utils.py")[5]["NPU001"] == "error"
 
 
 # -- a CUDA check that only picks torch.load's map_location, with a log line in each arm -----------------------------
@@ -188,6 +241,34 @@ def test_a_cuda_platform_whose_handler_reraises_keeps_its_error(tmp_path: Path) 
     assert _in(found, "relax.py")[11]["NPU097"] == "error"
 
 
+LOAD_MODEL = """\
+import torch
+
+from mynet import build_model
+
+
+def load(path):
+    model = build_model()
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    try:
+        model = model.cuda()
+    except {caught}:
+        model = model.cpu()
+    return model.eval()
+"""
+
+
+def test_a_cuda_move_whose_handler_misses_what_a_cuda_less_torch_raises_keeps_its_error(tmp_path: Path) -> None:
+    # torch built without CUDA raises AssertionError from `.cuda()`: `except RuntimeError` lets it through
+    found = _tree(tmp_path, {"infer.py": LOAD_MODEL.format(caught="RuntimeError")})
+    assert _in(found, "infer.py")[10]["NPU001"] == "error"
+
+
+def test_a_cuda_move_whose_handler_catches_any_error_is_a_warning(tmp_path: Path) -> None:
+    found = _tree(tmp_path, {"infer.py": LOAD_MODEL.format(caught="(AssertionError, RuntimeError)")})
+    assert _in(found, "infer.py")[10]["NPU001"] == "warning"
+
+
 # -- a JAX model's config module (ml_collections dicts, no framework import of its own) ------------------------------
 
 AF_CONFIG = """\
@@ -241,6 +322,47 @@ def test_a_setting_in_a_jax_models_config_module_is_dropped(tmp_path: Path) -> N
 def test_a_setting_in_a_config_module_beside_pytorch_code_is_kept(tmp_path: Path) -> None:
     found = _tree(tmp_path, {"emulator/config.py": AF_CONFIG, "emulator/model.py": TORCH_MODEL})
     assert _in(found, "emulator/config.py")[9]["NPU246"] == "info"
+
+
+RUN_DEMO = """\
+import argparse
+
+from mynet import build_model
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ckpt", default="weights.pt")
+    args = parser.parse_args()
+    model = build_model(args.ckpt).cuda().eval()
+    print(model)
+
+
+if __name__ == "__main__":
+    main()
+"""
+CONVERT_TF = """\
+import tensorflow as tf
+
+
+def convert(path):
+    reader = tf.train.load_checkpoint(path)
+    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
+"""
+MYNET = "import torch\n\n\ndef build_model(path):\n    return torch.load(path, map_location='cpu')\n"
+
+
+def test_a_pytorch_script_beside_a_tensorflow_script_keeps_its_error(tmp_path: Path) -> None:
+    # no torch import of its own: it gets torch through the tree's `mynet`, and its `.cuda()` is PyTorch's
+    found = _tree(tmp_path, {"scripts/run_demo.py": RUN_DEMO, "scripts/convert_tf_checkpoint.py": CONVERT_TF,
+                             "mynet/__init__.py": MYNET})
+    assert _in(found, "scripts/run_demo.py")[10]["NPU001"] == "error"
+
+
+def test_a_device_call_in_a_module_without_imports_beside_tensorflow_keeps_its_error(tmp_path: Path) -> None:
+    found = _tree(tmp_path, {"scripts/run_demo.py": RUN_DEMO.replace("from mynet import build_model\n", ""),
+                             "scripts/convert_tf_checkpoint.py": CONVERT_TF})
+    assert _in(found, "scripts/run_demo.py")[9]["NPU001"] == "error"
 
 
 # -- a CUDA check that moves a computation to CUDA and its results back where the input was ----------------------------

@@ -115,12 +115,38 @@ def _launches_pytorch(project, rel: str) -> bool:
 
 
 @functools.cache
-def _setting_codes() -> frozenset[str]:
+def _setting_codes(precision: bool = True) -> frozenset[str]:
     """The codes of the settings family's precision switches (rules/settings.yaml: `bf16`, `fp16`, ... a PyTorch tool
-    reads by name); its device choices (`device='gpu'`, NPU050) stay, as info, the program's device choice."""
+    reads by name); its device choices (`device='gpu'`, NPU050) stay, as info, the program's device choice. With
+    `precision` False, all of the family's codes."""
     from auditor.rules import load_rules
 
-    return frozenset(r.code for r in load_rules() if r.family == "settings" and r.category == "precision")
+    return frozenset(r.code for r in load_rules()
+                     if r.family == "settings" and (r.category == "precision" or not precision))
+
+
+def _settings_only(findings: Sequence) -> bool:
+    """Whether a file's findings are settings only (AlphaFold's ml_collections `config.py`): a module with device
+    calls (`.cuda()`, `.half()`) is PyTorch code whatever its imports say (review51 item 3)."""
+    return all(f.code in _setting_codes(False) for f in findings)
+
+
+def _imports_own_pytorch(project, rel: str) -> bool:
+    """Whether a Python file imports a module of the tree that imports PyTorch (`from mynet import build_model`, mynet
+    importing torch): a script that gets torch through the tree's own package is PyTorch code (review51 item 3)."""
+    if project is None:
+        return False
+    paths = getattr(project, "paths", {})
+    folder = rel.rpartition("/")[0]
+    for load in (project.facts(rel) or {}).get("load", ()):
+        name = str(load[0]).lstrip(".").replace(".", "/") if load and load[0] else ""
+        for base in {"", f"{folder}/" if folder else ""} if name else ():
+            for other in (f"{base}{name}.py", f"{base}{name}/__init__.py"):
+                roots = {str(x[0]).split(".", 1)[0] for x in (project.facts(other) or {}).get("load", ()) if x} \
+                    if other in paths else set()
+                if roots & set(_TORCH_ROOTS):
+                    return True
+    return False
 
 
 def apply_other_frameworks(results: list, files: Sequence[tuple[Path, str]], project=None) -> int:
@@ -137,7 +163,9 @@ def apply_other_frameworks(results: list, files: Sequence[tuple[Path, str]], pro
         facts = held_tree(project, result.path) if path is not None else None
         fact = facts.get("framework") if facts is not None else None
         framework = file_framework(path, result.path, fact if isinstance(fact, str) else None, project)
-        if framework is None and fact == "" and not result.path.endswith(".ipynb"):
+        if framework is None and fact == "" and not result.path.endswith(".ipynb") and (
+                not result.path.endswith(".py") or _settings_only(result.findings)
+                and not _imports_own_pytorch(project, result.path)):
             if folders is None:
                 folders = _folder_frameworks(project)
             framework = folders.get(result.path.rpartition("/")[0])

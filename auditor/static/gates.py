@@ -1389,6 +1389,9 @@ def _caught_without_reraise(node: ast.Try) -> set[str]:
 
 _RETRY_NOTE = "an attempt whose handler runs {call}(...) again without it (`except` without a re-raise): on Ascend " \
               "the retry runs, only slower or on another device; port the attempt to use the fast path there"
+_REBOUND_NOTE = "an attempt whose handler binds `{name}` to a fallback (an `except` that catches any error, without " \
+                "a re-raise): on Ascend the attempt fails and the code runs on with the fallback, only slower or on " \
+                "another device; port the attempt to use the NPU there"
 
 
 def _chain_root(node: ast.expr | None) -> str:
@@ -1423,17 +1426,30 @@ def _retried_attempts(tree: ast.Module, findings: list) -> list[tuple[Region, st
         retried = {_statement_call(s) for h in node.handlers if not any(isinstance(n, ast.Raise) for n in walk_list(h))
                    for s in h.body if not cuda_lines & set(range(s.lineno, (s.end_lineno or s.lineno) + 1))} - {""}
         # (a handler that binds the attempt's name to a fallback, bioemu's `platform =
-        # mm.Platform.getPlatformByName("CUDA")` / `except Exception: platform = None`, runs on without CUDA too; tq51a)
+        # mm.Platform.getPlatformByName("CUDA")` / `except Exception: platform = None`, runs on without CUDA too; tq51a.
+        # Only one that catches what the attempt raises there: torch built without CUDA, as on Ascend, raises
+        # AssertionError("Torch not compiled with CUDA enabled") from `.cuda()`, which `except RuntimeError` misses)
         rebound = {t.id for h in node.handlers if not any(isinstance(n, ast.Raise) for n in walk_list(h))
-                   for s in h.body if isinstance(s, ast.Assign) for t in s.targets if isinstance(t, ast.Name)}
+                   and _catches_any(h) for s in h.body if isinstance(s, ast.Assign)
+                   for t in s.targets if isinstance(t, ast.Name)}
         for stmt in node.body:
             call = _statement_call(stmt)
             if call in retried and call.rsplit(".", 1)[-1] not in MESSAGE_CALLS:
-                out.append((node_span(stmt, open_end=True), call))
+                out.append((node_span(stmt, open_end=True), _RETRY_NOTE.format(call=call)))
             elif call and isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
                     isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id in rebound:
-                out.append((node_span(stmt, open_end=True), call))
+                out.append((node_span(stmt, open_end=True), _REBOUND_NOTE.format(name=stmt.targets[0].id)))
     return out
+
+
+# what an attempt raises on a torch built without CUDA (AssertionError), caught by these or a bare `except:`
+_BROAD_CATCHES = frozenset({"Exception", "BaseException", "AssertionError"})
+
+
+def _catches_any(handler: ast.ExceptHandler) -> bool:
+    """Whether an `except` clause catches the error a CUDA call raises where CUDA is absent."""
+    names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type] if handler.type else []
+    return not names or any(_dotted(n).rsplit(".", 1)[-1] in _BROAD_CATCHES for n in names)
 
 
 # torch.cuda's cache housekeeping: frees or resets memory bookkeeping, computes nothing
@@ -1475,11 +1491,11 @@ def _lower_fallback_gates(findings: list, tree: ast.Module) -> list:
             f = as_info(f, "caught-housekeeping", _CAUGHT_NOTE, "warning")
         elif f.severity == "error" and f.category == "device":
             caught = _held_by(gates, f)
-            call = _held_by(retries, f) if caught is None and not f.data.get("context") else None
+            note = _held_by(retries, f) if caught is None and not f.data.get("context") else None
             if caught is not None:
                 f = as_info(f, "fallback-gate", _FALLBACK_GATE_NOTE.format(caught=caught), "warning")
-            elif call is not None:
-                f = as_info(f, "retried-attempt", _RETRY_NOTE.format(call=call), "warning")
+            elif note is not None:
+                f = as_info(f, "retried-attempt", note, "warning")
         out.append(f)
     return out
 

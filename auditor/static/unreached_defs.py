@@ -2974,19 +2974,30 @@ _PROGRAM_FOLDER = 3             # programs (modules with a `__main__` block) in 
 _DOC_SUFFIXES = (".md", ".rst", ".markdown")
 
 
+_WORDS_FACT = "passed_words"            # a text file's identifiers (`_tree_words`), kept in its summary
+_DEFS_FACT = "passed_defs"              # a Python file's top-level definitions (`_top_definitions`), kept likewise
+
+
 def _tree_words(project: Any) -> dict[str, set[str]]:
     """Each text file of the tree (code, scripts, docs, configs; the first _CONFIG_BYTES) -> the identifiers it spells."""
     from auditor.source import SourceError
     from auditor.static.project_imports import read_counted
 
+    def read(path: Any) -> list[str] | None:
+        try:
+            return sorted({w.decode() for w in _IDENT.findall(read_counted(project, path, _CONFIG_BYTES, prefix=True))})
+        except (OSError, SourceError):
+            return None
+
     out: dict[str, set[str]] = {}
+    summaries = getattr(project, "summaries", {})
     for rel, path in getattr(project, "paths", {}).items():
         if rel.lower().endswith(_TEXT_SUFFIXES) or _TEXT_NAMES.search(rel):
-            try:
-                data = read_counted(project, path, _CONFIG_BYTES, prefix=True)
-            except (OSError, SourceError):
-                continue
-            out[rel] = {w.decode() for w in _IDENT.findall(data)}
+            # (kept in the file's summary: a warm run reads no file for it)
+            held = kept_fact(summaries.get(rel), _WORDS_FACT, lambda held: isinstance(held, list) or held is False,
+                             lambda: read(path) or False, getattr(project, "changed", set()), rel)
+            if held is not False:
+                out[rel] = set(held)
     # the docs beside the audited files (a README's `python -m pkg.cli.x` line): the audit discovers no Markdown
     folders = {folder for rel, path in getattr(project, "paths", {}).items() if isinstance(path, Path)
                for folder in (path.parent, path.parents[rel.count("/")])}      # (and the root)
@@ -3001,6 +3012,23 @@ def _tree_words(project: Any) -> dict[str, set[str]]:
             except (OSError, SourceError):
                 continue
             out[str(doc)] = {w.decode() for w in _IDENT.findall(data)}
+    return out
+
+
+def _program_copies(project: Any) -> set[str]:
+    """The folders holding another project's package whose programs a launch may pass over: the vendored copies and
+    copied source roots (`_vendored_copies`), the root folders the README credits (`_credited_copies`: ZeroGUI's
+    `openrlhf/` under "Acknowledgements"), and a checkout one level down that installs the package named like it
+    (Tool-N1's `verl/` holding `setup.py` and `verl/verl`, installed with `cd verl && pip install -e .`)."""
+    paths = getattr(project, "paths", {})
+    out = set(_vendored_copies(project)[0]) | set(_credited_copies(project))
+    installs = {rel.split("/")[0] for rel in paths
+                if rel.count("/") == 1 and rel.endswith(("/setup.py", "/pyproject.toml"))}
+    for rel in paths:
+        parts = rel.split("/")
+        if parts[-1] == "__init__.py" and parts[0] in installs and len(parts) in (3, 4) \
+                and parts[1:-2] in ([], ["src"]) and _fold(parts[-2]) == _fold(parts[0]):
+            out.add(f"{parts[0]}/")
     return out
 
 
@@ -3021,6 +3049,9 @@ def _passed_programs(project: Any, words: Callable[[], dict[str, set[str]]]) -> 
         if folder and f"{folder}/__init__.py" in paths and base not in ("__init__.py", "__main__.py") \
                 and _launched(rel, launched):
             folders.setdefault(folder, rel.removesuffix(".py").replace("/", "."))
+    # only in a package the tree carries as a copy: the tree's own `__main__` blocks are its programs (policy (s))
+    copies = _program_copies(project) if folders else set()
+    folders = {folder: m for folder, m in folders.items() if _copy_of(f"{folder}/", copies) is not None}
     candidates = {rel: folder for rel in python for folder in [rel.rpartition("/")[0]]
                   if folder in folders and rel.rpartition("/")[2] not in ("__init__.py", "__main__.py")
                   and (project.facts(rel) or {}).get("main")}
@@ -3042,24 +3073,38 @@ def _passed_programs(project: Any, words: Callable[[], dict[str, set[str]]]) -> 
     return out
 
 
-def _reexport_only(tree: ast.Module, name: str) -> bool:
-    """Whether a package `__init__.py` names `name` only in its imports and `__all__` (a re-export: it runs nothing)."""
+def _top_definitions(project: Any, rel: str) -> dict[str, list[Any]]:
+    """A Python file's facts for `_lower_passed_programs`, kept in its summary: `defs`, its top-level functions and
+    classes [name, first line, last line] that the module does not use outside their span; `used`, the names its
+    statements other than imports and `__all__` spell (a package `__init__.py` naming a class only there re-exports
+    it: it runs nothing)."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    try:
+        text = read_counted(project, getattr(project, "paths", {}).get(rel)).decode("utf-8", errors="replace")
+        tree = ast.parse(text)
+    except (OSError, SourceError, SyntaxError, ValueError):
+        return {"defs": [], "used": []}
+    source = text.splitlines()
+    defs = []
     for node in tree.body:
-        if isinstance(node, (ast.Import, ast.ImportFrom)) or _all_list(node):
-            continue
-        if any(isinstance(n, ast.Name) and n.id == name or isinstance(n, ast.Attribute) and n.attr == name
-               or isinstance(n, ast.Constant) and n.value == name for n in walk_list(node)):
-            return False
-    return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            first, last = line_span(node)
+            if not re.search(rf"\b{re.escape(node.name)}\b", "\n".join(source[:first - 1] + source[last:])):
+                defs.append([node.name, first, last])       # (one its own module uses is left out)
+    used = {n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else n.value
+            for node in tree.body if not isinstance(node, (ast.Import, ast.ImportFrom)) and not _all_list(node)
+            for n in walk_list(node) if isinstance(n, (ast.Name, ast.Attribute))
+            or isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    return {"defs": defs, "used": sorted(used)}
 
 
 def _lower_passed_programs(results: list, project: Any) -> int:
     """Outside hosted trees: the findings of the programs `_passed_programs` finds, and of the top-level definitions
     of other files that only those programs name (their trainers: `DPOTrainer`, named by `train_dpo.py` and re-exported
-    by its package's `__init__.py`), lowered to info. The count lowered."""
-    from auditor.source import SourceError
-    from auditor.static.project_imports import read_counted
-
+    by its package's `__init__.py`), lowered to info. The count lowered. Each file's words and definitions come from
+    facts kept in its summary (a warm run reads no file for them)."""
     if not any(r.findings for r in results if r.path.endswith(".py")):
         return 0
     cache: dict[str, dict[str, set[str]]] = {}
@@ -3075,44 +3120,25 @@ def _lower_passed_programs(results: list, project: Any) -> int:
     spans: dict[str, list[tuple[int, int, str]]] = {
         rel: [(1, _END, _PASSED_NOTE.format(rel.rsplit("/", 1)[-1], package, sibling))]
         for rel, (package, sibling) in passed.items()}
-    paths = getattr(project, "paths", {})
-    inits: dict[str, ast.Module | None] = {}
+    summaries = getattr(project, "summaries", {})
+    changed: set[str] = getattr(project, "changed", set())
+
+    def definitions(rel: str) -> dict[str, list[Any]]:
+        return kept_fact(summaries.get(rel), _DEFS_FACT, lambda held: isinstance(held, dict) and "used" in held,
+                         lambda: _top_definitions(project, rel), changed, rel)
+
     for r in results:
         lines = {f.line for f in r.findings if f.severity != "info"}
         if not r.path.endswith(".py") or r.path in passed or not lines:
             continue
-        try:
-            text = read_counted(project, paths.get(r.path)).decode("utf-8", errors="replace")
-            tree = ast.parse(text)
-        except (OSError, SourceError, SyntaxError, ValueError):
-            continue
-        source = text.splitlines()
-        for node in tree.body:
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                continue
-            first, last = line_span(node)
+        for name, first, last in definitions(r.path)["defs"]:
             if not any(first <= line <= last for line in lines):
                 continue
-            outside = "\n".join(source[:first - 1] + source[last:])
-            if re.search(rf"\b{re.escape(node.name)}\b", outside):
-                continue        # its own module uses it
-            namers = set()
-            for other, found in words().items():
-                if other == r.path or node.name not in found:
-                    continue
-                if other.endswith("/__init__.py"):
-                    if other not in inits:
-                        try:
-                            inits[other] = ast.parse(read_counted(project, paths.get(other)))
-                        except (OSError, SourceError, SyntaxError, ValueError):
-                            inits[other] = None
-                    init = inits[other]
-                    if init is not None and _reexport_only(init, node.name):
-                        continue
-                namers.add(other)
+            namers = {other for other, found in words().items() if other != r.path and name in found
+                      and not (other.endswith("/__init__.py") and name not in definitions(other)["used"])}
             if namers and namers <= passed.keys():
                 spans.setdefault(r.path, []).append((first, last, _PASSED_DEF_NOTE.format(
-                    " and ".join(f"`{n.rsplit('/', 1)[-1]}`" for n in sorted(namers)), node.name,
+                    " and ".join(f"`{n.rsplit('/', 1)[-1]}`" for n in sorted(namers)), name,
                     passed[min(namers)][0])))
     lowered = 0
     for r in results:
