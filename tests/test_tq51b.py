@@ -373,3 +373,78 @@ def test_environment_set_read_outside_the_cluster_test_keeps_its_findings(engine
                               "    env = {**BASE_ENVIRONS, **SITE_A_ENVIRONS, **(extra or {})}")
     found = findings_by_line(engine, src, "areal/utils/launcher.py")
     assert {f.severity for f in found.get(line_of(src, '"NCCL_IB_HCA": "mlx5_bond"'), [])} - {"info"}
+
+
+# review51 item 5: one table under the cluster the run takes by default is no member of a set
+DEFAULT_CLUSTER_ENV = """\
+import argparse
+import os
+import subprocess
+
+# settings our NVIDIA A100 cluster needs for multi-node training
+IB_ENVIRONS = {
+    "NCCL_IB_HCA": "mlx5_0,mlx5_1",
+    "NCCL_SOCKET_IFNAME": "ib0",
+    "CUDA_DEVICE_MAX_CONNECTIONS": "1",
+}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cluster", default="slurm", choices=["local", "slurm"])
+    parser.add_argument("--nodes", type=int, default=1)
+    args = parser.parse_args()
+    env = dict(os.environ)
+    if args.cluster == "slurm":
+        env.update(IB_ENVIRONS)
+        cmd = ["srun", f"--nodes={args.nodes}", "python", "train.py"]
+    else:
+        cmd = ["torchrun", "--nproc_per_node=8", "train.py"]
+    subprocess.run(cmd, env=env, check=True)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_environment_table_of_the_default_cluster_keeps_its_findings(engine):
+    found = findings_by_line(engine, DEFAULT_CLUSTER_ENV, "tools/launch.py")
+    for needle in ('"NCCL_IB_HCA": "mlx5_0,mlx5_1"', '"CUDA_DEVICE_MAX_CONNECTIONS": "1"'):
+        assert {f.severity for f in found.get(line_of(DEFAULT_CLUSTER_ENV, needle), [])} - {"info"}, needle
+
+
+def test_environment_table_with_no_second_member_or_base_keeps_its_findings(engine):
+    # "slurm" no longer the default, but the table is still alone: no other cluster's set, no base set
+    src = DEFAULT_CLUSTER_ENV.replace('default="slurm"', 'default="local"')
+    found = findings_by_line(engine, src, "tools/launch.py")
+    assert {f.severity for f in found.get(line_of(src, '"NCCL_IB_HCA": "mlx5_0,mlx5_1"'), [])} - {"info"}
+
+
+TWO_CLUSTER_ENV = """\
+import os
+
+A100_ENVIRONS = {"NCCL_IB_HCA": "mlx5_bond", "NCCL_IB_GID_INDEX": "3"}
+H800_ENVIRONS = {"NCCL_IB_HCA": "mlx5_0", "NCCL_NET_GDR_LEVEL": "2"}
+
+
+def cluster_envvars(cluster_name="local"):
+    env = {}
+    if cluster_name == "a100":
+        env.update(**A100_ENVIRONS)
+    if cluster_name == "h800":
+        env.update(**H800_ENVIRONS)
+    return env
+"""
+
+
+def test_environment_tables_of_two_named_clusters_are_members(engine):
+    found = findings_by_line(engine, TWO_CLUSTER_ENV, "realhf/base/constants.py")
+    for needle in ('"NCCL_IB_GID_INDEX": "3"', '"NCCL_NET_GDR_LEVEL": "2"'):
+        codes = {f.severity for f in found.get(line_of(TWO_CLUSTER_ENV, needle), [])}
+        assert codes == {"info"}, needle
+    # the same set with "a100" the function's default: the default run applies that table
+    src = TWO_CLUSTER_ENV.replace('cluster_name="local"', 'cluster_name="a100"')
+    found = findings_by_line(engine, src, "realhf/base/constants.py")
+    assert {f.severity for f in found.get(line_of(src, '"NCCL_IB_GID_INDEX": "3"'), [])} - {"info"}
+    assert {f.severity for f in found.get(line_of(src, '"NCCL_NET_GDR_LEVEL": "2"'), [])} == {"info"}
