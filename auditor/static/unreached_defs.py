@@ -2535,7 +2535,9 @@ def _readme_facts(project: Any) -> dict[str, Any]:
 
     out: dict[str, Any] = {"credited": {}, "launches": set()}
     root = _tree_root(project)
-    for name in _READMES if root is not None else ():
+    for name in _READMES:
+        if root is None:
+            break
         try:
             text = read_counted(project, root / name, _README_BYTES, prefix=True).decode("utf-8", "replace")
         except (OSError, SourceError):
