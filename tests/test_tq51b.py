@@ -104,6 +104,9 @@ def _recsys(licence: bool = True, cython: bool = True) -> dict[str, str]:
              f"{base}recsys/model/extensions/simlib_python.py": SIMLIB, f"{base}recsys/model/VAERecommender.py": VAE}
     if licence:
         files[f"{base}LICENSE"] = "MIT License\n"
+        # (the libraries folder's README links each library's repository: the licence is another project's)
+        files["matching/libs/README.md"] = ("| library | source | licence |\n|---|---|---|\n"
+                                            "| recsys | https://github.com/someone/recsys | Apache-2.0 |\n")
     if cython:
         files[f"{base}recsys/model/extensions/simlib_cython.pyx"] = "def Compute_Similarity_Cython(m):\n    return m\n"
     return files
@@ -122,6 +125,66 @@ def test_copy_without_cython_source_or_licence_keeps_its_findings(tmp_path):
         vae = _in(_tree(tmp_path / name, files), "VAERecommender.py")
         assert any(set(codes.values()) - {"info"} for codes in vae.values()), name
 
+
+
+def test_licence_without_a_mark_of_another_project_keeps_the_folders_findings(tmp_path):
+    # review51 item 9: the same folder with its licence but no README above it linking the library's repository
+    files = _recsys()
+    del files["matching/libs/README.md"]
+    vae = _in(_tree(tmp_path, files), "VAERecommender.py")
+    assert any(set(codes.values()) - {"info"} for codes in vae.values())
+
+
+APP_MODEL = """\
+import torch
+
+
+class Captioner:
+    def __init__(self, path):
+        self.net = torch.jit.load(path).cuda().eval()
+
+    @torch.no_grad()
+    def __call__(self, image):
+        return self.net(image.cuda())
+"""
+
+APP_API = """\
+from fastapi import FastAPI
+
+from myapp.model import Captioner
+
+app = FastAPI()
+captioner = Captioner("weights/captioner.pt")
+
+
+@app.post("/caption")
+def caption(image: list):
+    return {"caption": str(captioner(image))}
+"""
+
+APP_EVAL = """\
+import torch
+
+from myapp.model import Captioner
+
+if __name__ == "__main__":
+    c = Captioner("weights/captioner.pt")
+    torch.cuda.synchronize()
+    print(c(torch.zeros(1, 3, 224, 224)))
+"""
+
+
+def test_app_sub_project_with_its_own_licence_keeps_its_findings(tmp_path):
+    # a monorepo's backend `server/` with its licence and its own README (`uvicorn myapp.api:app`): the app's code
+    files = {"README.md": "# Demo\n\nA web demo. See server/README.md for the backend.\n",
+             "requirements.txt": "fastapi\nuvicorn\ntorch\n", "web/app.js": "console.log('hi')\n",
+             "server/LICENSE": "MIT License\n", "server/README.md": "```\ncd server\nuvicorn myapp.api:app\n```\n",
+             "server/myapp/__init__.py": "", "server/myapp/model.py": APP_MODEL, "server/myapp/api.py": APP_API,
+             "server/myapp/eval_offline.py": APP_EVAL}
+    found = _tree(tmp_path, files)
+    for name in ("model.py", "eval_offline.py"):
+        lines = _in(found, f"myapp/{name}")
+        assert lines and any(set(codes.values()) - {"info"} for codes in lines.values()), name
 
 # -- a root folder named for a credited repository ------------------------------------------------------------
 
@@ -373,3 +436,194 @@ def test_environment_set_read_outside_the_cluster_test_keeps_its_findings(engine
                               "    env = {**BASE_ENVIRONS, **SITE_A_ENVIRONS, **(extra or {})}")
     found = findings_by_line(engine, src, "areal/utils/launcher.py")
     assert {f.severity for f in found.get(line_of(src, '"NCCL_IB_HCA": "mlx5_bond"'), [])} - {"info"}
+
+
+# review51 item 5: one table under the cluster the run takes by default is no member of a set
+DEFAULT_CLUSTER_ENV = """\
+import argparse
+import os
+import subprocess
+
+# settings our NVIDIA A100 cluster needs for multi-node training
+IB_ENVIRONS = {
+    "NCCL_IB_HCA": "mlx5_0,mlx5_1",
+    "NCCL_SOCKET_IFNAME": "ib0",
+    "CUDA_DEVICE_MAX_CONNECTIONS": "1",
+}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cluster", default="slurm", choices=["local", "slurm"])
+    parser.add_argument("--nodes", type=int, default=1)
+    args = parser.parse_args()
+    env = dict(os.environ)
+    if args.cluster == "slurm":
+        env.update(IB_ENVIRONS)
+        cmd = ["srun", f"--nodes={args.nodes}", "python", "train.py"]
+    else:
+        cmd = ["torchrun", "--nproc_per_node=8", "train.py"]
+    subprocess.run(cmd, env=env, check=True)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_environment_table_of_the_default_cluster_keeps_its_findings(engine):
+    found = findings_by_line(engine, DEFAULT_CLUSTER_ENV, "tools/launch.py")
+    for needle in ('"NCCL_IB_HCA": "mlx5_0,mlx5_1"', '"CUDA_DEVICE_MAX_CONNECTIONS": "1"'):
+        assert {f.severity for f in found.get(line_of(DEFAULT_CLUSTER_ENV, needle), [])} - {"info"}, needle
+
+
+def test_environment_table_with_no_second_member_or_base_keeps_its_findings(engine):
+    # "slurm" no longer the default, but the table is still alone: no other cluster's set, no base set
+    src = DEFAULT_CLUSTER_ENV.replace('default="slurm"', 'default="local"')
+    found = findings_by_line(engine, src, "tools/launch.py")
+    assert {f.severity for f in found.get(line_of(src, '"NCCL_IB_HCA": "mlx5_0,mlx5_1"'), [])} - {"info"}
+
+
+TWO_CLUSTER_ENV = """\
+import os
+
+A100_ENVIRONS = {"NCCL_IB_HCA": "mlx5_bond", "NCCL_IB_GID_INDEX": "3"}
+H800_ENVIRONS = {"NCCL_IB_HCA": "mlx5_0", "NCCL_NET_GDR_LEVEL": "2"}
+
+
+def cluster_envvars(cluster_name="local"):
+    env = {}
+    if cluster_name == "a100":
+        env.update(**A100_ENVIRONS)
+    if cluster_name == "h800":
+        env.update(**H800_ENVIRONS)
+    return env
+"""
+
+
+def test_environment_tables_of_two_named_clusters_are_members(engine):
+    found = findings_by_line(engine, TWO_CLUSTER_ENV, "realhf/base/constants.py")
+    for needle in ('"NCCL_IB_GID_INDEX": "3"', '"NCCL_NET_GDR_LEVEL": "2"'):
+        codes = {f.severity for f in found.get(line_of(TWO_CLUSTER_ENV, needle), [])}
+        assert codes == {"info"}, needle
+    # the same set with "a100" the function's default: the default run applies that table
+    src = TWO_CLUSTER_ENV.replace('cluster_name="local"', 'cluster_name="a100"')
+    found = findings_by_line(engine, src, "realhf/base/constants.py")
+    assert {f.severity for f in found.get(line_of(src, '"NCCL_IB_GID_INDEX": "3"'), [])} - {"info"}
+    assert {f.severity for f in found.get(line_of(src, '"NCCL_NET_GDR_LEVEL": "2"'), [])} == {"info"}
+
+
+# review51 item 2: a fork's own package, named for the repository its README credits, is the tree's code
+FORK_README = """\
+# LLaVA-Med-Next: a biomedical multimodal assistant
+
+## Train
+
+```bash
+bash scripts/finetune.sh
+```
+
+## Serve
+
+```bash
+python -m llava.serve.cli --model-path checkpoints/llava-med-next
+```
+
+## Acknowledgement
+
+- [LLaVA](https://github.com/haotian-liu/LLaVA): the codebase we built upon, and our base model.
+"""
+
+FORK_BUILDER = """\
+import torch
+
+
+def load_pretrained_model(model_path, device="cuda"):
+    model = torch.load(model_path, map_location="cpu")
+    return model.to(device).half()
+"""
+
+FORK_CLI = """\
+import argparse
+
+import torch
+
+from llava.model.builder import load_pretrained_model
+
+
+def main(args):
+    model = load_pretrained_model(args.model_path)
+    streamer_device = torch.device("cuda")
+    ids = torch.tensor([[1]]).to(streamer_device)
+    print(model(ids))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model-path", type=str)
+    main(parser.parse_args())
+"""
+
+FORK_EVAL = """\
+import argparse
+
+import torch
+
+from llava.model.builder import load_pretrained_model
+
+
+def eval_model(args):
+    model = load_pretrained_model(args.model_path)
+    images = torch.zeros(1, 3, 336, 336).half().cuda()
+    print(model(images))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model-path", type=str)
+    eval_model(parser.parse_args())
+"""
+
+FORK_TRAIN = """\
+import torch
+import torch.distributed as dist
+
+from llava.model.builder import load_pretrained_model
+
+
+def train():
+    dist.init_process_group(backend="nccl")
+    torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())
+    load_pretrained_model("base.pt").train()
+
+
+if __name__ == "__main__":
+    train()
+"""
+
+
+def _fork() -> dict[str, str]:
+    return {"README.md": FORK_README, "scripts/finetune.sh": "deepspeed llava/train/train_mem.py --output_dir out\n",
+            "llava/__init__.py": "", "llava/model/__init__.py": "", "llava/model/builder.py": FORK_BUILDER,
+            "llava/serve/__init__.py": "", "llava/serve/cli.py": FORK_CLI, "llava/eval/__init__.py": "",
+            "llava/eval/model_vqa_med.py": FORK_EVAL, "llava/train/__init__.py": "",
+            "llava/train/train_mem.py": FORK_TRAIN}
+
+
+def test_a_forks_own_package_named_for_the_credited_repository_keeps_its_findings(tmp_path):
+    found = _tree(tmp_path, _fork())
+    for name in ("llava/serve/cli.py", "llava/eval/model_vqa_med.py"):
+        lines = _in(found, name)
+        assert lines and any(set(codes.values()) - {"info"} for codes in lines.values()), name
+
+
+def test_a_credited_copys_program_a_readme_command_runs_keeps_its_findings(tmp_path):
+    # the folder is a copy (a root script imports it, no script launches it), but the README documents its CLI
+    files = _fork()
+    files["scripts/finetune.sh"] = "python train.py --output_dir out\n"
+    files["train.py"] = "from llava.model.builder import load_pretrained_model\n\nload_pretrained_model('a.pt')\n"
+    found = _tree(tmp_path, files)
+    cli = _in(found, "llava/serve/cli.py")
+    assert cli and any(set(codes.values()) - {"info"} for codes in cli.values())
+    vqa = _in(found, "llava/eval/model_vqa_med.py")
+    assert vqa and all(set(codes.values()) == {"info"} for codes in vqa.values())

@@ -402,9 +402,29 @@ def _cluster_test(test: ast.AST) -> tuple[str, str] | None:
     return None
 
 
+def _subject_defaults(tree: ast.AST) -> dict[str, Any]:
+    """The literal defaults the file gives names a cluster test may compare: its options (argparse, dataclass fields:
+    `option_defaults`) and its functions' parameters (`def get_env_vars(cluster_name="local")`)."""
+    from auditor.project.launched import option_defaults
+
+    out = {name: value for name, value in option_defaults(tree).items() if isinstance(name, str)}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            positional = [*args.posonlyargs, *args.args]
+            pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
+                     *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)]
+            for arg, default in pairs:
+                if isinstance(default, ast.Constant):
+                    out.setdefault(arg.arg, default.value)
+    return out
+
+
 def lower_cluster_environs(findings: list, tree: ast.AST) -> list:
     """Environment-variable findings inside a module-level dict of settings (string keys) whose every read in the file
-    sits in the body of one `if <cluster> == "name":` test: info, context `platform-class` (policy (k)). A dict read
+    sits in the body of one `if <cluster> == "name":` test: info, context `platform-class` (policy (k)), where the file
+    holds a set - another such dict under another name of the same subject, or a dict read outside every cluster test
+    (the base the named cluster's dict adds to) - and "name" is not the subject's default in the file. A dict read
     anywhere else, or never read here, keeps them."""
     if not isinstance(tree, ast.Module) or not any(
             f.severity != "info" and f.category in _ENV_CATEGORIES and f.symbol and f.symbol.isupper()
@@ -427,8 +447,19 @@ def lower_cluster_environs(findings: list, tree: ast.AST) -> list:
     for n in ast.walk(tree):
         if isinstance(n, ast.Name) and n.id in tables and isinstance(n.ctx, ast.Load) and id(n) not in gated:
             reads.setdefault(n.id, []).append(None)
-    spans = [(stmt.lineno, stmt.end_lineno or stmt.lineno, tests[0]) for name, stmt in tables.items()
-             if (tests := reads.get(name)) and None not in tests and len(set(tests)) == 1]
+    gated_tables: dict[str, tuple[str, str]] = {
+        name: first for name, tests in reads.items()
+        if None not in tests and len(set(tests)) == 1 and (first := tests[0]) is not None}
+    # a set, not one table (review51 item 5): another table under another label of the same subject (`PPU_ENVIRONS`
+    # under "wa180" beside `NA132_ENVIRONS` under "na132"), or a base table every run takes that the named cluster's
+    # table adds to; and never the label the subject takes by default (`--cluster` with `default="slurm"`: the
+    # default run applies it)
+    based = any(None in tests for tests in reads.values())
+    defaults = _subject_defaults(tree)
+    spans = [(tables[name].lineno, tables[name].end_lineno or tables[name].lineno, test)
+             for name, test in gated_tables.items()
+             if (based or any(o[0] == test[0] and o[1] != test[1] for o in gated_tables.values()))
+             and defaults.get(test[0].rsplit(".", 1)[-1]) != test[1]]
     if not spans:
         return findings
     out = []

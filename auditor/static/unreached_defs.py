@@ -2105,7 +2105,7 @@ def _vendored_copies(project: Any) -> tuple[dict[str, str], set[str]]:
             checkout = "/".join(copy) + "/"
             if not any(rel.startswith(checkout) and "/" not in rel[len(checkout):]
                        and _CHECKOUT_FILE.match(rel[len(checkout):]) for rel in paths) \
-                    and not _checkout_files(root, checkout):
+                    and not _checkout_files(project, root, checkout):
                 continue
         found["/".join(copy) + "/"] = folder.rsplit("/", 1)[-1]
     found = {folder: name for folder, name in found.items()
@@ -2133,14 +2133,52 @@ def _cython_module(root: Path | None, module: str, held: Collection[str]) -> boo
     return root is not None and folder in held and (root / f"{module}.pyx").is_file()
 
 
-def _checkout_files(root: Path | None, folder: str) -> bool:
+_LICENCE = re.compile(r"^(?:LICEN[CS]E(?:\.\w+)?|COPYING)$")
+
+
+def _checkout_files(project: Any, root: Path | None, folder: str) -> bool:
     """Whether a plain folder holds a project checkout's own files (`_CHECKOUT_FILE`) on disk: discovery lists
     none but the Python and build files, so a copy carried with only its licence (daisyRec's `LICENSE` beside
-    `daisy/`) is read from the folder itself (tq51b)."""
+    `daisy/`) is read from the folder itself (tq51b). A licence alone marks another project's checkout only where the
+    tree says so (review51 item 9: an app's own `server/` sub-project has its licence too): `.gitmodules` names the
+    folder, or a README of the folder above it links the GitHub repository the folder is named for (BARS'
+    `matching/libs/README.md` table linking `github.com/AmazingDD/daisyRec` above `daisyRec/`; at the root, a
+    credit: `_readme_facts`)."""
     try:
-        return root is not None and any(_CHECKOUT_FILE.match(p.name) for p in (root / folder).iterdir() if p.is_file())
+        names = [p.name for p in (root / folder).iterdir() if p.is_file()] if root is not None else []
     except OSError:
         return False
+    found = [name for name in names if _CHECKOUT_FILE.match(name)]
+    if not found or root is None:
+        return False
+    if not all(_LICENCE.match(name) for name in found):
+        return True
+    return _linked_folder(project, root, folder.rstrip("/"))
+
+
+def _linked_folder(project: Any, root: Path, folder: str) -> bool:
+    """Whether the tree marks `folder` as another project's: a `.gitmodules` entry for its path, or a link to a GitHub
+    repository of its name in a README of its parent folder (the root README's credits only)."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    parent, _, name = folder.rpartition("/")
+    try:
+        modules = read_counted(project, root / ".gitmodules", _README_BYTES, prefix=True).decode("utf-8", "replace")
+    except (OSError, SourceError):
+        modules = ""
+    if re.search(rf"^\s*path\s*=\s*{re.escape(folder)}/?\s*$", modules, re.MULTILINE):
+        return True
+    if not parent:
+        return _fold(name) in _readme_facts(project)["credited"]
+    for readme in _READMES:
+        try:
+            text = read_counted(project, root / parent / readme, _README_BYTES, prefix=True).decode("utf-8", "replace")
+        except (OSError, SourceError):
+            continue
+        if any(_fold(repo) == _fold(name) for repo in _GITHUB_REPO.findall(text)):
+            return True
+    return False
 
 
 def _held_modules(python: Collection[str]) -> tuple[set[str], set[str]]:
@@ -2431,6 +2469,8 @@ def _copy_entries(project: Any, copies: Collection[str], credited: Collection[st
     renamed = {c for c, name in copies.items() if c.rstrip("/").rsplit("/", 1)[-1] != name} \
         if isinstance(copies, dict) else set()
     renamed |= set(credited)
+    # (a credited copy's program a README command runs is the tree's documented program: policy (s))
+    documented = _readme_facts(project)["launches"] if credited else set()
     # a checkout's top-level programs (timm's `train.py` beside `timm/` in VisRAG's `timm_modified/`) run when the
     # tree's own scripts launch them; the checkout's own launchers (timm's `distributed_train.sh`) are upstream's too
     # (policy (j), tq44b)
@@ -2443,7 +2483,8 @@ def _copy_entries(project: Any, copies: Collection[str], credited: Collection[st
             continue
         copy = _copy_of(rel, copies)
         inner = rel[len(copy):].split("/") if copy else []
-        if copy is None or inner[0] in _COPY_RUN_FOLDERS or _launched(rel, launched if copy in packages else own_launched):
+        if copy is None or inner[0] in _COPY_RUN_FOLDERS or _launched(rel, launched if copy in packages else own_launched) \
+                or copy in credited and _launched(rel, documented):
             out.add(rel)
         # (a copied package's `__main__.py` runs only as `python -m pkg`, which no launch above names: policy (s))
         elif len(inner) == 1 and inner[0] != "__main__.py" and (copy in packages or inner[0] in _CHECKOUT_ENTRIES):
@@ -2475,18 +2516,33 @@ def _fold(name: str) -> str:
     return re.sub(r"[-_.]", "", name).lower()
 
 
-def _credited_repositories(root: Path | None) -> dict[str, str]:
-    """The GitHub repositories the tree's root README credits (folded name -> the name as written): a link on a line
-    that names the credit, or below a heading that does (`## Acknowledgements`)."""
-    if root is None:
-        return {}
+# a README's command running a program (`python -m llava.serve.cli ...`, `python tools/demo.py ...`): policy (s)'s
+# "documented command of the tree"
+_README_SCRIPT = re.compile(r"\bpython[\d.]*\s+(?:-[A-Za-ln-z]\w*\s+)*([\w./-]+)\.py\b")
+_README_FACT = "_readme"                # the root README's `_readme_facts`, kept on the project for the run
+
+
+def _readme_facts(project: Any) -> dict[str, Any]:
+    """The tree's root README, read once per run through `read_counted`: `credited`, the GitHub repositories it
+    credits (folded name -> the name as written: a link on a line that names the credit, or below a heading that
+    does, `## Acknowledgements`), and `launches`, the programs its commands run (`_shell_launches`' stems). The audit
+    discovers no Markdown, so no file summary holds them."""
+    held = getattr(project, _README_FACT, None)
+    if isinstance(held, dict):
+        return held
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    out: dict[str, Any] = {"credited": {}, "launches": set()}
+    root = _tree_root(project)
     for name in _READMES:
+        if root is None:
+            break
         try:
-            with open(root / name, "rb") as handle:
-                text = handle.read(_README_BYTES).decode("utf-8", "replace")
-        except OSError:
+            text = read_counted(project, root / name, _README_BYTES, prefix=True).decode("utf-8", "replace")
+        except (OSError, SourceError):
             continue
-        out: dict[str, str] = {}
+        credited: dict[str, str] = out["credited"]
         lines = text.splitlines()
         section = False
         for i, line in enumerate(lines):
@@ -2497,11 +2553,19 @@ def _credited_repositories(root: Path | None) -> dict[str, str]:
                 continue
             if section or _CREDIT.search(line):
                 for repo in _GITHUB_REPO.findall(line):
-                    out.setdefault(_fold(repo), repo)
+                    credited.setdefault(_fold(repo), repo)
+            if not line.lstrip().startswith("#"):
+                out["launches"].update(m.replace(".", "/") + tail for m in _LAUNCHED_MODULE.findall(line)
+                                       for tail in ("", "/__main__"))
+                out["launches"].update(path.lstrip("./") for path in _README_SCRIPT.findall(line))
         for repo in _GITHUB_PAGE.findall(text):
-            out.pop(_fold(repo), None)
-        return out
-    return {}
+            credited.pop(_fold(repo), None)
+        break
+    try:
+        setattr(project, _README_FACT, out)
+    except AttributeError:
+        pass
+    return out
 
 
 def _credited_copies(project: Any) -> dict[str, str]:
@@ -2510,13 +2574,28 @@ def _credited_copies(project: Any) -> dict[str, str]:
     the awesome ... [AudioLDM2](https://github.com/haoheliu/AudioLDM2) repos"; LLaMA-Omni2's `cosyvoice/` under
     "Acknowledgements"). Such a copy sits where the tree's own packages do and imports itself by its own name, so
     nothing in its layout tells it from the tree's code; the credit does. Not a folder of tests, examples, scripts or
-    sources (`src/`). Folder -> the repository's name as the README writes it."""
-    python = [rel for rel in getattr(project, "paths", {}) if rel.endswith(".py") and "/" in rel]
-    folders = {rel.split("/", 1)[0] for rel in python} - _BENCH_FOLDERS - _APP_TOOL_FOLDERS - _SOURCE_FOLDERS
-    if not folders:
+    sources (`src/`), and only a folder the tree uses as a library (review51 item 2): other Python code of the tree
+    imports it (FluxMusic's root `train.py` imports `audioldm2`) and no script or container file of the tree launches
+    a program of it - a fork's own package (a LLaVA fork's `llava/`, whose scripts run `llava/train/train_mem.py`)
+    is the tree's own code, whatever its README credits. Folder -> the repository's name as the README writes it."""
+    paths = getattr(project, "paths", {})
+    python = [rel for rel in paths if rel.endswith(".py")]
+    folders = {rel.split("/", 1)[0] for rel in python if "/" in rel} - _BENCH_FOLDERS - _APP_TOOL_FOLDERS \
+        - _SOURCE_FOLDERS
+    credited = _readme_facts(project)["credited"] if folders else {}
+    found = {f"{folder}/": credited[_fold(folder)] for folder in sorted(folders) if _fold(folder) in credited}
+    if not found:
         return {}
-    credited = _credited_repositories(_tree_root(project))
-    return {f"{folder}/": credited[_fold(folder)] for folder in sorted(folders) if _fold(folder) in credited}
+    launched = _shell_launches(project) | _container_launches(project)
+    out = {}
+    for folder, name in found.items():
+        top = folder.rstrip("/")
+        if any(_launched(rel, launched) for rel in python if rel.startswith(folder)):
+            continue
+        if any(str(load[0]).split(".", 1)[0] == top for rel in python if not rel.startswith(folder)
+               for load in (project.facts(rel) or {}).get("load", ()) if load and load[0]):
+            out[folder] = name
+    return out
 
 
 def _copy_of(rel: str, copies: Collection[str]) -> str | None:
