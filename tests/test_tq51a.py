@@ -131,9 +131,11 @@ def test_an_installable_librarys_programs_keep_their_findings(tmp_path: Path) ->
     assert _in(found, "trainer/dpo_trainer.py")[10]["NPU002"] == "error"
 
 
-def test_a_program_of_a_credited_copy_the_launches_pass_over_is_info(tmp_path: Path) -> None:
-    found = _tree(tmp_path, _files(readme=CREDIT, checkout=False))     # `agentrl/`: the credited repository's copy
-    assert _in(found, "cli/train_dpo.py")[9]["NPU001"] == "info"
+def test_a_credited_folder_the_trees_launches_run_is_its_own_package(tmp_path: Path) -> None:
+    # review51 item 2 (fix51b): a folder the README credits but whose programs the tree's scripts launch is the
+    # tree's own package (a fork's), so the programs its launches pass over keep their findings, as policy (s) says
+    found = _tree(tmp_path, _files(readme=CREDIT, checkout=False))
+    assert _in(found, "cli/train_dpo.py")[9]["NPU001"] == "error"
 
 
 def test_the_trees_own_programs_the_launches_pass_over_keep_their_findings(tmp_path: Path) -> None:

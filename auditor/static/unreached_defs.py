@@ -2163,15 +2163,19 @@ def _linked_folder(project: Any, root: Path, folder: str) -> bool:
     from auditor.static.project_imports import read_counted
 
     parent, _, name = folder.rpartition("/")
-    try:
-        modules = read_counted(project, root / ".gitmodules", _README_BYTES, prefix=True).decode("utf-8", "replace")
-    except (OSError, SourceError):
-        modules = ""
+    modules = ""
+    if (root / ".gitmodules").is_file():
+        try:
+            modules = read_counted(project, root / ".gitmodules", _README_BYTES, prefix=True).decode("utf-8", "replace")
+        except (OSError, SourceError):
+            pass
     if re.search(rf"^\s*path\s*=\s*{re.escape(folder)}/?\s*$", modules, re.MULTILINE):
         return True
     if not parent:
         return _fold(name) in _readme_facts(project)["credited"]
     for readme in _READMES:
+        if not (root / parent / readme).is_file():
+            continue
         try:
             text = read_counted(project, root / parent / readme, _README_BYTES, prefix=True).decode("utf-8", "replace")
         except (OSError, SourceError):
@@ -2538,6 +2542,8 @@ def _readme_facts(project: Any) -> dict[str, Any]:
     for name in _READMES:
         if root is None:
             break
+        if not (root / name).is_file():      # (a look, not a read: a tree without the file reads nothing)
+            continue
         try:
             text = read_counted(project, root / name, _README_BYTES, prefix=True).decode("utf-8", "replace")
         except (OSError, SourceError):
@@ -3096,11 +3102,13 @@ def _tree_words(project: Any) -> dict[str, set[str]]:
 
 def _program_copies(project: Any) -> set[str]:
     """The folders holding another project's package whose programs a launch may pass over: the vendored copies and
-    copied source roots (`_vendored_copies`), the root folders the README credits (`_credited_copies`: ZeroGUI's
-    `openrlhf/` under "Acknowledgements"), and a checkout one level down that installs the package named like it
-    (Tool-N1's `verl/` holding `setup.py` and `verl/verl`, installed with `cd verl && pip install -e .`)."""
+    copied source roots (`_vendored_copies`), and a checkout one level down that installs the package named like it
+    (Tool-N1's `verl/` holding `setup.py` and `verl/verl`, installed with `cd verl && pip install -e .`). A root
+    folder the README credits is no such copy: one whose programs the tree launches is the tree's own package
+    (`_credited_copies`, review51 item 2), so ZeroGUI's credited `openrlhf/`, launched by its scripts, keeps its
+    trainers' findings."""
     paths = getattr(project, "paths", {})
-    out = set(_vendored_copies(project)[0]) | set(_credited_copies(project))
+    out = set(_vendored_copies(project)[0])
     installs = {rel.split("/")[0] for rel in paths
                 if rel.count("/") == 1 and rel.endswith(("/setup.py", "/pyproject.toml"))}
     for rel in paths:
