@@ -194,4 +194,5 @@ def test_both_spellings_of_the_pair_cap_are_read():
                                            "test122", "test123", "test126", "test128", "test129", "test132", "test134",
                                            "test136", "test137", "test138", "test139",
                                            "test140",
-                                           "test141", "test142", "test143", "test144", "test145"))
+                                           "test141", "test142", "test143", "test144", "test145",
+                                           "test146"))
