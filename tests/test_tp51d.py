@@ -1,0 +1,86 @@
+"""tp51d (session 51, project test146): families the project-file readers missed on session 51's blind project split
+(RLHF, medical imaging, Gaussian splatting, molecular dynamics, video and edge inference trees). Recall: TensorRT's
+tar / zip packages named by their files (NPU440), LAMMPS' own GPU counts (`-k on g 1`, `-pk gpu 2`: NPU028). Quiet:
+the RUN lines of a Dockerfile that unpack and remove an NVIDIA archive its COPY / ADD put in the image. Shaped on
+TensorRT-Alpha's and other TensorRT Dockerfiles, flare's LAMMPS benchmarks and a Slurm LAMMPS job; each with controls
+(comments, messages, CPU runs, other archives)."""
+from __future__ import annotations
+
+from tests.static_snippets import audit_file, codes_of_line, expect_line_codes
+
+
+TRT_DOCKERFILE = """\
+FROM nvidia/cuda:11.3.1-cudnn8-devel-ubuntu18.04
+#copy and unzip tensorrt8.4.2.4 (TensorRT-8.4.2.4.Linux.x86_64-gnu.cuda-11.6.cudnn8.4.tar.gz)
+RUN mkdir -p /home/user/
+COPY TensorRT-8.4.2.4.Linux.x86_64-gnu.cuda-11.6.cudnn8.4.tar.gz /home/user/
+RUN cd /home/user/ && \\
+    tar -zxvf TensorRT-8.4.2.4.Linux.x86_64-gnu.cuda-11.6.cudnn8.4.tar.gz && \\
+    rm TensorRT-8.4.2.4.Linux.x86_64-gnu.cuda-11.6.cudnn8.4.tar.gz && \\
+    mkdir workspace
+ADD TensorRT-8.6.1.6.Linux.x86_64-gnu.cuda-12.0.tar.gz /opt/
+COPY opencv-4.5.5.tar.gz /opt/
+RUN tar -xzf /opt/opencv-4.5.5.tar.gz
+"""
+
+TRT_SCRIPT = """\
+#!/bin/bash
+TRT_VERSION=10.0.1.6
+wget https://developer.nvidia.com/downloads/compute/machine-learning/tensorrt/10.0.1/tars/TensorRT-10.0.1.6.Linux.x86_64-gnu.cuda-12.4.tar.gz
+tar -xvf TensorRT-7.2.3.4.Ubuntu-18.04.x86_64-gnu.cuda-11.1.cudnn8.1.tar.gz
+unzip TensorRT-8.6.1.6.Windows10.x86_64.cuda-12.0.zip
+# tar -xzvf TensorRT-8.6.1.6.Linux.x86_64-gnu.cuda-12.0.tar.gz
+echo "download TensorRT-8.6.1.6.Linux.x86_64-gnu.cuda-12.0.tar.gz from NVIDIA first"
+export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/opt/TensorRT-8.6.1.6/lib
+tar -xzvf onnxruntime-linux-x64-1.16.3.tgz
+"""
+
+
+def test_tensorrt_packages_by_file_name(tmp_path):
+    found = audit_file(tmp_path, "docker/ubuntu18.04-cu113.Dockerfile", TRT_DOCKERFILE)
+    for line in (4, 9):
+        assert "NPU440" in codes_of_line(found, line), line
+    # the copied archive unpacked and removed: the COPY is the finding (test146's label)
+    expect_line_codes(found, {}, (2, 3, 5, 6, 7, 8, 10, 11))
+    found = audit_file(tmp_path / "s", "install_trt.sh", TRT_SCRIPT)
+    for line in (3, 4, 5):
+        assert "NPU440" in codes_of_line(found, line), line
+    expect_line_codes(found, {}, (2, 6, 7, 9))
+
+
+LAMMPS_BENCH = """\
+#!/bin/bash
+set -e
+for L in 1 2 5 10
+do
+    echo "L = $L, Serial"
+    ~/lammps/build/lmp -sf kk -pk kokkos newton on neigh half -k on t 1 -var L $L -in in.bench | grep ns/day
+    mpirun ~/lammps/ompbuild/lmp -sf kk -pk kokkos newton on neigh half -k on t 12 -var L $L -in in.bench
+    ~/lammps/cudabuild/lmp -sf kk -pk kokkos newton on neigh half -k on g 1 -var L $L -in in.bench | grep ns/day
+    CUDA_LAUNCH_BLOCKING=1 mpirun -np $mpi ~/lammps/cudabuild/lmp -k on g 1 -sf kk -in in.si > /dev/null
+    # ~/lammps/cudabuild/lmp -k on g 1 -sf kk -in in.si
+    echo "run lmp -k on g 1 for the CUDA build"
+done
+lmp="${HOME}/lammps/build/lmp -k on g 1 -sf kk -pk kokkos newton on neigh full"
+export lmp="$(pwd)/lammps/build/lmp -k on t 4 -sf kk -pk kokkos newton on neigh half"
+"""
+
+LAMMPS_SLURM = """\
+#!/bin/bash
+#SBATCH --nodes=1
+srun lmp_kokkos_cuda_mpi -kokkos on gpus 4 -suffix kk -in in.lj
+mpirun -np 2 lmp_mpi -sf gpu -pk gpu 2 -in in.lj
+mpirun -np 4 lmp_mpi -sf omp -pk omp 4 -in in.lj
+lmp -k on g 0 -in in.lj
+"""
+
+
+def test_lammps_gpu_counts(tmp_path):
+    found = audit_file(tmp_path, "bench.sh", LAMMPS_BENCH)
+    for line in (8, 9, 13):
+        assert "NPU028" in codes_of_line(found, line), line
+    expect_line_codes(found, {}, (5, 6, 7, 10, 11, 14))
+    found = audit_file(tmp_path / "s", "job.slurm", LAMMPS_SLURM)
+    for line in (3, 4):
+        assert "NPU028" in codes_of_line(found, line), line
+    expect_line_codes(found, {}, (5, 6))
