@@ -84,3 +84,101 @@ def test_lammps_gpu_counts(tmp_path):
     for line in (3, 4):
         assert "NPU028" in codes_of_line(found, line), line
     expect_line_codes(found, {}, (5, 6))
+
+
+MVSPLAT_TREE = {
+    "config/main.yaml": """\
+        defaults:
+          - dataset: re10k
+          - model/encoder: costvolume
+          - model/decoder: splatting_cuda
+          # - model/decoder: splatting_cuda
+          - loss: [mse]
+        wandb:
+          project: mvsplat
+          mode: disabled
+        decoder_note: splatting_cuda
+        """,
+    "config/model/decoder/splatting_cuda.yaml": "name: splatting_cuda\n",
+    "config/model/encoder/costvolume.yaml": "name: costvolume\nd_feature: 128\n",
+    "src/model/decoder/__init__.py": """\
+        from .decoder import Decoder
+        from .decoder_splatting_cuda import DecoderSplattingCUDA, DecoderSplattingCUDACfg
+
+        DECODERS = {
+            "splatting_cuda": DecoderSplattingCUDA,
+        }
+
+
+        def get_decoder(decoder_cfg, dataset_cfg) -> Decoder:
+            return DECODERS[decoder_cfg.name](decoder_cfg, dataset_cfg)
+        """,
+    "src/model/decoder/decoder.py": "class Decoder:\n    pass\n",
+    "src/model/decoder/decoder_splatting_cuda.py": """\
+        import torch
+        from .cuda_splatting import render_cuda
+        from .decoder import Decoder
+
+
+        class DecoderSplattingCUDACfg:
+            name = "splatting_cuda"
+
+
+        class DecoderSplattingCUDA(Decoder):
+            def forward(self, gaussians):
+                return render_cuda(gaussians)
+        """,
+    "src/model/decoder/cuda_splatting.py": """\
+        import torch
+        from diff_gaussian_rasterization import GaussianRasterizationSettings, GaussianRasterizer
+
+
+        def render_cuda(gaussians):
+            settings = GaussianRasterizationSettings(image_height=1, image_width=1)
+            return GaussianRasterizer(settings)(gaussians)
+        """,
+    "src/model/encoder/__init__.py": """\
+        from .encoder_costvolume import EncoderCostVolume
+
+        ENCODERS = {"costvolume": EncoderCostVolume}
+        """,
+    "src/model/encoder/encoder_costvolume.py": "import torch\n\n\nclass EncoderCostVolume(torch.nn.Module):\n    pass\n",
+}
+
+# a second shape: a point-cloud backbone registry over MinkowskiEngine, chosen with `override`, beside a plain one
+POINT_TREE = {
+    "conf/train.yaml": """\
+        defaults:
+          - override backbone: minkunet
+          - _self_
+        backbone_name: minkunet
+        """,
+    "conf/backbone/minkunet.yaml": "type: minkunet\nvoxel_size: 0.05\n",
+    "conf/backbone/pointnet.yaml": "type: pointnet\n",
+    "models/__init__.py": """\
+        from models.minkunet import MinkUNet
+        from models.pointnet import PointNet
+
+        BACKBONES = dict()
+        BACKBONES.update({'minkunet': MinkUNet, 'pointnet': PointNet})
+        """,
+    "models/minkunet.py": "import MinkowskiEngine as ME\n\n\nclass MinkUNet(ME.MinkowskiNetwork):\n    pass\n",
+    "models/pointnet.py": "import torch\n\n\nclass PointNet(torch.nn.Module):\n    pass\n",
+}
+
+
+def test_hydra_choices_of_a_cuda_kernel_implementation(tmp_path):
+    from tests.static_snippets import tree_codes_by_line, write_tree
+
+    root = write_tree(tmp_path / "mvsplat", MVSPLAT_TREE)
+    found = tree_codes_by_line(root, "config/main.yaml")
+    assert "NPU974" in found.get(4, set())
+    assert all("NPU974" not in found.get(n, set()) for n in (1, 2, 3, 5, 6, 8, 10))
+    assert "NPU974" in tree_codes_by_line(root, "config/model/decoder/splatting_cuda.yaml").get(1, set())
+    assert not tree_codes_by_line(root, "config/model/encoder/costvolume.yaml")
+    root = write_tree(tmp_path / "points", POINT_TREE)
+    found = tree_codes_by_line(root, "conf/train.yaml")
+    assert "NPU974" in found.get(2, set())
+    assert "NPU974" not in found.get(4, set())     # a key named otherwise is no choice Hydra reads
+    assert "NPU974" in tree_codes_by_line(root, "conf/backbone/minkunet.yaml").get(1, set())
+    assert not tree_codes_by_line(root, "conf/backbone/pointnet.yaml")
