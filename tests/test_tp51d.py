@@ -182,3 +182,64 @@ def test_hydra_choices_of_a_cuda_kernel_implementation(tmp_path):
     assert "NPU974" not in found.get(4, set())     # a key named otherwise is no choice Hydra reads
     assert "NPU974" in tree_codes_by_line(root, "conf/backbone/minkunet.yaml").get(1, set())
     assert not tree_codes_by_line(root, "conf/backbone/pointnet.yaml")
+
+
+MERGE_TREE = {
+    "scripts/run.sh": """\
+        LAUNCH="accelerate launch --config_file scripts/accelerate_configs/multi_gpu.yaml --num_processes=8"
+        PYTHONPATH=. $LAUNCH src/train.py \\
+            --bf16 True \\
+            --dtype bf16
+        # Supervised Fine-Tuning: Merge SFT LoRA weights
+        PYTHONPATH=. python src/tools/merge_peft_adapter.py \\
+            --adapter_model_name "${output_dir}/best_checkpoint" \\
+            --dtype bf16 \\
+            --output_name "${output_dir}/merged_checkpoint"
+        python src/tools/eval_merged.py --dtype bf16 --model "${output_dir}/merged_checkpoint"
+        """,
+    "src/tools/merge_peft_adapter.py": """\
+        from dataclasses import dataclass, field
+
+        import torch
+        from peft import PeftModel
+        from transformers import AutoModelForCausalLM, HfArgumentParser
+
+
+        @dataclass
+        class ScriptArguments:
+            adapter_model_name: str = field(default=None)
+            output_name: str = field(default=None)
+            dtype: str = field(default="fp16")
+
+
+        args = HfArgumentParser(ScriptArguments).parse_args_into_dataclasses()[0]
+        str2dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float}
+        model = AutoModelForCausalLM.from_pretrained(args.adapter_model_name, torch_dtype=str2dtype[args.dtype])
+        model = PeftModel.from_pretrained(model, args.adapter_model_name).merge_and_unload()
+        model.save_pretrained(args.output_name)
+        """,
+    "src/tools/eval_merged.py": """\
+        import argparse
+
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--dtype", default="fp16")
+        parser.add_argument("--model")
+        args = parser.parse_args()
+        model = AutoModelForCausalLM.from_pretrained(args.model, torch_dtype=getattr(torch, args.dtype), device_map="auto")
+        model.save_pretrained(args.model + "-copy")
+        """,
+    "src/train.py": "import torch\n\n\ndef main():\n    torch.zeros(1).cuda()\n",
+}
+
+
+def test_dtype_of_a_host_conversion_script_quiet(tmp_path):
+    from tests.static_snippets import tree_codes_by_line, write_tree
+
+    root = write_tree(tmp_path / "modpo", MERGE_TREE)
+    found = tree_codes_by_line(root, "scripts/run.sh")
+    assert "NPU212" in found.get(4, set())      # the training launch's dtype
+    assert "NPU212" not in found.get(8, set())  # the merge script loads, merges and saves on the host
+    assert "NPU212" in found.get(10, set())     # a script that places the model (`device_map="auto"`)
