@@ -23,7 +23,6 @@ tree as its value; the chain is followed with launch_imports.failing_imports fro
 from __future__ import annotations
 
 import ast
-import os
 import re
 from pathlib import Path
 from typing import Callable
@@ -31,15 +30,13 @@ from typing import Callable
 from auditor.findings import FileResult
 from auditor.project.launch_imports import facts_reader, failing_imports
 from auditor.project.makefile import call_finding
+from auditor.project.setting_choices import result_text
 from auditor.project.setting_keywords import config_file
-from auditor.project.setting_reads import WALK_SKIP_DIRS
-from auditor.source import MAX_FILE_BYTES, SourceError, read_source
+from auditor.project.setting_reads import python_files
 from auditor.suppress import Suppressions
 
 _RULE = "config-choice-cuda-kernel-implementation"     # NPU974 (rules/project_registry_choices.yaml)
 _CATEGORY = "kernel"
-_MAX_FILES = 4000
-_MAX_BYTES = 512 * 1024
 _DEFAULTS_RE = re.compile(r"^defaults\s*:\s*(?:#.*)?$")
 # `  - model/decoder: splatting_cuda`, `  - override backbone: resnet_cuda`, `  - encoder@model.encoder: x`
 _DEFAULTS_ENTRY_RE = re.compile(r"^\s+-\s+(?:override\s+)?([\w/.-]+(?:@[\w.]+)?)\s*:\s*([\"']?)([A-Za-z_][\w.-]*)\2"
@@ -69,17 +66,7 @@ def _choices(text: str, stem: str) -> list[tuple[int, int, int, str]]:
 
 def _python_sources(top: Path) -> list[tuple[str, bytes]]:
     """(rel, bytes) of the tree's Python files, read again only when one changed (the bench asks once per file)."""
-    files: list[tuple[Path, int, int]] = []
-    for folder, dirs, names in os.walk(top):
-        dirs[:] = sorted(d for d in dirs if d not in WALK_SKIP_DIRS and not d.startswith("."))
-        for name in sorted(names):
-            if name.endswith(".py") and len(files) < _MAX_FILES:
-                try:
-                    stat = (Path(folder) / name).stat()
-                except OSError:
-                    continue
-                if stat.st_size <= _MAX_BYTES:
-                    files.append((Path(folder) / name, stat.st_mtime_ns, stat.st_size))
+    files = python_files(top)
     stamp = tuple((str(p), m, n) for p, m, n in files)
     cached = _PY_CACHE.get(str(top))
     if cached is None or cached[0] != stamp:
@@ -145,13 +132,8 @@ def apply_registry_choices(results: list[FileResult], root: Path, rules,
     facts_of = facts_reader(top, by_rel, read, {})
     chains: dict[str, list[str] | None] = {}
     for result in configs:
-        path = Path(result.path)
-        try:
-            text = read_source(path if path.is_absolute() else top / path, MAX_FILE_BYTES)[0].decode(
-                "utf-8", errors="replace")
-        except (OSError, SourceError):
-            continue
-        choices = _choices(text, path.stem)
+        text = result_text(result, top)
+        choices = _choices(text, Path(result.path).stem) if text is not None else []
         if not choices:
             continue
         have = {(f.line, f.code) for f in result.findings}
