@@ -45,7 +45,7 @@ def test_tensorrt_packages_by_file_name(tmp_path):
     found = audit_file(tmp_path / "s", "install_trt.sh", TRT_SCRIPT)
     for line in (3, 4, 5):
         assert "NPU440" in codes_of_line(found, line), line
-    expect_line_codes(found, {}, (2, 6, 7, 9))
+    expect_line_codes(found, {}, (2, 6, 7, 8, 9))
 
 
 LAMMPS_BENCH = """\
