@@ -37,6 +37,7 @@ from auditor.suppress import Suppressions
 
 _RULE = "config-choice-cuda-kernel-implementation"     # NPU974 (rules/project_registry_choices.yaml)
 _CATEGORY = "kernel"
+_MAX_HELD_BYTES = 64 * 1024 * 1024
 _DEFAULTS_RE = re.compile(r"^defaults\s*:\s*(?:#.*)?$")
 # `  - model/decoder: splatting_cuda`, `  - override backbone: resnet_cuda`, `  - encoder@model.encoder: x`
 _DEFAULTS_ENTRY_RE = re.compile(r"^\s+-\s+(?:override\s+)?([\w/.-]+(?:@[\w.]+)?)\s*:\s*([\"']?)([A-Za-z_][\w.-]*)\2"
@@ -70,12 +71,15 @@ def _python_sources(top: Path) -> list[tuple[str, bytes]]:
     stamp = tuple((str(p), m, n) for p, m, n in files)
     cached = _PY_CACHE.get(str(top))
     if cached is None or cached[0] != stamp:
-        sources = []
-        for path, _, _ in files:
+        sources, held = [], 0
+        for path, _, size in files:
+            if held + size > _MAX_HELD_BYTES:
+                break           # a tree of this much Python is read up to here
             try:
                 sources.append((path.relative_to(top).as_posix(), path.read_bytes()))
             except OSError:
                 continue
+            held += size
         cached = _PY_CACHE[str(top)] = (stamp, sources)
     return cached[1]
 
