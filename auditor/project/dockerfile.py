@@ -12,7 +12,7 @@ from auditor.findings import FileResult, as_info
 from auditor.project.hits import (NCCL_VERSION_NAME_RE, Collector, cuda_member_siblings, decode_text,
                                   lower_cuda_member, matchers, normalize_dist)
 from auditor.project.shell import (COMMAND_VARIABLE_RE, SCHEDULER_REQUESTS, forces_cuda_text, gate_findings, index_env,
-                                   scan_fragment, scan_shell)
+                                   nvidia_archive, scan_fragment, scan_shell)
 from auditor.project.local_builds import absolute_folder
 from auditor.project.requirements import wheel_symbols
 from auditor.backend_words import OTHER_BACKENDS, backends_in_text, member_backend
@@ -190,6 +190,7 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
         scan_shell(col, "\n".join(shell_lines))
     result = col.done()
     _cpu_source_builds(result, col, m)
+    _drop_unpacked_copies(result, {ins["startline"] + 1 for ins in instructions if ins["instruction"] in ("COPY", "ADD")})
     if any(shell_lines):
         gate_findings(result, "\n".join(shell_lines))   # `RUN if [ "$(python -c '...torch.version.cuda...')" = "12" ]`
     backends = set().union(*(backends_in_text(i.split("@", 1)[0]) for i in images)) if images else set()
@@ -241,6 +242,16 @@ def _context_copy(value: str, workdir: str | None) -> str | None:
     if len(words) != 2 or words[0] not in (".", "./"):
         return None
     return absolute_folder(workdir, words[1])
+
+
+def _drop_unpacked_copies(result: FileResult, fetch_lines: set[int]) -> None:
+    """`COPY TensorRT-8.4.2.4.Linux.x86_64-gnu.cuda-11.6.cudnn8.4.tar.gz /home/feiyull/` then `RUN tar -zxvf
+    TensorRT-...tar.gz && rm TensorRT-...tar.gz`: the COPY / ADD that puts NVIDIA's archive in the image is the
+    finding; the RUN lines that unpack and remove the same file add nothing (tp51d, test146's label)."""
+    fetched = {(f.symbol, f.line) for f in result.findings if f.line in fetch_lines and nvidia_archive(f.symbol)}
+    if fetched:
+        result.findings = [f for f in result.findings
+                           if not any(f.symbol == s and f.line > ln for s, ln in fetched) or f.line in fetch_lines]
 
 
 def _added_wheel(col: Collector, m, text: str, line: int) -> bool:

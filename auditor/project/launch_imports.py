@@ -278,7 +278,7 @@ def _hard(result: FileResult) -> dict:
     return held if isinstance(held, dict) else {}
 
 
-def _facts_reader(root: Path, by_rel: dict[str, FileResult], analyze: Callable[[bytes, str], FileResult] | None,
+def facts_reader(root: Path, by_rel: dict[str, FileResult], analyze: Callable[[bytes, str], FileResult] | None,
                   cache: dict) -> Callable[[str], dict | None]:
     """facts_of for failing_imports: the run's facts of a tree file, else (a file the run did not audit) the facts of
     one analysis of it; None when the tree has no such Python file."""
@@ -340,7 +340,7 @@ def launch_import_findings(result: FileResult, root: Path, rules_by_category: di
                                      + (["src"] if (root / "src").is_dir() else [])))
         key = ("imports", start, tuple(folders))
         if key not in cache:
-            facts_of = _facts_reader(root, by_rel, analyze, cache)
+            facts_of = facts_reader(root, by_rel, analyze, cache)
             cache[key] = failing_imports(start, facts_of, folders, _tree_extensions(root, (base, root), facts_of))
         for category, chain in cache[key].items():
             if category == NCCL and not call.get("multi_process"):
@@ -373,7 +373,7 @@ def _variable_script_findings(result: FileResult, root: Path, call: dict, where:
         return []
     key = ("variable", tuple(sorted(options)))
     if key not in cache:
-        facts_of = _facts_reader(root, by_rel, analyze, cache)
+        facts_of = facts_reader(root, by_rel, analyze, cache)
         chains = []
         for rel in _tree_scripts(root, by_rel, cache):
             if rel not in by_rel and not _names_options(root / rel, options):

@@ -928,6 +928,67 @@ def apply_tf32_launches(results: list[FileResult], root: Path, rules, product: s
                     message=plain.message.replace("{symbol}", f.symbol or ""), substitution=plain.substitution)
 
 
+# calls that put a model on a device, train it or run it (decision 24's "places nothing on a device"), and calls that
+# write weights back to disk (`save_pretrained`, `torch.save`, safetensors' `save_file`)
+_DEVICE_OR_TRAINING_ATTRS = frozenset({"cuda", "to", "half", "backward", "step", "generate", "forward", "fit", "train",
+                                       "initialize", "prepare"})
+_DEVICE_KEYWORDS = frozenset({"device", "device_map", "devices", "accelerator", "gpus"})
+_SAVE_CALLS = frozenset({"save_pretrained", "save", "save_file", "save_model", "save_checkpoint"})
+
+
+def host_conversion_script(tree: ast.Module) -> bool:
+    """A script that loads weights, converts them and saves them back to disk without placing anything on a device or
+    training (peft's merge_peft_adapter.py: `from_pretrained(..., torch_dtype=...)`, `merge_and_unload()`,
+    `save_pretrained(...)`): decision 24's host conversion script, whose dtype chooses only the saved files' dtype."""
+    saves = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else \
+                node.func.id if isinstance(node.func, ast.Name) else ""
+            if name in _DEVICE_OR_TRAINING_ATTRS or name.endswith(("Trainer", "Accelerator")) \
+                    or any(k.arg in _DEVICE_KEYWORDS for k in node.keywords):
+                return False
+            saves = saves or name in _SAVE_CALLS
+        elif isinstance(node, ast.Attribute) and node.attr in ("cuda", "device"):
+            return False        # `torch.cuda.is_available()`, `model.device`
+    return saves
+
+
+def _launches_host_conversion(result: FileResult, line: int, root: Path, cache: dict) -> bool:
+    """Whether `line` is an option of a recorded launch of a tree script that is a host conversion script."""
+    calls, bases = recorded_calls(result, root, SUMMARY_KEY)
+    for call in calls:
+        at = call.get("switch_at") if isinstance(call, dict) else None
+        rel = call.get("file") if isinstance(call, dict) else None
+        if not (isinstance(at, dict) and isinstance(rel, str) and rel.endswith(".py")
+                and any(isinstance(w, list) and w[:1] == [line] for w in at.values())):
+            continue
+        found = resolve_launched(rel, launch_bases(bases, root), cache)
+        if found is None:
+            return False
+        key = ("host-conversion", str(found[1]))
+        if key not in cache:
+            try:
+                cache[key] = found[1].stat().st_size <= _MAX_SCRIPT_BYTES and \
+                    host_conversion_script(ast.parse(found[1].read_bytes()))
+            except (OSError, SyntaxError, ValueError):
+                cache[key] = False
+        return cache[key]
+    return False
+
+
+def drop_host_conversion_dtypes(results: list[FileResult], root: Path) -> None:
+    """Drop a precision finding on a launch option (`--dtype bf16`) handed to a host conversion script of the tree
+    (decision 24: a dtype there places nothing on a device; tp51d, modpo's merge step, test146's label)."""
+    top = root if root.is_dir() else root.parent
+    cache: dict = {}
+    for result in results:
+        if not any(f.category == "precision" for f in result.findings) or not (result.summary or {}).get(SUMMARY_KEY):
+            continue
+        result.findings = [f for f in result.findings
+                           if f.category != "precision" or not _launches_host_conversion(result, f.line, top, cache)]
+
+
 def apply_launched_wrappers(results: list[FileResult], root: Path, rules,
                             analyze: Callable[[], Callable[[bytes, str], FileResult]], product: str = "a2") -> None:
     """Add the launch findings to every file that recorded launches (runner, after the per-file pass)."""

@@ -167,6 +167,16 @@ def _rel(result: FileResult, top: Path) -> str:
     return path.as_posix()
 
 
+def result_text(result: FileResult, top: Path) -> str | None:
+    """The text of a result's file (its path absolute or from `top`), None when it cannot be read."""
+    path = Path(result.path)
+    try:
+        return read_source(path if path.is_absolute() else top / path, MAX_FILE_BYTES)[0].decode(
+            "utf-8", errors="replace")
+    except (OSError, SourceError):
+        return None
+
+
 def apply_setting_choices(results: list[FileResult], root: Path, rules, product: str = "a2") -> None:
     """Add a finding to each config line and launch word that sets a choice selecting a CUDA-only module."""
     rule = next((r for r in rules if r.name == _RULE), None)
@@ -183,11 +193,8 @@ def apply_setting_choices(results: list[FileResult], root: Path, rules, product:
         is_config = result.path.endswith(_CONFIG_SUFFIXES)
         if not (is_config or result.path.endswith(_SHELL_SUFFIXES)):
             continue
-        path = Path(result.path)
-        try:
-            text = read_source(path if path.is_absolute() else top / path, MAX_FILE_BYTES)[0].decode(
-                "utf-8", errors="replace")
-        except (OSError, SourceError):
+        text = result_text(result, top)
+        if text is None:
             continue
         have = {(f.line, f.code) for f in result.findings}
         lines = text.splitlines()

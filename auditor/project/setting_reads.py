@@ -514,7 +514,8 @@ def _from_fact(fact) -> _Reads | None:
         return None
 
 
-def _python_files(top: Path) -> list[tuple[Path, int, int]]:
+def python_files(top: Path) -> list[tuple[Path, int, int]]:
+    """(path, mtime_ns, size) of the tree's Python files, skipped folders and files over _MAX_BYTES left out."""
     out: list[tuple[Path, int, int]] = []
     for folder, dirs, files in os.walk(top):
         dirs[:] = sorted(d for d in dirs if d not in WALK_SKIP_DIRS and not d.startswith("."))
@@ -541,7 +542,7 @@ def _tree_reads(top: Path, results: list[FileResult]) -> _Reads:
             held = _from_fact((result.summary or {}).get(FACT))
             if held is not None:
                 reads.add(held)
-    files = [f for f in _python_files(top) if os.path.normpath(f[0]) not in known]
+    files = [f for f in python_files(top) if os.path.normpath(f[0]) not in known]
     stamp = tuple((str(p), m, n) for p, m, n in files)
     cached = _CACHE.get(str(top))
     if cached is None or cached[0] != stamp:

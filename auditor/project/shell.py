@@ -5,6 +5,8 @@ error-tolerant bash grammar: environment variables set (`export`, `NAME=... cmd`
 from __future__ import annotations
 
 import ast
+import bisect
+import itertools
 import re
 from collections import defaultdict
 from dataclasses import replace
@@ -143,7 +145,11 @@ WIN_CUDA_PATH_RE = re.compile(r"NVIDIA GPU Computing Toolkit(?:\\+|/)CUDA(?:(?:\
 # https://github.com/Jimver/cuda-toolkit/blob/master/src/installer.ts)
 _NVIDIA_ARCHIVE_RE = re.compile(r"(?<![\w.-])(?:cudnn-(?:linux|windows)-\w+-[\w.${}]+_cuda[\w.${}]+-archive\.(?:tar\.xz|zip)"
                                 r"|cudnn-[\d.]+-(?:linux|windows\d*|osx)-\w+-v[\d.]+\.(?:tgz|zip)"
-                                r"|cuda_installer[-_][\w.${}-]*\w)")
+                                r"|cuda_installer[-_][\w.${}-]*\w"
+                                # TensorRT's tar / zip packages, named `TensorRT-<version>.<os>.<arch>-gnu.cuda-<x.y>
+                                # [.cudnn<x.y>].tar.gz` (`.Linux.`, `.Ubuntu-18.04.`, `.l4t.`, `.Windows10.x86_64.cuda-
+                                # 12.0.zip`; TensorRT installation guide, "Tar File Installation"; tp51d)
+                                r"|[Tt]ensor[Rr][Tt]-[\d${][\w.${}-]*?\.cuda-[\w.${}-]*?\.(?:tar\.gz|tgz|zip))")
 _TORCH_CUDA_LABEL_RE = re.compile(r"([\"']?)\+(cu(?:1\d\d|\$\{?\w+\}?))\1")
 _CUDA_VAR_PATH_RE = re.compile(r"\$\{?(CUDA_HOME|CUDA_PATH|CUDA_ROOT|CUDA_TOOLKIT_ROOT_DIR|CUDA_INSTALL_DIR)\}?/")
 # ... or a Dockerfile COPY / ADD's destination (`COPY cuda.repo-x86_64 /etc/yum.repos.d/cuda.repo`, t22f)
@@ -245,6 +251,12 @@ _KALDI_QUEUE_IN_TEXT_RE = re.compile(r"(?:^|[\s\"'/])(?:run|queue|slurm)(?:-\w+)
 # (queue.pl's default config: `option gpu=* -l gpu=$0 -q g.q`; recipes' `cuda_cmd="queue.pl -l gpu=1"`), also in a
 # `qsub` line; a GPU resource by its name (`gpu`, `gpus`, `ngpus`, a site's `gpu_1` node type), its count the value
 _GRID_ENGINE_GPU_RE = re.compile(r"(?<!\S)-l\s*['\"]?(?:[\w.]+=[^,\s'\"]*,)*((?:n|num_?)?gpus?(?:_\d+)?)=(\d+)")
+# LAMMPS' GPU counts on its command line (LAMMPS manual, "Command-line options": `-kokkos on g Ngpu` / `-k on gpus N`,
+# the KOKKOS package on GPUs; `-package gpu Ngpu` / `-pk gpu N`, the GPU package) after the `lmp` / `lmp_<machine>`
+# executable; `-k on t 4` (threads) asks for none (tp51d)
+_LAMMPS_RE = re.compile(r"(?:^|[\s\"'/=])(?:lmp(?:_\w+)?|lammps)(?=\s)")
+_LAMMPS_GPU_RE = re.compile(r"(?<!\S)(?:-(?:k|kokkos)\s+on(?:\s+(?:d|device|t|threads|n|numa)\s+\S+)*\s+(?:g|gpus)"
+                            r"|-(?:pk|package)\s+gpu)\s+(\d+)(?!\S)")
 _GRID_ENGINE_SUBMIT_RE = re.compile(r"(?:^|[\s\"'/])(?:(?:run|queue|slurm)(?:-\w+)?\.pl|qsub)\s")
 
 
@@ -280,6 +292,8 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                 col.add(rule, symbol, ln, c, c + len(opt.group(0).split()[0]), value=value)
     if "-l" in text and "gpu" in text:
         grid_engine_gpus(col, m, text, where)
+    if "lmp" in text or "lammps" in text:
+        lammps_gpus(col, m, text, where)
     if "-D" in text:
         cmake_defines(col, text, where)
     if gres and "Gres" in text:
@@ -376,12 +390,17 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                     col.add(rule, symbol, ln, c, c + len(u.group(0)))
     if labels:
         torch_cuda_label(col, text, line, column)
-    if "cudnn-" in text or "cuda_installer" in text:
+    if "cudnn-" in text or "cuda_installer" in text or ".cuda-" in text:
         for archive in _NVIDIA_ARCHIVE_RE.finditer(text):
             ln, c = where(archive.start())
             if not any(f.line == ln for f in col.result.findings):   # the download's URL finding says it already
                 symbol = "path:" + archive.group(0).lower()
                 col.add(m.match_requirement(symbol), symbol, ln, c, c + len(archive.group(0)))
+
+
+def nvidia_archive(symbol: str) -> bool:
+    """Is `symbol` (`path:<file>`) one of NVIDIA's archives read by file name (cuDNN, the CUDA installer, TensorRT)?"""
+    return symbol.startswith("path:") and _NVIDIA_ARCHIVE_RE.fullmatch(symbol[5:]) is not None
 
 
 def torch_cuda_label(col: Collector, text: str, line: int, column: int) -> None:
@@ -391,6 +410,30 @@ def torch_cuda_label(col: Collector, text: str, line: int, column: int) -> None:
     if label is not None:
         symbol = "+" + label.group(2)
         col.add(matchers(col.engine).match_requirement(symbol.lower()), symbol, line, column, column + len(text))
+
+
+def lammps_gpus(col: Collector, m, text: str, where) -> None:
+    """`~/lammps/cudabuild/lmp -sf kk -pk kokkos newton on neigh half -k on g 1 -in in.bench`: the GPUs a LAMMPS run
+    asks for, read as a `gpus` request (NPU028; tp51d, flare's Kokkos benchmark)."""
+    for request in _LAMMPS_GPU_RE.finditer(text):
+        before = text[:request.start()]
+        if _LAMMPS_RE.search(before) and not before.rpartition("\n")[2].lstrip(" \t\"'").startswith("#"):
+            rule = m.match_setting("gpus", request.group(1))
+            if rule is not None:
+                ln, c = where(request.start())
+                col.add(rule, request.group(0), ln, c, c + len(request.group(0)), value=request.group(1),
+                        note=" (LAMMPS' own option: the run's GPU count)")
+
+
+def _command_lammps_gpus(col: Collector, m, pos, words: list[str], nodes: list) -> None:
+    """lammps_gpus over a command's words (`mpirun -np 4 ~/lammps/cudabuild/lmp -k on g 1 ...`), reported at the
+    option's word."""
+    starts = list(itertools.accumulate((len(w) + 1 for w in words[:-1]), initial=0))
+
+    def where(offset: int) -> tuple[int, int]:
+        return pos.at(nodes[bisect.bisect_right(starts, offset) - 1].start_point)
+
+    lammps_gpus(col, m, " ".join(words), where)
 
 
 def grid_engine_gpus(col: Collector, m, text: str, where, directive: bool = False) -> None:
@@ -2489,6 +2532,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
                 grid_engine_gpus(col, m, f"-l {words[i + 1]}", lambda offset: (ql, qc + offset), directive=True)
     if name in ("echo", "printf") and not _output_to_file(node) and not _output_to_program(node):
         return      # `echo finished --device cuda`: a message shown to a person, its words are no options (t15o)
+    if any("lmp" in w or "lammps" in w for w in words):
+        _command_lammps_gpus(col, m, pos, words, nodes)
     variable = re.fullmatch(r"\$\{?([A-Za-z_]\w*)\}?", name)
     if variable and ("PY" in variable.group(1).upper() and "PIP" not in variable.group(1).upper()
                      or words[1:2] == ["-m"]):

@@ -10,10 +10,11 @@ from typing import Callable
 from auditor.project.called_scripts import apply_called_scripts
 from auditor.project.cmake_calls import apply_cmake_builds
 from auditor.project.launch_imports import apply_launch_imports
-from auditor.project.launched import apply_launched_wrappers, apply_tf32_launches
+from auditor.project.launched import apply_launched_wrappers, apply_tf32_launches, drop_host_conversion_dtypes
 from auditor.project.local_builds import apply_local_builds
 from auditor.project.local_extras import apply_local_extras
 from auditor.project.makefile import apply_make_builds
+from auditor.project.registry_choices import apply_registry_choices
 from auditor.project.setting_choices import apply_setting_choices
 from auditor.project.setting_keywords import apply_setting_keywords
 from auditor.project.setting_reads import drop_code_read_settings
@@ -41,5 +42,7 @@ def _call_passes(results: list[FileResult], root: Path, rules,
     apply_local_builds(results, root, rules, product)
     apply_launched_wrappers(results, root, rules, analyze, product)
     apply_tf32_launches(results, root, rules, product)     # review48 item 6: `--tf32 True` to a script's own argparse
+    drop_host_conversion_dtypes(results, root)     # tp51d: `--dtype bf16` to a host conversion script (decision 24)
     apply_launch_imports(results, root, rules, analyze, product)      # s15e: launched scripts that fail at import
     apply_setting_choices(results, root, rules, product)     # t18b: config values that select a CUDA-only module
+    apply_registry_choices(results, root, rules, analyze, product)    # tp51d: Hydra choices of a CUDA kernel class
