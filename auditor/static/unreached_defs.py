@@ -2430,6 +2430,7 @@ def _copy_entries(project: Any, copies: Collection[str], credited: Collection[st
     # (a renamed copy, `_renamed_copies`, is no package of the tree's: nothing imports it by its upstream name)
     renamed = {c for c, name in copies.items() if c.rstrip("/").rsplit("/", 1)[-1] != name} \
         if isinstance(copies, dict) else set()
+    forks = _fork_programs(project, renamed)
     renamed |= set(credited)
     # a checkout's top-level programs (timm's `train.py` beside `timm/` in VisRAG's `timm_modified/`) run when the
     # tree's own scripts launch them; the checkout's own launchers (timm's `distributed_train.sh`) are upstream's too
@@ -2443,7 +2444,8 @@ def _copy_entries(project: Any, copies: Collection[str], credited: Collection[st
             continue
         copy = _copy_of(rel, copies)
         inner = rel[len(copy):].split("/") if copy else []
-        if copy is None or inner[0] in _COPY_RUN_FOLDERS or _launched(rel, launched if copy in packages else own_launched):
+        if copy is None or inner[0] in _COPY_RUN_FOLDERS or rel in forks \
+                or _launched(rel, launched if copy in packages else own_launched):
             out.add(rel)
         # (a copied package's `__main__.py` runs only as `python -m pkg`, which no launch above names: policy (s))
         elif len(inner) == 1 and inner[0] != "__main__.py" and (copy in packages or inner[0] in _CHECKOUT_ENTRIES):
@@ -2517,6 +2519,26 @@ def _credited_copies(project: Any) -> dict[str, str]:
         return {}
     credited = _credited_repositories(_tree_root(project))
     return {f"{folder}/": credited[_fold(folder)] for folder in sorted(folders) if _fold(folder) in credited}
+
+
+def _fork_programs(project: Any, renamed: Collection[str]) -> set[str]:
+    """The programs of the tree's own in a renamed copy (tq51c, heldout65: GraphGPT's `graphgpt/`, a FastChat fork
+    whose upstream modules still import the installed `fastchat.*`): a module with a `__main__` block that imports
+    the copy by its own folder path (`from graphgpt.model import GraphLlamaForCausalLM` in `graphgpt/eval/run_x.py`)
+    was written for this tree, which upstream's modules never name; a user runs it as the tree's program, and what it
+    imports runs with it (the fork's modules nothing imports stay unreached)."""
+    out: set[str] = set()
+    for copy in renamed:
+        parts = copy.rstrip("/").split("/")
+        own = tuple(".".join(parts[k:]) for k in range(len(parts)))
+        for rel in getattr(project, "paths", {}):
+            if not (rel.startswith(copy) and rel.endswith(".py")):
+                continue
+            facts = project.facts(rel) or {}
+            if facts.get("main") and any(load and str(load[0]).startswith(tuple(f"{name}." for name in own))
+                                         or load and str(load[0]) in own for load in facts.get("load", ())):
+                out.add(rel)
+    return out
 
 
 def _copy_of(rel: str, copies: Collection[str]) -> str | None:
