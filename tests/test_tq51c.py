@@ -134,3 +134,149 @@ def test_the_forks_upstream_modules_nothing_imports_stay_info(tmp_path):
     assert _severities(found, "graphchat/serve/worker.py", WORKER, "synchronize") == {"info"}
     # an upstream program importing only the upstream name is upstream's, nothing of the tree's
     assert _severities(found, "graphchat/serve/cli.py", UPSTREAM_CLI, "device_count") == {"info"}
+
+
+# An image-editing application (a Gradio demo at its root) carrying a DINOv2 checkout `dinov2/` (its hubconf.py,
+# setup.py and licence beside the package `dinov2/dinov2/`), reached only through hubconf's model builders: the
+# checkout's evaluation and training programs are upstream's, which nothing in the app runs (policy (j)).
+DEMO = """\
+    import gradio as gr
+    import torch
+
+    from editor.encoder import ImageEncoder
+
+    encoder = ImageEncoder().cuda()
+
+
+    def edit(image):
+        return encoder(torch.as_tensor(image).cuda())
+
+
+    if __name__ == "__main__":
+        gr.Interface(fn=edit, inputs="image", outputs="image").launch()
+    """
+ENCODER = """\
+    import sys
+
+    import torch
+
+    sys.path.append("./dinov2")
+    import hubconf
+
+
+    class ImageEncoder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.backbone = hubconf.dinov2_vitg14()
+
+        def forward(self, x):
+            return self.backbone(x)
+    """
+HUBCONF = """\
+    from dinov2.models.vision_transformer import vit_giant2
+    from dinov2.layers.mlp import Mlp
+
+
+    def dinov2_vitg14():
+        return vit_giant2(ffn_layer=Mlp)
+    """
+VIT = """\
+    import torch
+
+    from dinov2.layers.mlp import Mlp
+
+
+    def vit_giant2(ffn_layer=Mlp):
+        return torch.nn.Sequential(ffn_layer())
+    """
+MLP = """\
+    import torch
+
+
+    class Mlp(torch.nn.Module):
+        def forward(self, x):
+            return x
+    """
+KNN = """\
+    import argparse
+
+    import torch
+
+    from dinov2.models.vision_transformer import vit_giant2
+    from dinov2.eval.setup import setup_and_build_model
+
+
+    def eval_knn(model, loader):
+        with torch.cuda.amp.autocast(dtype=torch.half):
+            return [model(x.cuda()) for x in loader]
+
+
+    def main(args):
+        model = setup_and_build_model(args)
+        return eval_knn(model, [])
+
+
+    if __name__ == "__main__":
+        main(argparse.ArgumentParser().parse_args())
+    """
+EVAL_SETUP = """\
+    import torch
+
+    from dinov2.models.vision_transformer import vit_giant2
+
+
+    def setup_and_build_model(args):
+        model = vit_giant2()
+        model.cuda()
+        return model
+    """
+CHECKOUT_SETUP = """\
+    from setuptools import find_packages, setup
+
+    setup(name="dinov2", packages=find_packages())
+    """
+
+
+def _app_files() -> dict[str, str]:
+    return {"run_gradio_demo.py": DEMO, "editor/__init__.py": "", "editor/encoder.py": ENCODER,
+            "dinov2/hubconf.py": HUBCONF, "dinov2/setup.py": CHECKOUT_SETUP, "dinov2/LICENSE": "Apache License\n",
+            "dinov2/dinov2/__init__.py": "", "dinov2/dinov2/models/__init__.py": "",
+            "dinov2/dinov2/models/vision_transformer.py": VIT, "dinov2/dinov2/layers/__init__.py": "",
+            "dinov2/dinov2/layers/mlp.py": MLP, "dinov2/dinov2/eval/__init__.py": "",
+            "dinov2/dinov2/eval/knn.py": KNN, "dinov2/dinov2/eval/setup.py": EVAL_SETUP}
+
+
+def test_an_applications_copied_checkout_runs_only_what_it_imports(tmp_path):
+    found = dedented_tree(tmp_path, _app_files())
+    assert _severities(found, "dinov2/dinov2/eval/knn.py", KNN, "autocast") == {"info"}
+    assert _severities(found, "dinov2/dinov2/eval/setup.py", EVAL_SETUP, "model.cuda()") == {"info"}
+    # the app's own code keeps its findings
+    assert "error" in _severities(found, "run_gradio_demo.py", DEMO, "ImageEncoder().cuda()")
+
+
+ENV_HEAD = """\
+    name: editor
+    channels:
+      - defaults
+    dependencies:
+      - _libgcc_mutex=0.1=main
+      - python=3.8.5=h7579374_1
+      - pip=23.3=py38h06a4308_0
+      - pip:
+    """.rstrip(" ")
+FREEZE = [f"pkg{i}=={i}.0.1" for i in range(18)] + [
+    "nvidia-cublas-cu11==11.10.3.66", "nvidia-cusparse-cu11==11.7.4.91", "torch==2.0.0", "torchvision==0.15.1",
+    "triton==2.0.0", "xformers==0.0.18"]
+
+
+def test_a_conda_env_files_pip_freeze_keeps_torchs_runtime_wheels_at_info(tmp_path):
+    env = ENV_HEAD + "".join(f"            - {item}\n" for item in FREEZE)
+    found = dedented_tree(tmp_path, {"environment.yaml": env, "app.py": "import torch\n"})
+    assert _severities(found, "environment.yaml", env, "nvidia-cusparse-cu11") == {"info"}
+    assert _severities(found, "environment.yaml", env, "triton==") == {"info"}
+    # a CUDA-only library the user asked for keeps its severity
+    assert "error" in _severities(found, "environment.yaml", env, "xformers")
+    # a hand-written pip list (no freeze) keeps the wheel's finding
+    short = ENV_HEAD + "            - nvidia-cusparse-cu11==11.7.4.91\n            - torch==2.0.0\n"
+    found = dedented_tree(tmp_path / "short", {"environment.yaml": short, "app.py": "import torch\n"})
+    assert _severities(found, "environment.yaml", short, "nvidia-cusparse-cu11") != {"info"}
