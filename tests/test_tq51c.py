@@ -280,3 +280,20 @@ def test_a_conda_env_files_pip_freeze_keeps_torchs_runtime_wheels_at_info(tmp_pa
     short = ENV_HEAD + "            - nvidia-cusparse-cu11==11.7.4.91\n            - torch==2.0.0\n"
     found = dedented_tree(tmp_path / "short", {"environment.yaml": short, "app.py": "import torch\n"})
     assert _severities(found, "environment.yaml", short, "nvidia-cusparse-cu11") != {"info"}
+
+
+DOCKERFILE = """\
+    FROM registry.access.redhat.com/ubi9/ubi:9.2 AS cuda-base
+    RUN dnf install -y dnf-plugins-core && dnf clean all
+    RUN dnf config-manager \\
+           --add-repo https://developer.download.nvidia.com/compute/cuda/repos/rhel9/x86_64/cuda-rhel9.repo \\
+        && dnf install -y cuda-cudart-12-1 cuda-compat-12-1 \\
+        && dnf clean all
+    """
+
+
+def test_adding_nvidias_repository_installs_nothing(tmp_path):
+    found = dedented_tree(tmp_path, {"build/Dockerfile": DOCKERFILE, "app.py": "import torch\n"})
+    assert _severities(found, "build/Dockerfile", DOCKERFILE, "--add-repo") == {"info"}
+    # what installs from the repository keeps its finding
+    assert "error" in _severities(found, "build/Dockerfile", DOCKERFILE, "cuda-cudart-12-1")
