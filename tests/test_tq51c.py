@@ -293,7 +293,7 @@ DOCKERFILE = """\
 
 
 def test_adding_nvidias_repository_installs_nothing(tmp_path):
-    found = dedented_tree(tmp_path, {"build/Dockerfile": DOCKERFILE, "app.py": "import torch\n"})
-    assert _severities(found, "build/Dockerfile", DOCKERFILE, "--add-repo") == {"info"}
+    found = dedented_tree(tmp_path, {"Dockerfile": DOCKERFILE, "app.py": "import torch\n"})
+    assert _severities(found, "Dockerfile", DOCKERFILE, "--add-repo") == {"info"}
     # what installs from the repository keeps its finding
-    assert "error" in _severities(found, "build/Dockerfile", DOCKERFILE, "cuda-cudart-12-1")
+    assert "error" in _severities(found, "Dockerfile", DOCKERFILE, "cuda-cudart-12-1")
