@@ -297,3 +297,22 @@ def test_adding_nvidias_repository_installs_nothing(tmp_path):
     assert _severities(found, "Dockerfile", DOCKERFILE, "--add-repo") == {"info"}
     # what installs from the repository keeps its finding
     assert "error" in _severities(found, "Dockerfile", DOCKERFILE, "cuda-cudart-12-1")
+
+
+TRAINER = """\
+    import torch
+    from transformers import Trainer
+
+
+    class DistillTrainer(Trainer):
+        def train_step(self, model, teacher, batch):
+            if self.args.n_gpu > 1:
+                model = torch.nn.DataParallel(model)
+                teacher = torch.nn.DataParallel(teacher)
+            return model(**batch).loss
+    """
+
+
+def test_dataparallel_under_transformers_n_gpu_is_behind_a_cuda_gate(tmp_path):
+    found = dedented_tree(tmp_path, {"src/trainer.py": TRAINER})
+    assert _severities(found, "src/trainer.py", TRAINER, "DataParallel(model)") == {"warning"}
