@@ -316,3 +316,41 @@ TRAINER = """\
 def test_dataparallel_under_transformers_n_gpu_is_behind_a_cuda_gate(tmp_path):
     found = dedented_tree(tmp_path, {"src/trainer.py": TRAINER})
     assert _severities(found, "src/trainer.py", TRAINER, "DataParallel(model)") == {"warning"}
+
+
+BRANCHES = """\
+    import torch
+    from torch import nn
+
+
+    class ModelBranch(nn.Module):
+        def __init__(self, base_model, num_layers_unfrozen):
+            super().__init__()
+            self.layers = base_model.layers[-num_layers_unfrozen:]
+            self.model_parallel = False
+            self.device_map = None
+
+
+    class GPTModelBranch(ModelBranch):
+        def forward(self, hidden_states):
+            for block in self.layers:
+                if self.model_parallel:
+                    torch.cuda.set_device(hidden_states.device)
+                hidden_states = block(hidden_states)
+            return hidden_states
+    """
+BRANCHES_ON = BRANCHES + """\
+
+
+    class ParallelBranch(ModelBranch):
+        def parallelize(self):
+            self.model_parallel = True
+    """
+
+
+def test_a_flag_a_base_class_sets_only_off_leaves_the_subclass_branch_off(tmp_path):
+    found = dedented_tree(tmp_path, {"trlx/models/modeling_ppo.py": BRANCHES})
+    assert _severities(found, "trlx/models/modeling_ppo.py", BRANCHES, "set_device") == {"info"}
+    # a subclass that turns the flag on keeps the finding
+    found = dedented_tree(tmp_path / "on", {"trlx/models/modeling_ppo.py": BRANCHES_ON})
+    assert "info" not in _severities(found, "trlx/models/modeling_ppo.py", BRANCHES_ON, "set_device")
