@@ -2133,13 +2133,14 @@ _LICENCE = re.compile(r"^(?:LICEN[CS]E(?:\.\w+)?|COPYING)$")
 def _licensed_checkout(root: Path | None, folder: str) -> bool:
     """Whether a root folder `X/` holding the package `X/X/` is repository X's checkout (tq51c, heldout65: AnyDoor's
     `dinov2/`, DINOv2's repository with its hubconf.py, setup.py and LICENSE, beside the tree's own packages): it holds
-    a licence and a packaging or torch.hub file of its own, as a copied repository does and the tree's own package
-    folder does not (read on disk: discovery lists no licence)."""
+    a licence and torch.hub's entry file, as a copied model repository does and the tree's own package folder does
+    not (read on disk: discovery lists no licence). Not a checkout with only a licence and setup.py (Tool-N1's `verl/`,
+    installed with `pip install -e verl` and launched as `python -m verl.trainer.main_ppo`: the tree's own run)."""
     try:
         names = {p.name for p in (root / folder).iterdir() if p.is_file()} if root is not None else set()
     except OSError:
         return False
-    return any(_LICENCE.match(n) for n in names) and any(n in _CHECKOUT_NAMES for n in names)
+    return any(_LICENCE.match(n) for n in names) and "hubconf.py" in names
 
 
 def _tree_root(project: Any) -> Path | None:
