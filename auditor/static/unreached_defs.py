@@ -2960,10 +2960,11 @@ def apply_unreached_defs(results: list, project: Any) -> int:
 
 
 def _unimported_copy_files(project: Any, facts: dict[str, dict[str, Any]], entries: Collection[str],
-                           copies: dict[str, str], words: Collection[str]) -> set[str]:
+                           copies: dict[str, str], words: Collection[str] | None = None) -> set[str]:
     """The files of the copies that no import from the entries loads, transitively (DINOv2's `train/` and `eval/`
     programs beside the backbone PromptDA loads through hubconf.py), unless a loaded file loads modules by a computed
-    name. `words`: the tree's config words (`_config_words`)."""
+    name. `words` (an application's config words, `_config_words`): a loader of the tree's own code then turns the
+    reading off only for copies its configs name; None: for every copy."""
     loaded = _imported_files(project, entries)
     # (a loader by computed names may load any package beside it, so it turns the reading off for its own copy and
     # every other copy; only a copy holding the loader's copy stays read: detectron2's loader in a checkout copied
@@ -2972,10 +2973,11 @@ def _unimported_copy_files(project: Any, facts: dict[str, dict[str, Any]], entri
     # code turns it off for every copy its configs name) (a loader of the copy's package, PEFT's `auto.py`, loads the
     # package's modules, never the copy's own tests and examples, which policy (j) keeps out of the entries: tq49b)
     loaders = {_copy_of(rel, copies) or "" for rel in loaded if rel in facts and facts[rel].get("dynamic")}
-    # (a loader of the tree's own code loads what its configs name, `target: ldm.models.X`: a copy whose package no
-    # config names, AnyDoor's DINOv2 checkout beside ldm's `instantiate_from_config`, keeps its reading; tq51c)
-    named = {copy for copy, name in copies.items()
-             if any(word == name or word.startswith(f"{name}.") for word in words)}
+    # (in an application, a loader of the tree's own code loads what its configs name, `target: ldm.models.X`: a copy
+    # whose package no config names, AnyDoor's DINOv2 checkout beside ldm's `instantiate_from_config`, keeps its
+    # reading; tq51c. Elsewhere the lead's rule stands: SkyThought's and Tool-N1's verl copies)
+    named = set(copies) if words is None else {copy for copy, name in copies.items()
+                                               if any(word == name or word.startswith(f"{name}.") for word in words)}
     return {rel for rel in facts if rel not in loaded and (copy := _copy_of(rel, copies))
             and (all(c != copy and c.startswith(copy) or not c and copy not in named for c in loaders)
                  or _bench_file(rel))}
@@ -3002,7 +3004,7 @@ def _lower_copies(results: list, project: Any) -> int:
     # programs beside the backbone PromptDA loads through hubconf.py), unless a loaded file loads modules by a
     # computed name
     words = _config_words(project, results, tuple(copies))
-    unimported = _unimported_copy_files(project, facts, entries, copies, words)
+    unimported = _unimported_copy_files(project, facts, entries, copies)
     # (only files of the copies the tree does not run itself: a script of a copy's checkout keeps its findings)
     spans = {rel: found for rel, found in _unreached(facts, words, unimported).items()
              if rel.startswith(tuple(copies)) and rel not in entries}
