@@ -2553,11 +2553,14 @@ def _fork_programs(project: Any, renamed: Collection[str]) -> set[str]:
     was written for this tree, which upstream's modules never name; a user runs it as the tree's program, and what it
     imports runs with it (the fork's modules nothing imports stay unreached)."""
     out: set[str] = set()
-    for copy in renamed:
+    paths = getattr(project, "paths", {})
+    # (a package folder only, as `_renamed_copies` finds: a checkout whose package sits below it, darling's `verl/`
+    # holding `verl/verl/`, is no fork; a copy's tests and examples stay upstream's, policy (j))
+    for copy in (c for c in renamed if f"{c}__init__.py" in paths):
         parts = copy.rstrip("/").split("/")
         own = tuple(".".join(parts[k:]) for k in range(len(parts)))
-        for rel in getattr(project, "paths", {}):
-            if not (rel.startswith(copy) and rel.endswith(".py")):
+        for rel in paths:
+            if not (rel.startswith(copy) and rel.endswith(".py")) or _bench_file(rel):
                 continue
             facts = project.facts(rel) or {}
             if facts.get("main") and any(load and str(load[0]).startswith(tuple(f"{name}." for name in own))
