@@ -1327,6 +1327,7 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         return analyze_config(engine, data, rel)
     col = Collector(engine, rel, text)
     conda_names: set[str] = set()
+    pip_items: list[str] = []
     channel_hits: list[tuple[Rule | None, str, int, int, int]] = []    # added last: they depend on the dependencies
     for key, value in root.value:
         if key.value == "channels" and isinstance(value, yaml.SequenceNode):
@@ -1366,6 +1367,7 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                                 # as a line of requirements.txt: index options, wheels, VCS URLs (t15f: torch-ngp's
                                 # `- git+https://github.com/NVlabs/tiny-cuda-nn/#subdirectory=bindings/torch`)
                                 analyze_requirement_item(col, p.start_mark.line + 1, p.value.strip())
+                                pip_items.append(p.value.strip())
     # a CUDA channel serves nothing when no dependency has a finding of its own and none is a torch build
     unused = not col.result.findings and not conda_names & _TORCH_CONDA
     for rule, symbol, line, col_start, col_end in channel_hits:
@@ -1376,7 +1378,21 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         result.findings = [as_info(f, "runtime-wheel", _EXPORT_RUNTIME_NOTE)
                            if f.severity != "info" and TORCH_CUDA_CONDA.match(f.symbol or "") else f
                            for f in result.findings]
+    if pip_freeze_text("\n".join(pip_items)) and any(_FREEZE_TORCH.match(item) for item in pip_items):
+        # a `conda env export`'s pip section is pip's freeze of the environment (AnyDoor's environment.yaml, 18 conda
+        # pins and 140 pip pins): torch's CUDA runtime wheels and the triton its CUDA build pulls in go with the
+        # torch pin (decisions (l) / (r); tq51c)
+        result.findings = [as_info(f, "runtime-wheel", _FREEZE_WHEEL_NOTE if f.code == "NPU440" else _FREEZE_TRITON_NOTE)
+                           if f.severity != "info" and (f.code == "NPU440" and TORCH_CUDA_WHEEL.match(f.symbol or "")
+                                                        or f.code == "NPU360" and f.symbol == "triton") else f
+                           for f in result.findings]
     return result
+
+
+_FREEZE_TORCH = re.compile(r"^torch==")
+_FREEZE_TRITON_NOTE = (
+    "the triton that torch's CUDA build pulls in, in a freeze of a CUDA torch environment: it is dropped with that torch "
+    "pin, the line to change (decision (r))")
 
 
 # the CUDA torch build (or toolkit) whose runtimes the export lists: `pytorch-cuda`, `pytorch+cuda12.4` (its build string)

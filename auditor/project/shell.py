@@ -131,6 +131,10 @@ NVIDIA_LIB_PATH_RE = re.compile(r"site-packages/nvidia/(\w+)(?![\w.-])(?:/lib\b)
                                 r"nvidia-ml|nvidia-opencl|nvcuvid|nvidia-encode)\.so(?:\.[\d.]*\d)?(?![\w-])")
 # a repository's signing key (`.../x86_64/3bf863cc.pub`, `cuda-archive-keyring.gpg`): fetching it installs nothing
 _SIGNING_KEY_RE = re.compile(r"\.(?:pub|gpg|asc)$", re.I)
+# a repository's definition (`dnf config-manager --add-repo .../cuda-rhel9.repo`): adding it installs nothing either
+# (policy (c); tq51c, heldout65's fms-hf-tuning Dockerfile row)
+_REPO_FILE_RE = re.compile(r"\.repo$", re.I)
+_ADD_REPO_RE = re.compile(r"(?:--add-repo(?:\s+|=)|\baddrepo\s+(?:-\S+\s+)*)$")
 _URL_RE = re.compile(r"(?:git\+)?https?://([^\s\"'<>|;&)]+)")
 # a path under the toolkit's directory held in its variable (`$CUDA_HOME/bin`, `${CUDA_PATH}/lib64`): the same
 # location as `/usr/local/cuda/bin` (the assignment of the variable is NPU004; this is where it is used)
@@ -386,6 +390,10 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                     # (what installs from the repository is the finding), but the line only serves a CUDA image: info
                     # (tuned_t15s, tuned_t15u and tuned_t22c label it device)
                     col.add(rule, symbol, ln, c, c + len(u.group(0)), severity="info", note=" (the repository's signing key)")
+                elif _REPO_FILE_RE.search(u.group(0)) or _ADD_REPO_RE.search(text[:u.start()]):
+                    col.add(rule, symbol, ln, c, c + len(u.group(0)), severity="info",
+                            note=" (the repository's definition: adding it installs nothing; the installs from it are "
+                                 "the findings)")
                 else:
                     col.add(rule, symbol, ln, c, c + len(u.group(0)))
     if labels:

@@ -929,6 +929,7 @@ def _self_flag_branches(tree: ast.Module) -> list[list[Any]]:
     `__init__`, whose DeepSpeed4Science kernel sits in the `else` of `if not self.use_deepspeed_evo or L <= 24:`;
     pd40). Whether another class or file turns it on is read per run (`_class_attributes_set`)."""
     out: list[list[Any]] = []
+    classes = {cls.name: cls for cls in tree.body if isinstance(cls, ast.ClassDef)}
     for cls in tree.body:
         if not isinstance(cls, ast.ClassDef):
             continue
@@ -944,10 +945,22 @@ def _self_flag_branches(tree: ast.Module) -> list[list[Any]]:
                 if attr and block:
                     if attr not in off:
                         off[attr] = _set_off_in_class(cls, attr)
-                    if off[attr]:
+                    owner = cls.name if off[attr] else _base_setting_off(cls, attr, classes)
+                    if owner:
                         out.append([block[0].lineno, max(b.end_lineno or b.lineno for b in block),
-                                    f"self:{cls.name}:{attr}"])
+                                    f"self:{owner}:{attr}"])
     return out
+
+
+def _base_setting_off(cls: ast.ClassDef, attr: str, classes: dict[str, ast.ClassDef]) -> str | None:
+    """The base class of the same file that sets `self.<attr>` only to a false constant, for a subclass that never
+    stores it (tq51c, heldout65: a trlx copy's `ModelBranch.__init__` sets `self.model_parallel = False`, its
+    `GPTModelBranch.forward` tests `if self.model_parallel:`); None otherwise."""
+    if any(isinstance(n, ast.Attribute) and self_attr(n) == attr and not isinstance(n.ctx, ast.Load)
+           for n in scope_nodes(cls)):
+        return None
+    return next((base.id for base in cls.bases if isinstance(base, ast.Name) and base.id in classes
+                 and base.id != cls.name and _set_off_in_class(classes[base.id], attr)), None)
 
 
 def _object_sets(tree: ast.Module) -> list[str]:

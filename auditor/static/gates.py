@@ -342,6 +342,13 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
             # `torch.cuda.device_count() > 0`; `ngpu != 0` with `ngpu = torch.cuda.device_count()` (GPT-SoVITS's
             # webui and finetune.py, heldout23: `if torch.cuda.is_available() or ngpu != 0:`): 0 on Ascend
             return True
+        if isinstance(left, ast.Attribute) and left.attr == "n_gpu" and isinstance(right, ast.Constant) and \
+                type(right.value) is int and (isinstance(op, ast.Gt) and right.value >= 1 or
+                                              isinstance(op, ast.GtE) and right.value >= 2):
+            # `if args.n_gpu > 1: model = torch.nn.DataParallel(model)`: transformers' TrainingArguments.n_gpu, the
+            # CUDA device count (1 on Ascend), or the script's own `args.n_gpu = torch.cuda.device_count()` (0 there):
+            # several devices only with CUDA (tq51c, heldout65's EasyNLP trainer row)
+            return True
         if isinstance(op, (ast.Gt, ast.NotEq)) and isinstance(right, ast.Constant) and right.value == 0 and \
                 isinstance(left, (ast.Name, ast.Attribute)) and _flag_name(left) in flags:
             return True      # `if self.use_gpu > 0:` (pylate's ResidualCodec, a boolean flag compared): the flag

@@ -1953,11 +1953,18 @@ def _launch_script(project: Any, rel: str, own: Collection[str], launched: Colle
         bool(imported & (set(own) - {base[:-3]}))
 
 
-def _build_folder_scripts(python: Collection[str]) -> set[str]:
-    """The scripts of a folder below the root that holds its own `setup.py`: a vendored extension the user builds and
-    tests by hand (Deformable-DETR's `ops/`: `python setup.py build install`, then `python test.py`; carried by
-    XPose, DINO, GroundingDINO; tq41): the build and its test run, whatever the application imports."""
-    folders = {rel[:-len("setup.py")] for rel in python if rel.endswith("/setup.py")}
+# the modules a build script imports (a package's `setup.py` that imports none of them, DINOv2's `eval/setup.py`
+# helper, builds nothing)
+_BUILD_MODULES = ("setuptools", "distutils", "torch.utils.cpp_extension", "skbuild")
+
+
+def _build_folder_scripts(project: Any, python: Collection[str]) -> set[str]:
+    """The scripts of a folder below the root that holds its own `setup.py` build script: a vendored extension the
+    user builds and tests by hand (Deformable-DETR's `ops/`: `python setup.py build install`, then `python test.py`;
+    carried by XPose, DINO, GroundingDINO; tq41): the build and its test run, whatever the application imports."""
+    folders = {rel[:-len("setup.py")] for rel in python if rel.endswith("/setup.py")
+               and any(load and str(load[0]).startswith(_BUILD_MODULES)
+                       for load in (project.facts(rel) or {}).get("load", ()))}
     return {rel for rel in python for folder in folders if rel.startswith(folder) and "/" not in rel[len(folder):]}
 
 
@@ -2004,7 +2011,7 @@ def _app_entries(project: Any) -> set[str]:
                 return set()
             tools = {p for p in python if p.split("/", 1)[0] in _APP_TOOL_FOLDERS and not _package_module(project, p)}
             root = {rel for rel in python if "/" not in rel and rel != "setup.py"}
-            return root | scripts | (launched & set(paths)) | tools | _build_folder_scripts(python)
+            return root | scripts | (launched & set(paths)) | tools | _build_folder_scripts(project, python)
     return set()
 
 
@@ -2083,7 +2090,8 @@ def _vendored_copies(project: Any) -> tuple[dict[str, str], set[str]]:
             name, parent = folders[k - 1], "/".join(folders[:k - 1])
             # (a root folder `diffusers/` holding `src/diffusers` is that package's checkout, not a package of the
             # tree's own: mustango's diffusers copy, installed with `pip install -e diffusers`; tq48a)
-            checkout = k == 3 and folders[0] == name and folders[1] in _SOURCE_FOLDERS
+            checkout = k == 3 and folders[0] == name and folders[1] in _SOURCE_FOLDERS \
+                or k == 2 and folders[0] == name and _licensed_checkout(root, f"{name}/")
             if name in own and not checkout or k == 2 and folders[0] in _SOURCE_FOLDERS:
                 continue
             mine = [m for m in modules if m.split("/", 1)[0] == name]
@@ -2116,6 +2124,23 @@ def _vendored_copies(project: Any) -> tuple[dict[str, str], set[str]]:
     return {**{folder: name for folder, name in found.items()
                if not any(folder.startswith(root) and folder.count("/") == root.count("/") + 1 for root in roots)},
             **roots}, set(roots)
+
+
+# a licence file of a checkout (at its root)
+_LICENCE = re.compile(r"^(?:LICEN[CS]E(?:\.\w+)?|COPYING)$")
+
+
+def _licensed_checkout(root: Path | None, folder: str) -> bool:
+    """Whether a root folder `X/` holding the package `X/X/` is repository X's checkout (tq51c, heldout65: AnyDoor's
+    `dinov2/`, DINOv2's repository with its hubconf.py, setup.py and LICENSE, beside the tree's own packages): it holds
+    a licence and torch.hub's entry file, as a copied model repository does and the tree's own package folder does
+    not (read on disk: discovery lists no licence). Not a checkout with only a licence and setup.py (Tool-N1's `verl/`,
+    installed with `pip install -e verl` and launched as `python -m verl.trainer.main_ppo`: the tree's own run)."""
+    try:
+        names = {p.name for p in (root / folder).iterdir() if p.is_file()} if root is not None else set()
+    except OSError:
+        return False
+    return any(_LICENCE.match(n) for n in names) and "hubconf.py" in names
 
 
 def _tree_root(project: Any) -> Path | None:
@@ -2472,6 +2497,7 @@ def _copy_entries(project: Any, copies: Collection[str], credited: Collection[st
     # (a renamed copy, `_renamed_copies`, is no package of the tree's: nothing imports it by its upstream name)
     renamed = {c for c, name in copies.items() if c.rstrip("/").rsplit("/", 1)[-1] != name} \
         if isinstance(copies, dict) else set()
+    forks = _fork_programs(project, renamed)
     renamed |= set(credited)
     # (a credited copy's program a README command runs is the tree's documented program: policy (s))
     documented = _readme_facts(project)["launches"] if credited else set()
@@ -2487,7 +2513,8 @@ def _copy_entries(project: Any, copies: Collection[str], credited: Collection[st
             continue
         copy = _copy_of(rel, copies)
         inner = rel[len(copy):].split("/") if copy else []
-        if copy is None or inner[0] in _COPY_RUN_FOLDERS or _launched(rel, launched if copy in packages else own_launched) \
+        if copy is None or inner[0] in _COPY_RUN_FOLDERS or rel in forks \
+                or _launched(rel, launched if copy in packages else own_launched) \
                 or copy in credited and _launched(rel, documented):
             out.add(rel)
         # (a copied package's `__main__.py` runs only as `python -m pkg`, which no launch above names: policy (s))
@@ -2601,6 +2628,29 @@ def _credited_copies(project: Any) -> dict[str, str]:
         if any(str(load[0]).split(".", 1)[0] == top for rel in python if not rel.startswith(folder)
                for load in (project.facts(rel) or {}).get("load", ()) if load and load[0]):
             out[folder] = name
+    return out
+
+
+def _fork_programs(project: Any, renamed: Collection[str]) -> set[str]:
+    """The programs of the tree's own in a renamed copy (tq51c, heldout65: GraphGPT's `graphgpt/`, a FastChat fork
+    whose upstream modules still import the installed `fastchat.*`): a module with a `__main__` block that imports
+    the copy by its own folder path (`from graphgpt.model import GraphLlamaForCausalLM` in `graphgpt/eval/run_x.py`)
+    was written for this tree, which upstream's modules never name; a user runs it as the tree's program, and what it
+    imports runs with it (the fork's modules nothing imports stay unreached)."""
+    out: set[str] = set()
+    paths = getattr(project, "paths", {})
+    # (a package folder only, as `_renamed_copies` finds: a checkout whose package sits below it, darling's `verl/`
+    # holding `verl/verl/`, is no fork; a copy's tests and examples stay upstream's, policy (j))
+    for copy in (c for c in renamed if f"{c}__init__.py" in paths):
+        parts = copy.rstrip("/").split("/")
+        own = tuple(".".join(parts[k:]) for k in range(len(parts)))
+        for rel in paths:
+            if not (rel.startswith(copy) and rel.endswith(".py")) or _bench_file(rel):
+                continue
+            facts = project.facts(rel) or {}
+            if facts.get("main") and any(load and str(load[0]).startswith(tuple(f"{name}." for name in own))
+                                         or load and str(load[0]) in own for load in facts.get("load", ())):
+                out.add(rel)
     return out
 
 
@@ -2788,7 +2838,8 @@ def _loadable_classes(f: dict[str, Any]) -> list[str]:
     return [name for name, bases in f.get("bases", {}).items() if bases or name in _SERVED_CLASSES]
 
 
-def _pack_facts(results: list, project: Any, entries: Collection[str] = (), app: bool = False) -> dict[str, dict[str, Any]]:
+def _pack_facts(results: list, project: Any, entries: Collection[str] = (), app: bool = False,
+                copies: Collection[str] = ()) -> dict[str, dict[str, Any]]:
     """Each Python file's reach facts, `entries` (files the host runs itself) marked `entry`; {} when a Python file
     cannot be read; a file that does not parse reads nothing (it cannot be imported either). `app`: an application's
     (`_app_entries`): its entries are scripts (their `__main__` blocks run), a module some loader's pattern matches is
@@ -2832,6 +2883,11 @@ def _pack_facts(results: list, project: Any, entries: Collection[str] = (), app:
         unloaded -= _library_mains(project, facts, unloaded)
         loaded_defs = {name for rel, f in facts.items() if rel not in unloaded for name, *_ in f.get("top", ())}
         for rel in unloaded:
+            # (a copied checkout's own programs are upstream's, which nothing in the app runs, policy (j); its
+            # `scripts/`, `tools/` and `demo/` a user may run: AnyDoor's DINOv2 `eval/knn.py`; tq51c)
+            copy = _copy_of(rel, copies)
+            if copy is not None and rel[len(copy):].split("/")[0] not in _COPY_RUN_FOLDERS:
+                continue
             missing = _missing_modules(rel, facts[rel], facts)
             copy = not facts[rel].get("runs") and {name for name, *_ in facts[rel]["top"]} <= loaded_defs
             loadable = [] if copy else _loadable_classes(facts[rel])
@@ -2968,10 +3024,14 @@ def apply_unreached_defs(results: list, project: Any) -> int:
         return _lower_copies(results, project) + _lower_stale_duplicates(results, project) + \
             lower_unnamed_guarded_uses(results, project) + _lower_passed_programs(results, project)
     app = host_note == _APP_NOTE
-    facts = _pack_facts(results, project, entries, app) if host_note else {}
+    # (an application's copied checkouts run only as far as its entries import them, as in any other tree: AnyDoor's
+    # DINOv2 checkout, whose evaluation and training programs nothing imports; tq51c)
+    copies = _vendored_copies(project)[0] if app else {}
+    facts = _pack_facts(results, project, entries, app, copies) if host_note else {}
     if not facts:
         return 0
-    spans = _unreached(facts, _config_words(project, results))
+    words = _config_words(project, results)
+    spans = _unreached(facts, words, _unimported_copy_files(project, facts, entries, copies, words) if copies else ())
     if host_note == _NOTE:      # (a node pack: ComfyUI's own modules always import)
         for f in facts.values():
             f["fallbacks"] = f.get("host_fallbacks", [])
@@ -2985,6 +3045,30 @@ def apply_unreached_defs(results: list, project: Any) -> int:
         if f.get("unparsed"):
             spans[rel] = [(1, _END)]
     return _lower_spans(results, facts, spans, host_note, launchers)
+
+
+def _unimported_copy_files(project: Any, facts: dict[str, dict[str, Any]], entries: Collection[str],
+                           copies: dict[str, str], words: Collection[str] | None = None) -> set[str]:
+    """The files of the copies that no import from the entries loads, transitively (DINOv2's `train/` and `eval/`
+    programs beside the backbone PromptDA loads through hubconf.py), unless a loaded file loads modules by a computed
+    name. `words` (an application's config words, `_config_words`): a loader of the tree's own code then turns the
+    reading off only for copies its configs name; None: for every copy."""
+    loaded = _imported_files(project, entries)
+    # (a loader by computed names may load any package beside it, so it turns the reading off for its own copy and
+    # every other copy; only a copy holding the loader's copy stays read: detectron2's loader in a checkout copied
+    # inside SCHP's root leaves that root's reading on (tq49a), while a loader in one sub-project of a monorepo keeps
+    # its sibling sub-projects' findings (hi-ml's `hi-ml/` and `hi-ml-cpath/`, lead's merge); a loader of the tree's own
+    # code turns it off for every copy its configs name) (a loader of the copy's package, PEFT's `auto.py`, loads the
+    # package's modules, never the copy's own tests and examples, which policy (j) keeps out of the entries: tq49b)
+    loaders = {_copy_of(rel, copies) or "" for rel in loaded if rel in facts and facts[rel].get("dynamic")}
+    # (in an application, a loader of the tree's own code loads what its configs name, `target: ldm.models.X`: a copy
+    # whose package no config names, AnyDoor's DINOv2 checkout beside ldm's `instantiate_from_config`, keeps its
+    # reading; tq51c. Elsewhere the lead's rule stands: SkyThought's and Tool-N1's verl copies)
+    named = set(copies) if words is None else {copy for copy, name in copies.items()
+                                               if any(word == name or word.startswith(f"{name}.") for word in words)}
+    return {rel for rel in facts if rel not in loaded and (copy := _copy_of(rel, copies))
+            and (all(c != copy and c.startswith(copy) or not c and copy not in named for c in loaders)
+                 or _bench_file(rel))}
 
 
 def _lower_copies(results: list, project: Any) -> int:
@@ -3007,17 +3091,8 @@ def _lower_copies(results: list, project: Any) -> int:
     # a copy's module that no import from the entries loads, transitively, runs nothing (DINOv2's `train/` and `eval/`
     # programs beside the backbone PromptDA loads through hubconf.py), unless a loaded file loads modules by a
     # computed name
-    loaded = _imported_files(project, entries)
-    # (a loader by computed names may load any package beside it, so it turns the reading off for its own copy and
-    # every other copy; only a copy holding the loader's copy stays read: detectron2's loader in a checkout copied
-    # inside SCHP's root leaves that root's reading on (tq49a), while a loader in one sub-project of a monorepo keeps
-    # its sibling sub-projects' findings (hi-ml's `hi-ml/` and `hi-ml-cpath/`, lead's merge); a loader of the tree's own
-    # code turns it off for every copy) (a loader of the copy's package, PEFT's `auto.py`, loads the package's modules,
-    # never the copy's own tests and examples, which policy (j) keeps out of the entries: tq49b)
-    loaders = {_copy_of(rel, copies) or "" for rel in loaded if rel in facts and facts[rel].get("dynamic")}
-    unimported = {rel for rel in facts if rel not in loaded and (copy := _copy_of(rel, copies))
-                  and (all(c != copy and c.startswith(copy) for c in loaders) or _bench_file(rel))}
     words = _config_words(project, results, tuple(copies))
+    unimported = _unimported_copy_files(project, facts, entries, copies)
     # (only files of the copies the tree does not run itself: a script of a copy's checkout keeps its findings)
     spans = {rel: found for rel, found in _unreached(facts, words, unimported).items()
              if rel.startswith(tuple(copies)) and rel not in entries}
