@@ -138,7 +138,7 @@ def apply_registry_choices(results: list[FileResult], root: Path, rules,
     for result in configs:
         text = result_text(result, top)
         choices = _choices(text, Path(result.path).stem) if text is not None else []
-        if not choices:
+        if not choices or text is None:
             continue
         have = {(f.line, f.code) for f in result.findings}
         suppressions = Suppressions.of(text.splitlines(), text)

@@ -2885,8 +2885,8 @@ def _pack_facts(results: list, project: Any, entries: Collection[str] = (), app:
         for rel in unloaded:
             # (a copied checkout's own programs are upstream's, which nothing in the app runs, policy (j); its
             # `scripts/`, `tools/` and `demo/` a user may run: AnyDoor's DINOv2 `eval/knn.py`; tq51c)
-            copy = _copy_of(rel, copies)
-            if copy is not None and rel[len(copy):].split("/")[0] not in _COPY_RUN_FOLDERS:
+            held_in = _copy_of(rel, copies)
+            if held_in is not None and rel[len(held_in):].split("/")[0] not in _COPY_RUN_FOLDERS:
                 continue
             missing = _missing_modules(rel, facts[rel], facts)
             copy = not facts[rel].get("runs") and {name for name, *_ in facts[rel]["top"]} <= loaded_defs
