@@ -173,6 +173,7 @@ def _rel(path: Path, root: Path) -> str:
 
 
 def _joined(folder: str, name: str) -> str:
+    """`name` inside the relative folder `folder` ("" or "." for the root)."""
     return name if folder in ("", ".") else f"{folder}/{name}"
 
 
@@ -217,10 +218,10 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = (), include_kernels: 
         if not given.is_dir():
             add(abs_given, _joined(_rel(abs_given.parent.resolve(), root), abs_given.name), abs_given.resolve(), True)
             continue
+        given_real = abs_given.resolve()
         # the root is a resolved path: a folder given through a symbolic link (`bench/_projects/x`, `_projects` a
         # link) is named from where it resolves, and what the walk meets below it from that name
-        given_rel = _rel(abs_given.resolve(), root)
-        given_real = abs_given.resolve()
+        given_rel = _rel(given_real, root)
         visited_dirs: set[tuple[int, int]] = set()
         stack = [(abs_given, gitignores.chain(abs_given) if respect_gitignore else [])]
         # Symlinked folders are walked after every real one, so that the real folder is walked (and its files
