@@ -184,6 +184,33 @@ def test_hydra_choices_of_a_cuda_kernel_implementation(tmp_path):
     assert not tree_codes_by_line(root, "conf/backbone/pointnet.yaml")
 
 
+
+def test_a_warm_run_finds_the_registry_choice_from_the_summaries(tmp_path, monkeypatch):
+    """The registries are a per-file fact: the whole-tree run takes them from each file's summary, so a warm run parses
+    no Python file for them (lead, session 52: the pass used to read and parse all of the tree's Python on every run)."""
+    import auditor.project.registry_choices as registry_choices
+    from auditor.runner import run_static
+    from tests.static_snippets import write_tree
+
+    root = write_tree(tmp_path / "mvsplat", MVSPLAT_TREE)
+    computed: list[int] = []
+    real = registry_choices.registry_fact
+
+    def counted(tree):
+        computed.append(1)
+        return real(tree)
+    monkeypatch.setattr(registry_choices, "registry_fact", counted)
+
+    def choices(run):
+        return sorted((r.path, f.line) for r in run.results for f in r.findings if f.code == "NPU974")
+    cache = tmp_path / "cache"
+    cold = run_static([root], jobs=1, cache_dir=cache)
+    assert computed and ("config/main.yaml", 4) in choices(cold)
+    computed.clear()
+    warm = run_static([root], jobs=1, cache_dir=cache)
+    assert choices(warm) == choices(cold) and warm.cached_files == len(warm.results)
+    assert not computed         # every registry came from a cached summary
+
 MERGE_TREE = {
     "scripts/run.sh": """\
         LAUNCH="accelerate launch --config_file scripts/accelerate_configs/multi_gpu.yaml --num_processes=8"

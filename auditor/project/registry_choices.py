@@ -18,7 +18,8 @@ with the import chain that ends in the kernel's finding. A choice is a YAML line
 a CI file): a `defaults:` list entry `- <group>: <value>` (Hydra's defaults list, "Defaults List" page of
 hydra.cc), or a top-level scalar equal to the file's own stem (a group option file naming itself). The registry is a
 dict display in a Python file of the tree with the value as a string key and a class imported from a module of the
-tree as its value; the chain is followed with launch_imports.failing_imports from that one import. Nothing is run.
+tree as its value; the chain is followed with launch_imports.failing_imports from that one import. The registries are a per-file fact
+(`registry` in each Python file's summary), so a warm run reads no Python file for them. Nothing is run.
 """
 from __future__ import annotations
 
@@ -32,18 +33,17 @@ from auditor.project.launch_imports import facts_reader, failing_imports
 from auditor.project.makefile import call_finding
 from auditor.project.setting_choices import result_text
 from auditor.project.setting_keywords import config_file
-from auditor.project.setting_reads import python_files
+from auditor.project.setting_reads import summarized_facts
 from auditor.suppress import Suppressions
 
 _RULE = "config-choice-cuda-kernel-implementation"     # NPU974 (rules/project_registry_choices.yaml)
 _CATEGORY = "kernel"
-_MAX_HELD_BYTES = 64 * 1024 * 1024
 _DEFAULTS_RE = re.compile(r"^defaults\s*:\s*(?:#.*)?$")
 # `  - model/decoder: splatting_cuda`, `  - override backbone: resnet_cuda`, `  - encoder@model.encoder: x`
 _DEFAULTS_ENTRY_RE = re.compile(r"^\s+-\s+(?:override\s+)?([\w/.-]+(?:@[\w.]+)?)\s*:\s*([\"']?)([A-Za-z_][\w.-]*)\2"
                                 r"\s*(?:#.*)?$")
 _TOP_SCALAR_RE = re.compile(r"^([A-Za-z_]\w*)\s*:\s*([\"']?)([A-Za-z_][\w.-]*)\2\s*(?:#.*)?$")
-_PY_CACHE: dict[str, tuple[tuple, list[tuple[str, bytes]]]] = {}
+FACT = "registry"     # the summary key of a Python file's registry entries (auditor/cache.py FACTS)
 
 
 def _choices(text: str, stem: str) -> list[tuple[int, int, int, str]]:
@@ -65,51 +65,32 @@ def _choices(text: str, stem: str) -> list[tuple[int, int, int, str]]:
     return out
 
 
-def _python_sources(top: Path) -> list[tuple[str, bytes]]:
-    """(rel, bytes) of the tree's Python files, read again only when one changed (the bench asks once per file)."""
-    files = python_files(top)
-    stamp = tuple((str(p), m, n) for p, m, n in files)
-    cached = _PY_CACHE.get(str(top))
-    if cached is None or cached[0] != stamp:
-        sources, held = [], 0
-        for path, _, size in files:
-            if held + size > _MAX_HELD_BYTES:
-                break           # a tree of this much Python is read up to here
-            try:
-                sources.append((path.relative_to(top).as_posix(), path.read_bytes()))
-            except OSError:
-                continue
-            held += size
-        cached = _PY_CACHE[str(top)] = (stamp, sources)
-    return cached[1]
-
-
-def _registry_imports(source: bytes, value: str) -> list[list]:
-    """[line, module, level, [name]] of the import of each class a dict display maps `value` to (`{"splatting_cuda":
-    DecoderSplattingCUDA}` with `from .decoder_splatting_cuda import DecoderSplattingCUDA`)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return []
-    classes = {v.id for node in ast.walk(tree) if isinstance(node, ast.Dict)
-               for k, v in zip(node.keys, node.values)
-               if isinstance(k, ast.Constant) and k.value == value and isinstance(v, ast.Name)}
-    out = []
+def registry_fact(tree: ast.AST | None) -> dict | None:
+    """{key: [[line, module, level, [name]], ...]}: the import of each class a dict display maps a string key to
+    (`{"splatting_cuda": DecoderSplattingCUDA}` with `from .decoder_splatting_cuda import DecoderSplattingCUDA`); None
+    when the file has none. Kept in the file's summary, so a warm run parses no Python file for it."""
+    if not isinstance(tree, ast.Module):
+        return None
+    classes: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            for k, v in zip(node.keys, node.values):
+                if isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, ast.Name):
+                    classes.setdefault(v.id, set()).add(k.value)
+    out: dict[str, list[list]] = {}
     for node in tree.body:
-        if isinstance(node, ast.ImportFrom):
+        if isinstance(node, ast.ImportFrom) and classes:
             for alias in node.names:
-                if (alias.asname or alias.name) in classes:
-                    out.append([node.lineno, node.module or "", node.level or 0, [alias.name]])
-    return out
+                for key in sorted(classes.get(alias.asname or alias.name, ())):
+                    out.setdefault(key, []).append([node.lineno, node.module or "", node.level or 0, [alias.name]])
+    return out or None
 
 
-def _kernel_chain(value: str, top: Path, facts_of: Callable[[str], dict | None]) -> list[str] | None:
+def _kernel_chain(value: str, registries: list[tuple[str, object]],
+                  facts_of: Callable[[str], dict | None]) -> list[str] | None:
     """The import chain from the registry entry `value`'s class to a CUDA-only kernel finding, None when none."""
-    quoted = (f'"{value}"'.encode(), f"'{value}'".encode())
-    for rel, source in _python_sources(top):
-        if not any(q in source for q in quoted):
-            continue
-        for imported in _registry_imports(source, value):
+    for rel, fact in registries:
+        for imported in (fact.get(value) or []) if isinstance(fact, dict) else []:
             def one_import(path: str, _rel=rel, _imported=imported) -> dict | None:
                 return {"imports": [_imported]} if path == _rel else facts_of(path)
             chain = failing_imports(rel, one_import, [""]).get(_CATEGORY)
@@ -135,6 +116,7 @@ def apply_registry_choices(results: list[FileResult], root: Path, rules,
         return reader[0](data, rel)
     facts_of = facts_reader(top, by_rel, read, {})
     chains: dict[str, list[str] | None] = {}
+    registries: list[tuple[str, object]] | None = None
     for result in configs:
         text = result_text(result, top)
         choices = _choices(text, Path(result.path).stem) if text is not None else []
@@ -144,7 +126,9 @@ def apply_registry_choices(results: list[FileResult], root: Path, rules,
         suppressions = Suppressions.of(text.splitlines(), text)
         for number, start, end, value in choices:
             if value not in chains:
-                chains[value] = _kernel_chain(value, top, facts_of)
+                if registries is None:      # the tree's registries, only once a config makes a choice
+                    registries = summarized_facts(top, results, FACT, registry_fact)
+                chains[value] = _kernel_chain(value, registries, facts_of)
             chain = chains[value]
             if not chain or (number, rule.code) in have or suppressions.covers(number, number, rule.code):
                 continue

@@ -38,6 +38,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import yaml
 
@@ -146,7 +147,7 @@ FACT = "setting_reads"      # the summary key of a Python file's reads (auditor/
 _KEY_LIKE_RE = re.compile(r"[A-Za-z_][\w.-]{0,63}")
 # a relative path of a config file as code names it to load it (`cfgs/submit.yaml`, `./configs/base.yml`)
 _CONFIG_PATH_RE = re.compile(r"(?:\./)?[\w.-]+(?:/[\w.-]+)*")
-_CACHE: dict[str, tuple[tuple, _Reads]] = {}     # tree root -> (the stats of the .py files read here, their reads)
+_CACHE: dict[tuple[str, str], tuple[tuple, list]] = {}    # (tree root, fact) -> (stats of the .py files read here, facts)
 
 
 def _last_name(node: ast.expr) -> str | None:
@@ -531,32 +532,42 @@ def python_files(top: Path) -> list[tuple[Path, int, int]]:
     return out
 
 
-def _tree_reads(top: Path, results: list[FileResult]) -> _Reads:
-    """The reads of the tree's Python files: the run's own from their summaries (a warm run reads no Python file),
-    the others parsed here, again only when one changed (the bench asks once per config)."""
-    reads = _Reads()
+def summarized_facts(top: Path, results: list[FileResult], key: str,
+                     compute: Callable[[ast.AST], object]) -> list[tuple[str, object]]:
+    """(rel, fact) of the tree's Python files that hold the per-file fact `key`: the run's own from their summaries (a
+    warm run reads no Python file), the others parsed here with `compute`, again only when one changed (the bench asks
+    once per config file, with only that file in `results`)."""
+    out: list[tuple[str, object]] = []
     known: set[str] = set()
     for result in results:
         if result.path.endswith(".py"):
             known.add(os.path.normpath(top / result.path))
-            held = _from_fact((result.summary or {}).get(FACT))
-            if held is not None:
-                reads.add(held)
+            fact = (result.summary or {}).get(key)
+            if fact:
+                out.append((result.path, fact))
     files = [f for f in python_files(top) if os.path.normpath(f[0]) not in known]
     stamp = tuple((str(p), m, n) for p, m, n in files)
-    cached = _CACHE.get(str(top))
+    cached = _CACHE.get((str(top), key))
     if cached is None or cached[0] != stamp:
-        parsed = _Reads()
+        parsed: list[tuple[str, object]] = []
         for path, _, _ in files:
             try:
-                tree = ast.parse(path.read_bytes())
+                fact = compute(ast.parse(path.read_bytes()))
             except (OSError, SyntaxError, ValueError):
                 continue
-            held = _from_fact(reads_fact(tree))
-            if held is not None:
-                parsed.add(held)
-        cached = _CACHE[str(top)] = (stamp, parsed)
-    reads.add(cached[1])
+            if fact:
+                parsed.append((path.relative_to(top).as_posix(), fact))
+        cached = _CACHE[(str(top), key)] = (stamp, parsed)
+    return out + cached[1]
+
+
+def _tree_reads(top: Path, results: list[FileResult]) -> _Reads:
+    """The reads of the tree's Python files (their `setting_reads` facts)."""
+    reads = _Reads()
+    for _, fact in summarized_facts(top, results, FACT, reads_fact):
+        held = _from_fact(fact)
+        if held is not None:
+            reads.add(held)
     return reads
 
 

@@ -293,6 +293,11 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
             reads = reads_fact(parsed)      # t23e: how it reads config keys (setting_reads, on a warm run too)
             if reads:
                 out[READS] = reads
+            from auditor.project.registry_choices import FACT as REGISTRY, registry_fact
+
+            registry = registry_fact(parsed)    # tp51d: its registries of implementations (registry_choices)
+            if registry:
+                out[REGISTRY] = registry
     from auditor.static.backend_files import ascend_image_fact
 
     image = ascend_image_fact(data, rel)     # FORMAT 13: a Dockerfile built for Ascend (ascend_dockerfile_sibling)
