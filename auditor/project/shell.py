@@ -2807,6 +2807,10 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
                 # `DEB="cutensor-local-repo-${DISTRO}-..._${DEB_ARCH}.deb"` then `dpkg -i "${DEB}"`: the package the
                 # variable names, its own variable parts left out (tp44b)
                 w = re.sub(r"-{2,}", "-", re.sub(r"\$\{?\w+\}?", "", col.script_vars[held.group(1)].strip("\"'")))
+            elif held is None and "$" in w:
+                # `dpkg -i ./$NSIGHT` after `NSIGHT="NsightSystems-linux-cli-public-2023.4.1.97-3355750.deb"`: the
+                # word's variables the script set, expanded (NanoFlow's setup.sh; tp52a)
+                w = _VARIABLE_REF_RE.sub(lambda v: _literal_var(col, v), w.strip("\"'"))
             if w.endswith(".deb"):       # `dpkg -i cuda-keyring_1.1-1_all.deb`: the package is the name before `_`
                 line, c = pos.at(nodes[i].start_point)
                 symbol = "apt:" + w.rsplit("/", 1)[-1].split("_", 1)[0].lower().rstrip("-")
