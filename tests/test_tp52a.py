@@ -81,3 +81,30 @@ RUN cd /opt/mscclpp && mkdir build && cd build && cmake ..
 RUN echo "MSCCL++ runs on the GPU image only"
 """)
     expect_line_codes(found, {2: {"NPU975"}, 3: {"NPU975"}}, quiet=(4,))
+
+
+PUBLISH_WORKFLOW = """\
+name: Build wheels
+on: [push]
+jobs:
+  build_wheels:
+    runs-on: ubuntu-22.04
+    strategy:
+      matrix:
+        torch-version: ['2.1.2', '2.3.0.dev20240105']
+    steps:
+      - name: Install PyTorch
+        run: |
+          export TORCH_CUDA_VERSION=121
+          pip install --no-cache-dir --no-deps --pre NIGHTLY_WHEEL
+          pip install --no-cache-dir https://download.pytorch.org/whl/cpu/torch-${{ matrix.torch-version }}%2Bcpu-cp310-cp310-linux_x86_64.whl
+          pip install dist/mamba_ssm-${VERSION}-cp310-cp310-linux_x86_64.whl
+""".replace("NIGHTLY_WHEEL", "https://download.pytorch.org/whl/nightly/cu${TORCH_CUDA_VERSION}/torch-${{ matrix.torch-version }}"
+            "%2Bcu${TORCH_CUDA_VERSION}-cp310-cp310-linux_x86_64.whl")
+
+
+def test_cuda_wheel_whose_tag_is_a_variable(tmp_path):
+    found = audit_file(tmp_path, ".github/workflows/publish.yaml", PUBLISH_WORKFLOW)
+    # a wheel whose local tag is `cu` and a variable is a CUDA build; the CPU wheel and a plain version variable are not
+    assert "NPU018" in {code for ln, code, _ in found if ln == 13}
+    assert "NPU018" not in {code for ln, code, _ in found if ln in (14, 15)}
