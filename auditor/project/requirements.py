@@ -253,7 +253,7 @@ _VARIABLE_CUDA_WHEEL_RE = re.compile(r"([A-Za-z0-9_.]+)-[^-+]*\+cu(?:da)?(\$\{?\
 
 def wheel_symbols(path: str) -> list[str]:
     """A wheel file named on a command line: its distribution, and `name+cuXXX` for a CUDA local version."""
-    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+    from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
     try:
         name, version, _build, tags = parse_wheel_filename(path.rsplit("/", 1)[-1])
@@ -263,7 +263,7 @@ def wheel_symbols(path: str) -> list[str]:
         found = _VARIABLE_CUDA_WHEEL_RE.match(path.rsplit("/", 1)[-1])
         if found is None:
             return []
-        name = re.sub(r"[-_.]+", "-", found[1]).lower()
+        name = canonicalize_name(found[1])
         return [f"{name}+cu{found[2]}", name, f"cuda-build:{name}"]
     if tags and all(t.platform.startswith("macosx") for t in tags):
         # `xformers-0.0.30+cbc9beb-cp311-cp311-macosx_11_0_universal2.whl` (tts-generation-webui's macOS CI step,
