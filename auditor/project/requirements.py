@@ -247,14 +247,24 @@ def extra_hits(m, extras: list[str], owner: str) -> list[tuple[str, str, Rule, s
     return hits
 
 
+# a wheel file name (PEP 427: `{distribution}-{version}-...`) whose version's local tag is `cu` and a variable
+_VARIABLE_CUDA_WHEEL_RE = re.compile(r"([A-Za-z0-9_.]+)-[^-+]*\+cu(?:da)?(\$\{?\w+\}?)[^-]*-.*\.whl")
+
+
 def wheel_symbols(path: str) -> list[str]:
     """A wheel file named on a command line: its distribution, and `name+cuXXX` for a CUDA local version."""
-    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+    from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
     try:
         name, version, _build, tags = parse_wheel_filename(path.rsplit("/", 1)[-1])
     except InvalidWheelFilename:
-        return []
+        # `torch-${{ matrix.torch-version }}%2Bcu${TORCH_CUDA_VERSION}-cp...whl` (mamba's publish workflow): a CUDA
+        # local tag whose number is a variable, which no wheel name parses with (tp52a)
+        found = _VARIABLE_CUDA_WHEEL_RE.match(path.rsplit("/", 1)[-1])
+        if found is None:
+            return []
+        name = canonicalize_name(found[1])
+        return [f"{name}+cu{found[2]}", name, f"cuda-build:{name}"]
     if tags and all(t.platform.startswith("macosx") for t in tags):
         # `xformers-0.0.30+cbc9beb-cp311-cp311-macosx_11_0_universal2.whl` (tts-generation-webui's macOS CI step,
         # r2c): a wheel built only for macOS, which has neither CUDA nor an Ascend device (as for_macos files)

@@ -2717,6 +2717,7 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         _record_script_call(col, pos, words, nodes, called)      # `./train.sh -d mipnerf360/bicycle ...` (t19c)
     if name.rsplit("\\", 1)[-1].removesuffix(".exe") == "cmake":
         _record_cmake(col, pos, words, nodes, source_tree.cwd)
+        _configures_source_tree(col, m, pos, words, nodes, source_tree)
     if name.rsplit("\\", 1)[-1].removesuffix(".exe") in _MAKES:
         _make_variables(col, m, pos, words, nodes)
         _make_targets(col, m, pos, words, nodes)
@@ -2807,6 +2808,10 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
                 # `DEB="cutensor-local-repo-${DISTRO}-..._${DEB_ARCH}.deb"` then `dpkg -i "${DEB}"`: the package the
                 # variable names, its own variable parts left out (tp44b)
                 w = re.sub(r"-{2,}", "-", re.sub(r"\$\{?\w+\}?", "", col.script_vars[held.group(1)].strip("\"'")))
+            elif held is None and "$" in w:
+                # `dpkg -i ./$NSIGHT` after `NSIGHT="NsightSystems-linux-cli-public-2023.4.1.97-3355750.deb"`: the
+                # word's variables the script set, expanded (NanoFlow's setup.sh; tp52a)
+                w = _VARIABLE_REF_RE.sub(lambda v: _literal_var(col, v), w.strip("\"'"))
             if w.endswith(".deb"):       # `dpkg -i cuda-keyring_1.1-1_all.deb`: the package is the name before `_`
                 line, c = pos.at(nodes[i].start_point)
                 symbol = "apt:" + w.rsplit("/", 1)[-1].split("_", 1)[0].lower().rstrip("-")
@@ -3014,6 +3019,26 @@ def _record_cmake(col: Collector, pos: _Positions, words: list[str], nodes: list
     """A `cmake` configure call, kept in the file's summary: the tree pass (auditor/project/cmake_calls.py) reads the
     CMakeLists.txt of its source folder and reports the call when that build needs CUDA (t15h)."""
     _keep_call(col, pos, words, nodes, cmake_call(words[1:], cwd), CMAKE_CALLS)
+
+
+# the root of the source tree `cd` moved into, as a folder name no path of a script spells
+_TREE_ROOT = "<source tree>"
+
+
+def _configures_source_tree(col: Collector, m, pos: _Positions, words: list[str], nodes: list,
+                            source_tree: _SourceTree) -> None:
+    """A `cmake` configure of the CUDA project's source tree the script is in (`cd 3rdparty/mscclpp && mkdir build &&
+    cd build && cmake ..`: MSCCL++ as NanoFlow's setup.sh builds its submodule; tp52a): the project's build, reported
+    as `_builds` reports `pip install .` there. The tree pass reads the CMakeLists.txt where the folder is in the
+    checkout (cmake_calls.py); a submodule not cloned has none, and its name is what says what it builds."""
+    if source_tree.here is None or not source_tree.here[0].startswith("url:"):
+        return          # only a repository the rules name (a distribution's name is also a project's folder: `kernels`)
+    call = cmake_call(words[1:], "/".join([_TREE_ROOT, *source_tree.sub]))
+    if call is None or call["dir"].split("/", 1)[0] != _TREE_ROOT:
+        return          # `cmake --build build`, a source outside the tree (`cmake ../../other`), a variable's folder
+    symbol, rule = source_tree.here
+    line, c = pos.at(nodes[0].start_point)
+    col.add(rule, symbol, line, c, c + len(words[0]), note=" (configured here from its source tree)")
 
 
 # launchers that start one process per device (pd6): `python -m torch.distributed.launch`, torchrun, deepspeed
