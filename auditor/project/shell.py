@@ -110,6 +110,10 @@ _CUDA_HOME_ELSEWHERE_RE = re.compile(r"(?<![\w/.$}-])((?:/[\w.+-]+)*?/cuda(?:-\d
 # /usr/lib64-nvidia): NPU075 (t15h)
 # (t27a: and the driver's own tools in /usr/bin, bind-mounted into containers: `-v /usr/bin/nvidia-xconfig:...`)
 DRIVER_PATH_RE = re.compile(r"(?<![\w/.-])(/usr/local/nvidia|/home/kubernetes/bin/nvidia|/usr/lib64-nvidia"
+                            # tp52c: Ubuntu's driver packages' library folders (`nvidia-384` installs
+                            # /usr/lib/nvidia-384; mujoco-py's builder.py puts `/usr/lib/nvidia-[0-9][0-9][0-9]` or
+                            # /usr/local/nvidia/lib64 on LD_LIBRARY_PATH for GPU rendering), and /usr/lib/nvidia
+                            r"|/usr/lib/nvidia(?:-\d{3,})?"
                             r"|/usr/bin/nvidia-(?:xconfig|settings|smi|debugdump|persistenced|modprobe|cuda-mps-\w+)"
                             # the NVIDIA container toolkit's config and the device list its volume-mount mode reads
                             # (t34a: production-stack's kind cluster with GPUs)
@@ -1008,7 +1012,8 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
             continue
         if (node.type in _TEXT_NODES or (node.type == "heredoc_body" and not any(
                 c.type == "heredoc_content" for c in node.children))) and not _in_message(node) \
-                and not _in_label(node) and not _build_output_tag(node) and not _link_guard(node):
+                and not _in_label(node) and not _build_output_tag(node) and not _link_guard(node) \
+                and not _folder_guard(node):
             row, byte_col = node.start_point
             # a command's own words are read with their values by _command; options only in longer text
             own_word = node.type == "word" and node.parent is not None and node.parent.type == "command"
@@ -2124,6 +2129,29 @@ def _link_guard(node) -> bool:
                 and _unbraced(words[-1]) == target:
             return True
     return False
+
+
+def _folder_guard(node) -> bool:
+    """Is this node the folder of an `if [ -d PATH ]` / `elif [[ -d PATH ]]` test whose branch then uses that folder
+    (`if [ -d "/usr/local/cuda-11.3" ]; then export PATH=/usr/local/cuda-11.3/bin:$PATH`)? The test only picks which
+    install the branch names; the branch's line is what changes (tp52c, test150's labels). A test whose branch does not
+    name the folder keeps its finding."""
+    holder = node.parent.parent if node.parent is not None and node.parent.type == "string" else node.parent
+    if holder is None or holder.type != "unary_expression" or not holder.children or holder.children[0].text != b"-d":
+        return False
+    test = holder.parent
+    clause = test.parent if test is not None and test.type == "test_command" else None
+    if clause is None or clause.type not in ("if_statement", "elif_clause"):
+        return False
+    condition = next((c for c in clause.children if c.type not in ("if", "elif")), None)
+    if condition is None or condition.id != test.id:
+        return False
+    folder = node.text.decode("utf-8", "replace").strip("\"'").rstrip("/")
+    if not folder.startswith("/"):
+        return False
+    used = re.compile(re.escape(folder) + r"(?![\w.-])")
+    return any(used.search(c.text.decode("utf-8", "replace")) for c in clause.children
+               if c.id != test.id and c.type not in ("elif_clause", "else_clause"))
 
 
 def _in_label(node) -> bool:
