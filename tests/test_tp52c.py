@@ -1,11 +1,12 @@
 """tp52c (session 52, project test150): families the project-file readers missed on session 51's project split
 test150 (offline RL, LLM serving, distillation trees). Recall: Ubuntu's NVIDIA driver package folders on a library
-path (`/usr/lib/nvidia-384`, `/usr/lib/nvidia`, NPU075). Quiet: an `if [ -d FOLDER ]` test whose branch then names
+path (`/usr/lib/nvidia-384`, `/usr/lib/nvidia`, NPU075); a multi-process launch of a script held in a variable whose
+options a shared argparse module of the tree defines, every importer of which hard-codes NCCL (NPU143). Quiet: an `if [ -d FOLDER ]` test whose branch then names
 that folder (the branch's line is the finding). Shaped on D4RL's mujoco Dockerfile, XQL's setup script and mujoco-py's
 documented GPU rendering setup; each with controls (comments, messages, other folders)."""
 from __future__ import annotations
 
-from tests.static_snippets import audit_file, codes_of_line, expect_line_codes
+from tests.static_snippets import audit_file, codes_of_line, expect_line_codes, tree_codes_by_line, write_tree
 
 
 MUJOCO_DOCKERFILE = """\
@@ -80,3 +81,102 @@ def test_folder_test_without_its_folder_in_the_branch_keeps_its_finding(tmp_path
     found = audit_file(tmp_path, "probe.sh", CUDA_TEST_ONLY)
     assert "NPU027" in codes_of_line(found, 2)
     assert "NPU027" in codes_of_line(found, 7)
+
+
+# a classification codebase's layout: the tools' argparse lives in lib/utils/args.py, the process group in
+# lib/utils/dist_utils.py, and the launch scripts take the entry script as their first argument
+ARGS_PY = """\
+    import argparse
+
+    parser = argparse.ArgumentParser(description='ImageNet Training')
+    parser.add_argument('-c', '--config', default='', type=str)
+    parser.add_argument('--model', default='resnet50', type=str)
+    parser.add_argument('--slurm', action='store_true', default=False)
+
+
+    def parse_args():
+        return parser.parse_args()
+    """
+
+DIST_UTILS = """\
+    import os
+    import torch
+
+
+    def init_dist(args):
+        args.local_rank = int(os.environ.get('LOCAL_RANK', 0))
+        torch.distributed.init_process_group(backend='nccl', init_method='env://')
+        torch.cuda.set_device(args.local_rank)
+    """
+
+TRAIN_PY = """\
+    import torch
+    from lib.utils.args import parse_args
+    from lib.utils.dist_utils import init_dist
+
+
+    def main():
+        args = parse_args()
+        init_dist(args)
+
+
+    if __name__ == '__main__':
+        main()
+    """
+
+CPU_TOOL = """\
+    import torch
+    from lib.utils.args import parse_args
+
+
+    def main():
+        args = parse_args()
+        print(args.model)
+
+
+    if __name__ == '__main__':
+        main()
+    """
+
+DIST_RUN = """\
+    #!/bin/bash
+    ENTRY=$1
+    GPUS=$2
+    CONFIG=$3
+    MODEL=$4
+
+    python -m torch.distributed.launch --nproc_per_node=${GPUS} \\
+        ${ENTRY} -c ${CONFIG} --model ${MODEL}
+    """
+
+SLURM_RUN = """\
+    #!/usr/bin/env bash
+    ENTRY=$1
+    PARTITION=$2
+    GPUS=$3
+    srun --job-name train --partition=${PARTITION} -n${GPUS} --ntasks-per-node=${GPUS} \\
+        python -u ${ENTRY} -c configs/a.yaml --model resnet50 --slurm
+    """
+
+
+def test_variable_entry_whose_options_a_shared_args_module_defines(tmp_path):
+    root = write_tree(tmp_path, {"lib/__init__.py": "", "lib/utils/__init__.py": "", "lib/utils/args.py": ARGS_PY,
+                                 "lib/utils/dist_utils.py": DIST_UTILS, "tools/train.py": TRAIN_PY,
+                                 "tools/test.py": TRAIN_PY, "tools/dist_run.sh": DIST_RUN,
+                                 "tools/slurm_run.sh": SLURM_RUN})
+    assert "NPU143" in tree_codes_by_line(root, "tools/dist_run.sh").get(7, set())
+    assert "NPU143" in tree_codes_by_line(root, "tools/slurm_run.sh").get(6, set())
+
+
+def test_variable_entry_quiet_when_one_importer_of_the_args_module_starts_no_nccl(tmp_path):
+    # tools/show.py parses the same options and never creates a process group: the entry may be it
+    root = write_tree(tmp_path, {"lib/__init__.py": "", "lib/utils/__init__.py": "", "lib/utils/args.py": ARGS_PY,
+                                 "lib/utils/dist_utils.py": DIST_UTILS, "tools/train.py": TRAIN_PY,
+                                 "tools/show.py": CPU_TOOL, "tools/dist_run.sh": DIST_RUN})
+    assert "NPU143" not in tree_codes_by_line(root, "tools/dist_run.sh").get(7, set())
+
+
+def test_variable_entry_quiet_when_no_script_imports_the_args_module(tmp_path):
+    root = write_tree(tmp_path, {"lib/__init__.py": "", "lib/utils/__init__.py": "", "lib/utils/args.py": ARGS_PY,
+                                 "lib/utils/dist_utils.py": DIST_UTILS, "tools/dist_run.sh": DIST_RUN})
+    assert "NPU143" not in tree_codes_by_line(root, "tools/dist_run.sh").get(7, set())
