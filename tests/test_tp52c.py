@@ -1,7 +1,7 @@
 """tp52c (session 52, project test150): families the project-file readers missed on session 51's project split
 test150 (offline RL, LLM serving, distillation trees). Recall: Ubuntu's NVIDIA driver package folders on a library
 path (`/usr/lib/nvidia-384`, `/usr/lib/nvidia`, NPU075); a multi-process launch of a script held in a variable whose
-options a shared argparse module of the tree defines, every importer of which hard-codes NCCL (NPU143). Quiet: an `if [ -d FOLDER ]` test whose branch then names
+options a shared argparse module of the tree defines, every importer of which hard-codes NCCL (NPU143); the NVIDIA driver's EGL vendor file (glvnd's `10_nvidia.json`, NPU092). Quiet: an `if [ -d FOLDER ]` test whose branch then names
 that folder (the branch's line is the finding). Shaped on D4RL's mujoco Dockerfile, XQL's setup script and mujoco-py's
 documented GPU rendering setup; each with controls (comments, messages, other folders)."""
 from __future__ import annotations
@@ -180,3 +180,37 @@ def test_variable_entry_quiet_when_no_script_imports_the_args_module(tmp_path):
     root = write_tree(tmp_path, {"lib/__init__.py": "", "lib/utils/__init__.py": "", "lib/utils/args.py": ARGS_PY,
                                  "lib/utils/dist_utils.py": DIST_UTILS, "tools/dist_run.sh": DIST_RUN})
     assert "NPU143" not in tree_codes_by_line(root, "tools/dist_run.sh").get(7, set())
+
+
+EGL_VENDOR = """\
+{
+    "file_format_version" : "1.0.0",
+    "ICD" : {
+        "library_path" : "libEGL_nvidia.so.0"
+    }
+}
+"""
+
+MESA_VENDOR = EGL_VENDOR.replace("libEGL_nvidia.so.0", "libEGL_mesa.so.0")
+
+GPU_RESULTS = """\
+{
+    "model": "resnet50",
+    "throughput": {"a100": 2510.4, "v100": 1180.2},
+    "batch_size": 256
+}
+"""
+
+
+def test_nvidia_egl_vendor_file(tmp_path):
+    # glvnd reads /usr/share/glvnd/egl_vendor.d/*.json and loads the library each one names
+    found = audit_file(tmp_path, "docker/vendor/10_nvidia.json", EGL_VENDOR)
+    assert "NPU092" in codes_of_line(found, 4)
+    expect_line_codes(found, {}, (1, 2, 3, 5, 6))
+
+
+def test_other_vendor_files_and_nvidia_named_data_stay_quiet(tmp_path):
+    assert not audit_file(tmp_path / "a", "docker/vendor/50_mesa.json", MESA_VENDOR)
+    # a file named for NVIDIA read as settings: a vendor file naming another driver's library, results data
+    assert not audit_file(tmp_path / "b", "docker/vendor/10_nvidia.json", MESA_VENDOR)
+    assert not audit_file(tmp_path / "c", "results/nvidia_gpus.json", GPU_RESULTS)
