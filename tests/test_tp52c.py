@@ -1,7 +1,8 @@
 """tp52c (session 52, project test150): families the project-file readers missed on session 51's project split
 test150 (offline RL, LLM serving, distillation trees). Recall: Ubuntu's NVIDIA driver package folders on a library
 path (`/usr/lib/nvidia-384`, `/usr/lib/nvidia`, NPU075); a multi-process launch of a script held in a variable whose
-options a shared argparse module of the tree defines, every importer of which hard-codes NCCL (NPU143); the NVIDIA driver's EGL vendor file (glvnd's `10_nvidia.json`, NPU092). Quiet: an `if [ -d FOLDER ]` test whose branch then names
+options a shared argparse module of the tree defines, every importer of which hard-codes NCCL (NPU143); the NVIDIA driver's EGL vendor file (glvnd's `10_nvidia.json`, NPU092); a script run by a shell with the CUDA release as its argument (vLLM's wheel
+workflow: `bash -x .github/workflows/scripts/cuda-install.sh ${{ matrix.cuda-version }} ...`, NPU018). Quiet: an `if [ -d FOLDER ]` test whose branch then names
 that folder (the branch's line is the finding). Shaped on D4RL's mujoco Dockerfile, XQL's setup script and mujoco-py's
 documented GPU rendering setup; each with controls (comments, messages, other folders)."""
 from __future__ import annotations
@@ -214,3 +215,53 @@ def test_other_vendor_files_and_nvidia_named_data_stay_quiet(tmp_path):
     # a file named for NVIDIA read as settings: a vendor file naming another driver's library, results data
     assert not audit_file(tmp_path / "b", "docker/vendor/10_nvidia.json", MESA_VENDOR)
     assert not audit_file(tmp_path / "c", "results/nvidia_gpus.json", GPU_RESULTS)
+
+
+WHEEL_WORKFLOW = """\
+name: Create Release
+on:
+  push:
+    tags: ['v*']
+jobs:
+  wheel:
+    runs-on: ${{ matrix.os }}
+    strategy:
+      matrix:
+        os: ['ubuntu-20.04']
+        python-version: ['3.10', '3.11']
+        cuda-version: ['11.8', '12.1']
+    steps:
+      - name: Install CUDA ${{ matrix.cuda-version }}
+        run: |
+          bash -x .github/workflows/scripts/cuda-install.sh ${{ matrix.cuda-version }} ${{ matrix.os }}
+      - name: Build wheel
+        shell: bash
+        run: |
+          bash -x .github/workflows/scripts/build.sh ${{ matrix.python-version }} ${{ matrix.cuda-version }}
+          bash -x .github/workflows/scripts/env.sh ${{ matrix.python-version }} ${{ matrix.os }}
+          echo "bash cuda-install.sh ${{ matrix.cuda-version }}"
+"""
+
+LOCAL_RUN = """\
+#!/bin/bash
+CUDA_VERSION=${1:-12.1}
+bash scripts/install_deps.sh "$CUDA_VERSION"
+bash scripts/train.sh $CUDA_VISIBLE_DEVICES
+sh ./run_eval.sh ${MODEL} ${USE_CUDA}
+# bash scripts/install_deps.sh $CUDA_VERSION
+"""
+
+
+def test_script_run_with_the_cuda_release(tmp_path):
+    found = audit_file(tmp_path, ".github/workflows/publish.yml", WHEEL_WORKFLOW)
+    for line in (16, 20):
+        assert "NPU018" in codes_of_line(found, line), line
+    assert "NPU018" not in codes_of_line(found, 14)      # the step's name
+    expect_line_codes(found, {}, (21, 22))
+
+
+def test_script_run_with_cuda_settings_that_are_no_release(tmp_path):
+    found = audit_file(tmp_path, "run.sh", LOCAL_RUN)
+    assert "NPU018" in codes_of_line(found, 3)
+    assert "NPU018" not in codes_of_line(found, 4) | codes_of_line(found, 5)
+    expect_line_codes(found, {}, (6,))

@@ -1919,6 +1919,24 @@ _GIVEN_VALUE_RE = re.compile(r"\$\{?[A-Za-z_]\w*|\$\{\{|\benviron\b|\bgetenv\b")
 _MACHINE_QUERY_RE = re.compile(r"\bnvcc\b|nvidia-smi|torch\.version\.cuda|/usr/local/cuda|\bldconfig\b")
 
 
+# a variable named for the CUDA release itself (`CUDA_VERSION`, `cuda_version`, `CU_VER`, a matrix's `cuda`), not a
+# CUDA setting (`CUDA_VISIBLE_DEVICES`, `USE_CUDA`)
+_CUDA_RELEASE_NAME_RE = re.compile(r"(?i)^(?:\w*cuda[_-]?(?:ver|version|release|major)|cu[_-]?ver(?:sion)?|cuda)$")
+
+
+def _run_with_cuda_release(args: list[str], node) -> bool:
+    """The arguments after a script run by a shell (`bash -x install.sh ${{ matrix.cuda-version }} ubuntu-20.04`) hold
+    a CUDA release's variable as a word of their own; the script's own options (`-x`) come first. `args`: the
+    command's words after its name; `node`: the command, whose expansions are read from its own children."""
+    words = [w for w in args if not w.startswith("-")]
+    if not words or not words[0].endswith((".sh", ".bash")):
+        return False
+    values = [c.text.decode("utf-8", "replace") for c in node.children[1:]
+              if c.type in ("simple_expansion", "expansion", "string")]
+    return any((ref := _VARIABLE_REF_RE.fullmatch(w.strip("\"'"))) is not None
+               and _CUDA_RELEASE_NAME_RE.match(ref.group(1).rstrip("_")) is not None for w in words[1:] + values)
+
+
 def _cuda_version_name(name: str) -> bool:
     """A variable named for a CUDA version: `CUDA_VERSION`, `TORCH_CUDA_VERSION`, `CU_VERSION`, `CU_VER`."""
     upper = name.upper()
@@ -2607,6 +2625,15 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
             col.add(m.match_requirement("cuda-version"), f"{name} {words[1]}", sl, sc, sc + len(words[1]),
                     severity="info", note=" (a script chosen by the CUDA version: that CUDA's install or environment)"
                     if chosen else " (a script sourced with the CUDA version: that CUDA's environment)")
+    if name in _SHELLS and _run_with_cuda_release(words[1:], node):
+        # tp52c: `bash -x .github/workflows/scripts/cuda-install.sh ${{ matrix.cuda-version }} ${{ matrix.os }}`,
+        # `bash .../build.sh ${{ matrix.python-version }} ${{ matrix.cuda-version }}` (vLLM's wheel workflow): a
+        # script run with the CUDA release as its argument installs or builds for that release
+        script_at = next((i for i, w in enumerate(words[1:], 1) if not w.startswith("-")), 1)
+        sl, sc = pos.at(nodes[script_at].start_point)
+        col.add(m.match_requirement("cuda-version"), f"{name} {words[script_at]}", sl, sc,
+                sc + len(words[script_at]), severity="info",
+                note=" (a script run with the CUDA release as its argument: it installs or builds for that CUDA)")
     if name in ("accelerate", "torchrun", "deepspeed") and "-m" in words[1:-1]:
         # `accelerate launch --num_processes=8 -m lmms_eval --model vllm`: the module's options are read as its own
         at = words.index("-m", 1)
