@@ -2,7 +2,8 @@
 test150 (offline RL, LLM serving, distillation trees). Recall: Ubuntu's NVIDIA driver package folders on a library
 path (`/usr/lib/nvidia-384`, `/usr/lib/nvidia`, NPU075); a multi-process launch of a script held in a variable whose
 options a shared argparse module of the tree defines, every importer of which hard-codes NCCL (NPU143); the NVIDIA driver's EGL vendor file (glvnd's `10_nvidia.json`, NPU092); a script run by a shell with the CUDA release as its argument (vLLM's wheel
-workflow: `bash -x .github/workflows/scripts/cuda-install.sh ${{ matrix.cuda-version }} ...`, NPU018). Quiet: an `if [ -d FOLDER ]` test whose branch then names
+workflow: `bash -x .github/workflows/scripts/cuda-install.sh ${{ matrix.cuda-version }} ...`, NPU018); vLLM's
+`VLLM_INSTALL_PUNICA_KERNELS=1` LoRA kernel build switch (NPU367; its off value is quiet). Quiet: an `if [ -d FOLDER ]` test whose branch then names
 that folder (the branch's line is the finding). Shaped on D4RL's mujoco Dockerfile, XQL's setup script and mujoco-py's
 documented GPU rendering setup; each with controls (comments, messages, other folders)."""
 from __future__ import annotations
@@ -265,3 +266,31 @@ def test_script_run_with_cuda_settings_that_are_no_release(tmp_path):
     assert "NPU018" in codes_of_line(found, 3)
     assert "NPU018" not in codes_of_line(found, 4) | codes_of_line(found, 5)
     expect_line_codes(found, {}, (6,))
+
+
+VLLM_BUILD = """\
+FROM nvidia/cuda:12.1.0-devel-ubuntu22.04 AS build
+WORKDIR /workspace
+# make sure punica kernels are built (for LoRA)
+ENV VLLM_INSTALL_PUNICA_KERNELS=1
+RUN python3 setup.py bdist_wheel --dist-dir=dist
+"""
+
+VLLM_CPU_BUILD = """\
+FROM ubuntu:22.04 AS build
+# ENV VLLM_INSTALL_PUNICA_KERNELS=1
+ENV VLLM_INSTALL_PUNICA_KERNELS=0
+ENV VLLM_TARGET_DEVICE=cpu
+RUN echo "set VLLM_INSTALL_PUNICA_KERNELS=1 for LoRA kernels"
+"""
+
+
+def test_vllm_punica_kernel_build_switch(tmp_path):
+    found = audit_file(tmp_path, "Dockerfile", VLLM_BUILD)
+    assert "NPU367" in codes_of_line(found, 4)
+    expect_line_codes(found, {}, (2, 3))
+
+
+def test_vllm_punica_switch_off_and_mentions_are_quiet(tmp_path):
+    found = audit_file(tmp_path, "Dockerfile", VLLM_CPU_BUILD)
+    assert not any(code == "NPU367" for _line, code, _sev in found)
