@@ -3,7 +3,8 @@ test150 (offline RL, LLM serving, distillation trees). Recall: Ubuntu's NVIDIA d
 path (`/usr/lib/nvidia-384`, `/usr/lib/nvidia`, NPU075); a multi-process launch of a script held in a variable whose
 options a shared argparse module of the tree defines, every importer of which hard-codes NCCL (NPU143); the NVIDIA driver's EGL vendor file (glvnd's `10_nvidia.json`, NPU092); a script run by a shell with the CUDA release as its argument (vLLM's wheel
 workflow: `bash -x .github/workflows/scripts/cuda-install.sh ${{ matrix.cuda-version }} ...`, NPU018); vLLM's
-`VLLM_INSTALL_PUNICA_KERNELS=1` LoRA kernel build switch (NPU367; its off value is quiet). Quiet: an `if [ -d FOLDER ]` test whose branch then names
+`VLLM_INSTALL_PUNICA_KERNELS=1` LoRA kernel build switch (NPU367; its off value is quiet); `pip install DIR/*.whl` of
+the wheels a `pip wheel NAME` of the same Dockerfile wrote to DIR (flash-attn, NPU361). Quiet: an `if [ -d FOLDER ]` test whose branch then names
 that folder (the branch's line is the finding). Shaped on D4RL's mujoco Dockerfile, XQL's setup script and mujoco-py's
 documented GPU rendering setup; each with controls (comments, messages, other folders)."""
 from __future__ import annotations
@@ -294,3 +295,28 @@ def test_vllm_punica_kernel_build_switch(tmp_path):
 def test_vllm_punica_switch_off_and_mentions_are_quiet(tmp_path):
     found = audit_file(tmp_path, "Dockerfile", VLLM_CPU_BUILD)
     assert not any(code == "NPU367" for _line, code, _sev in found)
+
+
+FLASH_WHEEL = """\
+FROM nvidia/cuda:12.1.0-devel-ubuntu22.04 AS flash-attn-builder
+ARG flash_attn_version=v2.5.6
+ENV FLASH_ATTN_VERSION=${flash_attn_version}
+WORKDIR /usr/src/flash-attention-v2
+RUN pip --verbose wheel flash-attn==${FLASH_ATTN_VERSION} \\
+    --no-build-isolation --no-deps --no-cache-dir
+
+FROM python:3.10-slim AS base
+RUN pip wheel -w /wheels numpy==1.26.4 einops
+RUN --mount=type=bind,from=flash-attn-builder,src=/usr/src/flash-attention-v2,target=/usr/src/flash-attention-v2 \\
+    pip install /usr/src/flash-attention-v2/*.whl --no-cache-dir
+RUN pip install /wheels/*.whl
+WORKDIR /workspace
+RUN pip install dist/*.whl
+"""
+
+
+def test_wheel_built_by_pip_wheel_then_installed_from_its_folder(tmp_path):
+    found = audit_file(tmp_path, "Dockerfile", FLASH_WHEEL)
+    assert "NPU361" in codes_of_line(found, 5)         # the build itself, as before
+    assert "NPU361" in codes_of_line(found, 11)
+    expect_line_codes(found, {}, (9, 12, 13, 14))     # other packages' wheels; a folder no `pip wheel` wrote to

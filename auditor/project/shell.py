@@ -599,6 +599,9 @@ class _SourceTree:
         # the absolute folder after a `cd /abs` (a Dockerfile's `WORKDIR`), followed through relative `cd`s; None
         # while not known: where a Dockerfile's copied build context is built (tp46a)
         self.abs_cwd: str | None = None
+        # tp52c: the folders `pip wheel NAME ...` wrote wheels into (`-w DIR`, else the current folder), absolute ->
+        # the requirements built there, for a later `pip install DIR/*.whl`
+        self.wheel_dirs: dict[str, list[str]] = {}
         # the last `cd` target as written (`$NVDSINFER_PATH`): a folder held in a variable, read where a build runs;
         # with the byte span it holds for (a subshell, a Dockerfile RUN chain; None: the rest of the script) and the
         # targets `popd` / `cd -` go back to
@@ -3883,12 +3886,18 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             _record_local_extras(col, f".[{value}]", line, c, source_tree.cwd, len(value))
     if not words or words[0] not in ("install", "add", "wheel", "create"):
         return
+    if words[0] == "wheel" and not conda:
+        _record_wheel_folder(words, source_tree)
     skip = False
     for i, w in enumerate(words[1:], 1):
         if skip:
             skip = False
             continue
         line, c = pos.at(nodes[i].start_point)
+        if not conda and (built := _built_wheels(w, source_tree)):
+            for symbol, _, rule, note in (h for r in built for h in requirement_hits(m, r)):
+                col.add(rule, symbol, line, c, c + len(w), note=f" (the wheel `pip wheel {built[0]}` built here)")
+            continue
         if conda:
             # `micromamba install -n env cuda=12.9.1 nccl -c nvidia/label/cuda-12.9.1 -c nvidia`: conda specs
             if w in ("-c", "--channel") and i + 1 < len(words):
@@ -4002,6 +4011,39 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             continue
         symbol = next((s for s in symbols if m.match_requirement(s) is not None), "")
         col.add(m.match_requirement(symbol), symbol, line, c, c + len(w))
+
+
+def _record_wheel_folder(words: list[str], source_tree: _SourceTree) -> None:
+    """`pip wheel flash-attn==${FLASH_ATTN_VERSION} --no-deps` (in `WORKDIR /usr/src/flash-attention-v2`), `pip wheel -w
+    /wheels xformers`: the named requirements' wheels are written to that folder (pip's `-w` / `--wheel-dir`, the
+    current folder by default: pip docs, "pip wheel")."""
+    folder, names, skip = None, [], False
+    for i, w in enumerate(words[1:], 1):
+        if skip:
+            skip = False
+            continue
+        if w in ("-w", "--wheel-dir") and i + 1 < len(words):
+            folder, skip = words[i + 1], True
+        elif w.startswith("--wheel-dir="):
+            folder = w.split("=", 1)[1]
+        elif w in _OPTS_WITH_VALUE:
+            skip = True
+        elif not w.startswith(("-", ".", "/", "~", "git+", "http")) and "/" not in w:
+            names.append(w.strip("\"'"))
+    where = absolute_folder(source_tree.abs_cwd, folder) if folder else source_tree.abs_cwd
+    if where and names:
+        source_tree.wheel_dirs[where.rstrip("/") or "/"] = names
+
+
+def _built_wheels(word: str, source_tree: _SourceTree) -> list[str]:
+    """The requirements whose wheels `pip install DIR/*.whl` installs: those a `pip wheel` of this file wrote to DIR
+    (vLLM's Dockerfile builds flash-attn's wheel in its builder stage and installs `/usr/src/flash-attention-v2/*.whl`
+    from a bind mount of that folder; tp52c)."""
+    folder, _, name = word.strip("\"'").rpartition("/")
+    if not source_tree.wheel_dirs or not name.endswith(".whl") or not name.startswith("*"):
+        return []
+    where = absolute_folder(source_tree.abs_cwd, folder) if folder else source_tree.abs_cwd
+    return source_tree.wheel_dirs.get((where or "").rstrip("/") or "/", [])
 
 
 _GLOBBED_WHEEL_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.]*)-(?:\*|\d[^/]*\*)")
