@@ -1,12 +1,15 @@
 """tp52c (session 52, project test150): families the project-file readers missed on session 51's project split
 test150 (offline RL, LLM serving, distillation trees). Recall: Ubuntu's NVIDIA driver package folders on a library
 path (`/usr/lib/nvidia-384`, `/usr/lib/nvidia`, NPU075); a multi-process launch of a script held in a variable whose
-options a shared argparse module of the tree defines, every importer of which hard-codes NCCL (NPU143); the NVIDIA driver's EGL vendor file (glvnd's `10_nvidia.json`, NPU092); a script run by a shell with the CUDA release as its argument (vLLM's wheel
-workflow: `bash -x .github/workflows/scripts/cuda-install.sh ${{ matrix.cuda-version }} ...`, NPU018); vLLM's
-`VLLM_INSTALL_PUNICA_KERNELS=1` LoRA kernel build switch (NPU367; its off value is quiet); `pip install DIR/*.whl` of
-the wheels a `pip wheel NAME` of the same Dockerfile wrote to DIR (flash-attn, NPU361). Quiet: an `if [ -d FOLDER ]` test whose branch then names
-that folder (the branch's line is the finding). Shaped on D4RL's mujoco Dockerfile, XQL's setup script and mujoco-py's
-documented GPU rendering setup; each with controls (comments, messages, other folders)."""
+options a shared argparse module of the tree defines, every importer of which hard-codes NCCL (NPU143); the NVIDIA
+driver's EGL vendor file (glvnd's `10_nvidia.json`, NPU092); a script run by a shell with the CUDA release as its
+argument (vLLM's wheel workflow: `bash -x .github/workflows/scripts/cuda-install.sh ${{ matrix.cuda-version }} ...`,
+NPU018); vLLM's `VLLM_INSTALL_PUNICA_KERNELS=1` LoRA kernel build switch (NPU367; its off value is quiet); `pip
+install DIR/*.whl` of the wheels a `pip wheel NAME` of the same Dockerfile wrote to DIR (flash-attn, NPU361). Quiet: an
+`if [ -d FOLDER ]` test whose branch then names that folder (the branch's line is the finding). Shaped on D4RL's mujoco
+Dockerfile, XQL's setup script, mujoco-py's documented GPU rendering setup, image_classification_sota's launch scripts
+and vLLM 0.4's Dockerfile and wheel workflow; each with controls (comments, messages, other folders, packages and
+values)."""
 from __future__ import annotations
 
 from tests.static_snippets import audit_file, codes_of_line, expect_line_codes, tree_codes_by_line, write_tree
