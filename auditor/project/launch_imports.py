@@ -386,15 +386,18 @@ def _variable_script_findings(result: FileResult, root: Path, call: dict, where:
     key = ("variable", tuple(sorted(options)))
     if key not in cache:
         facts_of = facts_reader(root, by_rel, analyze, cache)
-        chains = []
+        chains: list[list[str]] = []
+        complete = True
         for rel in _tree_scripts(root, by_rel, cache):
             if rel not in by_rel and not _names_options(root / rel, options):
                 continue            # a file the run did not audit is analysed only when its text names the options
             facts = facts_of(rel) or {}
             if options <= set(facts.get("options") or []):
                 chain = failing_imports(rel, facts_of, ["/".join(rel.split("/")[:-1]), ""]).get(NCCL)
-                chains += [chain] if chain else _option_module_importers(rel, root, by_rel, cache, facts_of) or [None]
-        cache[key] = chains if chains and all(chains) else []
+                found = [chain] if chain else _option_module_importers(rel, root, by_rel, cache, facts_of)
+                complete = complete and bool(found)
+                chains += found
+        cache[key] = chains if chains and complete else []
     chains = cache[key]
     if not chains:
         return []

@@ -2632,10 +2632,10 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         # tp52c: `bash -x .github/workflows/scripts/cuda-install.sh ${{ matrix.cuda-version }} ${{ matrix.os }}`,
         # `bash .../build.sh ${{ matrix.python-version }} ${{ matrix.cuda-version }}` (vLLM's wheel workflow): a
         # script run with the CUDA release as its argument installs or builds for that release
-        script_at = next((i for i, w in enumerate(words[1:], 1) if not w.startswith("-")), 1)
-        sl, sc = pos.at(nodes[script_at].start_point)
-        col.add(m.match_requirement("cuda-version"), f"{name} {words[script_at]}", sl, sc,
-                sc + len(words[script_at]), severity="info",
+        run_at = next((i for i, w in enumerate(words[1:], 1) if not w.startswith("-")), 1)
+        sl, sc = pos.at(nodes[run_at].start_point)
+        col.add(m.match_requirement("cuda-version"), f"{name} {words[run_at]}", sl, sc,
+                sc + len(words[run_at]), severity="info",
                 note=" (a script run with the CUDA release as its argument: it installs or builds for that CUDA)")
     if name in ("accelerate", "torchrun", "deepspeed") and "-m" in words[1:-1]:
         # `accelerate launch --num_processes=8 -m lmms_eval --model vllm`: the module's options are read as its own
