@@ -38,7 +38,12 @@ KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "devcontainer.json", ".devcontainer.json",
                 # Vulkan ICD manifests (`nvidia_icd.json`, `intel_icd.x86_64.json`): the driver library the Vulkan
                 # loader opens (Khronos Vulkan loader, "Driver manifest file format"; qdrant's GPU image, tp43)
-                "*_icd.json", "*_icd.*.json")),
+                "*_icd.json", "*_icd.*.json",
+                # tp52c: the NVIDIA driver's other loader manifests by their names: glvnd's EGL vendor file
+                # (`/usr/share/glvnd/egl_vendor.d/10_nvidia.json`, `{"ICD": {"library_path": "libEGL_nvidia.so.0"}}`:
+                # github.com/NVIDIA/libglvnd src/EGL/icd_enumeration.md), the EGL external platform files
+                # (`15_nvidia_gbm.json`, `10_nvidia_wayland.json`) and Vulkan layer manifests (`nvidia_layers.json`)
+                "*nvidia*.json")),
     # CMake build files: the CUDA parts of a C/C++ build (t15f; auditor/project/cmake.py)
     ("cmake", ("cmakelists.txt", "*.cmake")),
     # a Makefile's own CUDA build settings (t15f; auditor/project/makefile_vars.py)

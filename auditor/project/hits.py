@@ -312,6 +312,8 @@ class Collector:
             return
         if sets and name.endswith("_BUILD_CUDA") and self._set_off(name, line, value):
             return      # `ENV SAM2_BUILD_CUDA=0`: the CUDA extension build is off, as on Ascend (t15t)
+        if sets and name.endswith("_INSTALL_PUNICA_KERNELS") and self._set_off(name, line, value):
+            return      # `ENV VLLM_INSTALL_PUNICA_KERNELS=0`: vLLM's LoRA kernels are not built (tp52c)
         if not sets and self._argument_presence_test(name, line, col):
             return      # `ARG CUPY_NVCC_GENERATE_CODE` then `RUN if [[ -z ${CUPY_NVCC_GENERATE_CODE} ]]`: the ARG (tp47a)
         if sets and name.startswith("TF_NEED_") and self._set_off(name, line, value):

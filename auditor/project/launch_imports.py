@@ -130,7 +130,19 @@ def _argparse_options(tree: ast.Module) -> list[str]:
     found = {a.value[2:].replace("-", "_") for node in module_nodes_of(tree, (ast.Call,))
              if isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"
              for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("--")}
+    # tp52c: a short alias too (`add_argument('-c', '--config')`): a launch passes `-c ${CONFIG}` as often
+    found |= _short_aliases(tree)
     return sorted(found)[:_MAX_IMPORTS]
+
+
+def _short_aliases(tree: ast.Module) -> set[str]:
+    """The one-letter aliases (`-c` -> c) of the options a script's argparse defines beside a long name."""
+    return {a.value[1:] for node in module_nodes_of(tree, (ast.Call,))
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"
+            and any(isinstance(b, ast.Constant) and isinstance(b.value, str) and b.value.startswith("--")
+                    for b in node.args)
+            for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+            and len(a.value) == 2 and a.value[0] == "-" and a.value[1].isalpha()}
 
 
 def _argparse_default_option(tree: ast.Module, line: int) -> str:
@@ -374,14 +386,18 @@ def _variable_script_findings(result: FileResult, root: Path, call: dict, where:
     key = ("variable", tuple(sorted(options)))
     if key not in cache:
         facts_of = facts_reader(root, by_rel, analyze, cache)
-        chains = []
+        chains: list[list[str]] = []
+        complete = True
         for rel in _tree_scripts(root, by_rel, cache):
             if rel not in by_rel and not _names_options(root / rel, options):
                 continue            # a file the run did not audit is analysed only when its text names the options
             facts = facts_of(rel) or {}
             if options <= set(facts.get("options") or []):
-                chains.append(failing_imports(rel, facts_of, ["/".join(rel.split("/")[:-1]), ""]).get(NCCL))
-        cache[key] = chains if chains and all(chains) else []
+                chain = failing_imports(rel, facts_of, ["/".join(rel.split("/")[:-1]), ""]).get(NCCL)
+                found = [chain] if chain else _option_module_importers(rel, root, by_rel, cache, facts_of)
+                complete = complete and bool(found)
+                chains += found
+        cache[key] = chains if chains and complete else []
     chains = cache[key]
     if not chains:
         return []
@@ -394,12 +410,49 @@ def _variable_script_findings(result: FileResult, root: Path, call: dict, where:
 _MAX_TREE_SCRIPTS = 2000
 
 
+def _option_module_importers(module_rel: str, root: Path, by_rel: dict[str, FileResult], cache: dict,
+                             facts_of: Callable[[str], dict | None]) -> list[list[str]]:
+    """The NCCL chains of the tree's scripts that import `module_rel`, a module of the tree whose argparse defines
+    the options a launch passes but that starts nothing itself (image_classification_sota's `lib/utils/args.py`:
+    `tools/train.py`, `tools/test.py` ... call its `parse_args()`; tp52c, test150): the launched script is one of its
+    importers, so the line starts NCCL process groups when every importer hard-codes NCCL; [] when one does not, or
+    none imports it. Only files whose text names the module's last part are analysed."""
+    stem = module_rel.rsplit("/", 1)[-1][:-len(".py")] if module_rel.endswith(".py") else ""
+    if not stem or stem == "__init__":
+        return []
+    target = module_rel[:-len(".py")]
+    word = re.compile(rf"\b{re.escape(stem)}\b")
+    chains = []
+    for rel in _tree_scripts(root, by_rel, cache):
+        if rel == module_rel or rel.endswith("/__init__.py"):
+            continue
+        if rel not in by_rel and not _text_names(root / rel, word):
+            continue
+        folders = ["/".join(rel.split("/")[:-1]), ""]
+        imports = (facts_of(rel) or {}).get("imports") or []
+        if not any(target in _loaded_paths(rel, str(i[1]), int(i[2]), list(i[3]), folders) for i in imports):
+            continue
+        chain = failing_imports(rel, facts_of, folders).get(NCCL)
+        if not chain:
+            return []
+        chains.append(chain)
+    return chains
+
+
+def _text_names(path: Path, word: re.Pattern) -> bool:
+    try:
+        text = path.read_bytes()[:_MAX_SCRIPT_BYTES].decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return "import" in text and word.search(text) is not None
+
+
 def _names_options(path: Path, options: set[str]) -> bool:
     try:
         text = path.read_bytes()[:_MAX_SCRIPT_BYTES].decode("utf-8", errors="replace").replace("-", "_")
     except OSError:
         return False
-    return all(f"__{o}" in text for o in options)
+    return all((f"__{o}" if len(o) > 1 else f"_{o}") in text for o in options)
 
 
 def _tree_scripts(root: Path, by_rel: dict[str, FileResult], cache: dict) -> list[str]:

@@ -110,6 +110,10 @@ _CUDA_HOME_ELSEWHERE_RE = re.compile(r"(?<![\w/.$}-])((?:/[\w.+-]+)*?/cuda(?:-\d
 # /usr/lib64-nvidia): NPU075 (t15h)
 # (t27a: and the driver's own tools in /usr/bin, bind-mounted into containers: `-v /usr/bin/nvidia-xconfig:...`)
 DRIVER_PATH_RE = re.compile(r"(?<![\w/.-])(/usr/local/nvidia|/home/kubernetes/bin/nvidia|/usr/lib64-nvidia"
+                            # tp52c: Ubuntu's driver packages' library folders (`nvidia-384` installs
+                            # /usr/lib/nvidia-384; mujoco-py's builder.py puts `/usr/lib/nvidia-[0-9][0-9][0-9]` or
+                            # /usr/local/nvidia/lib64 on LD_LIBRARY_PATH for GPU rendering), and /usr/lib/nvidia
+                            r"|/usr/lib/nvidia(?:-\d{3,})?"
                             r"|/usr/bin/nvidia-(?:xconfig|settings|smi|debugdump|persistenced|modprobe|cuda-mps-\w+)"
                             # the NVIDIA container toolkit's config and the device list its volume-mount mode reads
                             # (t34a: production-stack's kind cluster with GPUs)
@@ -595,6 +599,9 @@ class _SourceTree:
         # the absolute folder after a `cd /abs` (a Dockerfile's `WORKDIR`), followed through relative `cd`s; None
         # while not known: where a Dockerfile's copied build context is built (tp46a)
         self.abs_cwd: str | None = None
+        # tp52c: the folders `pip wheel NAME ...` wrote wheels into (`-w DIR`, else the current folder), absolute ->
+        # the requirements built there, for a later `pip install DIR/*.whl`
+        self.wheel_dirs: dict[str, list[str]] = {}
         # the last `cd` target as written (`$NVDSINFER_PATH`): a folder held in a variable, read where a build runs;
         # with the byte span it holds for (a subshell, a Dockerfile RUN chain; None: the rest of the script) and the
         # targets `popd` / `cd -` go back to
@@ -1008,7 +1015,8 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
             continue
         if (node.type in _TEXT_NODES or (node.type == "heredoc_body" and not any(
                 c.type == "heredoc_content" for c in node.children))) and not _in_message(node) \
-                and not _in_label(node) and not _build_output_tag(node) and not _link_guard(node):
+                and not _in_label(node) and not _build_output_tag(node) and not _link_guard(node) \
+                and not _folder_guard(node):
             row, byte_col = node.start_point
             # a command's own words are read with their values by _command; options only in longer text
             own_word = node.type == "word" and node.parent is not None and node.parent.type == "command"
@@ -1914,6 +1922,24 @@ _GIVEN_VALUE_RE = re.compile(r"\$\{?[A-Za-z_]\w*|\$\{\{|\benviron\b|\bgetenv\b")
 _MACHINE_QUERY_RE = re.compile(r"\bnvcc\b|nvidia-smi|torch\.version\.cuda|/usr/local/cuda|\bldconfig\b")
 
 
+# a variable named for the CUDA release itself (`CUDA_VERSION`, `cuda_version`, `CU_VER`, a matrix's `cuda`), not a
+# CUDA setting (`CUDA_VISIBLE_DEVICES`, `USE_CUDA`)
+_CUDA_RELEASE_NAME_RE = re.compile(r"(?i)^(?:\w*cuda[_-]?(?:ver|version|release|major)|cu[_-]?ver(?:sion)?|cuda)$")
+
+
+def _run_with_cuda_release(args: list[str], node) -> bool:
+    """The arguments after a script run by a shell (`bash -x install.sh ${{ matrix.cuda-version }} ubuntu-20.04`) hold
+    a CUDA release's variable as a word of their own; the script's own options (`-x`) come first. `args`: the
+    command's words after its name; `node`: the command, whose expansions are read from its own children."""
+    words = [w for w in args if not w.startswith("-")]
+    if not words or not words[0].endswith((".sh", ".bash")):
+        return False
+    values = [c.text.decode("utf-8", "replace") for c in node.children[1:]
+              if c.type in ("simple_expansion", "expansion", "string")]
+    return any((ref := _VARIABLE_REF_RE.fullmatch(w.strip("\"'"))) is not None
+               and _CUDA_RELEASE_NAME_RE.match(ref.group(1).rstrip("_")) is not None for w in words[1:] + values)
+
+
 def _cuda_version_name(name: str) -> bool:
     """A variable named for a CUDA version: `CUDA_VERSION`, `TORCH_CUDA_VERSION`, `CU_VERSION`, `CU_VER`."""
     upper = name.upper()
@@ -2124,6 +2150,29 @@ def _link_guard(node) -> bool:
                 and _unbraced(words[-1]) == target:
             return True
     return False
+
+
+def _folder_guard(node) -> bool:
+    """Is this node the folder of an `if [ -d PATH ]` / `elif [[ -d PATH ]]` test whose branch then uses that folder
+    (`if [ -d "/usr/local/cuda-11.3" ]; then export PATH=/usr/local/cuda-11.3/bin:$PATH`)? The test only picks which
+    install the branch names; the branch's line is what changes (tp52c, test150's labels). A test whose branch does not
+    name the folder keeps its finding."""
+    holder = node.parent.parent if node.parent is not None and node.parent.type == "string" else node.parent
+    if holder is None or holder.type != "unary_expression" or not holder.children or holder.children[0].text != b"-d":
+        return False
+    test = holder.parent
+    clause = test.parent if test is not None and test.type == "test_command" else None
+    if clause is None or clause.type not in ("if_statement", "elif_clause"):
+        return False
+    condition = next((c for c in clause.children if c.type not in ("if", "elif")), None)
+    if condition is None or condition.id != test.id:
+        return False
+    folder = node.text.decode("utf-8", "replace").strip("\"'").rstrip("/")
+    if not folder.startswith("/"):
+        return False
+    used = re.compile(re.escape(folder) + r"(?![\w.-])")
+    return any(used.search(c.text.decode("utf-8", "replace")) for c in clause.children
+               if c.id != test.id and c.type not in ("elif_clause", "else_clause"))
 
 
 def _in_label(node) -> bool:
@@ -2579,6 +2628,15 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
             col.add(m.match_requirement("cuda-version"), f"{name} {words[1]}", sl, sc, sc + len(words[1]),
                     severity="info", note=" (a script chosen by the CUDA version: that CUDA's install or environment)"
                     if chosen else " (a script sourced with the CUDA version: that CUDA's environment)")
+    if name in _SHELLS and _run_with_cuda_release(words[1:], node):
+        # tp52c: `bash -x .github/workflows/scripts/cuda-install.sh ${{ matrix.cuda-version }} ${{ matrix.os }}`,
+        # `bash .../build.sh ${{ matrix.python-version }} ${{ matrix.cuda-version }}` (vLLM's wheel workflow): a
+        # script run with the CUDA release as its argument installs or builds for that release
+        run_at = next((i for i, w in enumerate(words[1:], 1) if not w.startswith("-")), 1)
+        sl, sc = pos.at(nodes[run_at].start_point)
+        col.add(m.match_requirement("cuda-version"), f"{name} {words[run_at]}", sl, sc,
+                sc + len(words[run_at]), severity="info",
+                note=" (a script run with the CUDA release as its argument: it installs or builds for that CUDA)")
     if name in ("accelerate", "torchrun", "deepspeed") and "-m" in words[1:-1]:
         # `accelerate launch --num_processes=8 -m lmms_eval --model vllm`: the module's options are read as its own
         at = words.index("-m", 1)
@@ -3853,12 +3911,18 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             _record_local_extras(col, f".[{value}]", line, c, source_tree.cwd, len(value))
     if not words or words[0] not in ("install", "add", "wheel", "create"):
         return
+    if words[0] == "wheel" and not conda:
+        _record_wheel_folder(words, source_tree)
     skip = False
     for i, w in enumerate(words[1:], 1):
         if skip:
             skip = False
             continue
         line, c = pos.at(nodes[i].start_point)
+        if not conda and (built := _built_wheels(w, source_tree)):
+            for symbol, _, rule, note in (h for r in built for h in requirement_hits(m, r)):
+                col.add(rule, symbol, line, c, c + len(w), note=f" (the wheel `pip wheel {built[0]}` built here)")
+            continue
         if conda:
             # `micromamba install -n env cuda=12.9.1 nccl -c nvidia/label/cuda-12.9.1 -c nvidia`: conda specs
             if w in ("-c", "--channel") and i + 1 < len(words):
@@ -3972,6 +4036,39 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             continue
         symbol = next((s for s in symbols if m.match_requirement(s) is not None), "")
         col.add(m.match_requirement(symbol), symbol, line, c, c + len(w))
+
+
+def _record_wheel_folder(words: list[str], source_tree: _SourceTree) -> None:
+    """`pip wheel flash-attn==${FLASH_ATTN_VERSION} --no-deps` (in `WORKDIR /usr/src/flash-attention-v2`), `pip wheel -w
+    /wheels xformers`: the named requirements' wheels are written to that folder (pip's `-w` / `--wheel-dir`, the
+    current folder by default: pip docs, "pip wheel")."""
+    folder, names, skip = None, [], False
+    for i, w in enumerate(words[1:], 1):
+        if skip:
+            skip = False
+            continue
+        if w in ("-w", "--wheel-dir") and i + 1 < len(words):
+            folder, skip = words[i + 1], True
+        elif w.startswith("--wheel-dir="):
+            folder = w.split("=", 1)[1]
+        elif w in _OPTS_WITH_VALUE:
+            skip = True
+        elif not w.startswith(("-", ".", "/", "~", "git+", "http")) and "/" not in w:
+            names.append(w.strip("\"'"))
+    where = absolute_folder(source_tree.abs_cwd, folder) if folder else source_tree.abs_cwd
+    if where and names:
+        source_tree.wheel_dirs[where.rstrip("/") or "/"] = names
+
+
+def _built_wheels(word: str, source_tree: _SourceTree) -> list[str]:
+    """The requirements whose wheels `pip install DIR/*.whl` installs: those a `pip wheel` of this file wrote to DIR
+    (vLLM's Dockerfile builds flash-attn's wheel in its builder stage and installs `/usr/src/flash-attention-v2/*.whl`
+    from a bind mount of that folder; tp52c)."""
+    folder, _, name = word.strip("\"'").rpartition("/")
+    if not source_tree.wheel_dirs or not name.endswith(".whl") or not name.startswith("*"):
+        return []
+    where = absolute_folder(source_tree.abs_cwd, folder) if folder else source_tree.abs_cwd
+    return source_tree.wheel_dirs.get((where or "").rstrip("/") or "/", [])
 
 
 _GLOBBED_WHEEL_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.]*)-(?:\*|\d[^/]*\*)")
