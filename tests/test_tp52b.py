@@ -4,7 +4,7 @@ names (NPU988, NanoFlow's `gemm_op_tag` lists); a `cmake ..` of a script that st
 the checkout's folder name. Each with controls (other strings of the same shape, comments, builds of other folders)."""
 from __future__ import annotations
 
-from tests.static_snippets import audit_file, codes_of_line, expect_line_codes
+from tests.static_snippets import audit_file, codes_of_line, expect_line_codes, tree_codes_by_line, write_tree
 
 
 NANOFLOW_CONFIG = """\
@@ -65,3 +65,68 @@ def test_cutlass_library_kernel_names(tmp_path):
 def test_strings_of_the_same_shape_stay_quiet(tmp_path):
     found = audit_file(tmp_path, "configs/layout.json", LOOKALIKE_CONFIG)
     assert not any(code == "NPU988" for _line, code, _ in found)
+
+
+CUDA_LISTS = """\
+cmake_minimum_required(VERSION 3.26)
+project(small_gemv LANGUAGES CUDA CXX)
+add_executable(test_compute src/main.cu)
+"""
+
+SETUP_STEPPING_OUT = """\
+# install cmake beside the checkout
+cd ..
+wget https://github.com/Kitware/CMake/releases/download/v3.29.0/cmake-3.29.0-linux-x86_64.sh
+cd Nanoflow
+
+cd 3rdparty/mscclpp
+mkdir -p build
+cd build
+cmake -DCMAKE_BUILD_TYPE=Release ..
+cd ../../../
+
+cd pipeline
+mkdir -p build
+cd build
+cmake ..
+make -j 256
+"""
+
+
+def test_cmake_after_stepping_out_and_back_into_the_checkout(tmp_path):
+    root = write_tree(tmp_path / "Nanoflow", {"setup.sh": SETUP_STEPPING_OUT, "pipeline/CMakeLists.txt": CUDA_LISTS,
+                                              "pipeline/src/main.cu": "__global__ void k() {}\n"})
+    found = tree_codes_by_line(root, "setup.sh")
+    assert "NPU337" in found.get(15, set())              # pipeline/CMakeLists.txt enables CUDA
+    assert "NPU337" not in found.get(9, set())           # 3rdparty/mscclpp has no CMakeLists.txt in the tree
+
+
+SETUP_SIBLING = """\
+cd ..
+git clone https://github.com/example/other-project.git
+cd other-project
+mkdir -p build && cd build
+cmake ..
+"""
+
+
+def test_cmake_of_a_folder_beside_the_checkout_is_not_read(tmp_path):
+    # the clone beside the checkout is not a folder of the audited tree, even where one of that name exists below it
+    root = write_tree(tmp_path / "proj", {"build.sh": SETUP_SIBLING, "CMakeLists.txt": CUDA_LISTS,
+                                          "other-project/CMakeLists.txt": CUDA_LISTS, "src/main.cu": "\n"})
+    assert "NPU337" not in tree_codes_by_line(root, "build.sh").get(5, set())
+
+
+SCRIPT_IN_SUBFOLDER = """\
+#!/bin/bash
+cd ..
+mkdir -p build
+cd build
+cmake -DCMAKE_BUILD_TYPE=Release ..
+"""
+
+
+def test_cmake_of_the_root_from_a_script_in_a_subfolder(tmp_path):
+    # scripts/build.sh run from its own folder: `cd ..` is the tree's root, whose CMakeLists.txt enables CUDA
+    root = write_tree(tmp_path / "proj", {"scripts/build.sh": SCRIPT_IN_SUBFOLDER, "CMakeLists.txt": CUDA_LISTS})
+    assert "NPU337" in tree_codes_by_line(root, "scripts/build.sh").get(5, set())
