@@ -1,7 +1,9 @@
 """tp52b (session 52, project test147): families the project-file readers missed on session 51's blind split test147
 (LLM serving, OCR, speech trees). Recall: config keys that pick CUTLASS GEMM kernels by their tile tags or library
 names (NPU988, NanoFlow's `gemm_op_tag` lists); a `cmake ..` of a script that steps out of its checkout and back in by
-the checkout's folder name. Each with controls (other strings of the same shape, comments, builds of other folders)."""
+the checkout's folder name; EVer's trainers looked up by name, which start an NCCL process group themselves (NPU989,
+generated from the ever-beta wheel), and the multi-process launches of scripts that use them (NPU143). Each with
+controls (other strings of the same shape, comments, builds of other folders, other trainers and libraries)."""
 from __future__ import annotations
 
 from tests.static_snippets import audit_file, codes_of_line, expect_line_codes, tree_codes_by_line, write_tree
@@ -130,3 +132,68 @@ def test_cmake_of_the_root_from_a_script_in_a_subfolder(tmp_path):
     # scripts/build.sh run from its own folder: `cd ..` is the tree's root, whose CMakeLists.txt enables CUDA
     root = write_tree(tmp_path / "proj", {"scripts/build.sh": SCRIPT_IN_SUBFOLDER, "CMakeLists.txt": CUDA_LISTS})
     assert "NPU337" in tree_codes_by_line(root, "scripts/build.sh").get(5, set())
+
+
+EVER_TRAIN = """\
+import argparse
+
+import ever as er
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--config_path', type=str)
+parser.add_argument('--model_dir', type=str)
+
+
+def register_evaluate_fn(launcher):
+    launcher.override_evaluate(lambda *a: None)
+
+
+if __name__ == '__main__':
+    torch.backends.cudnn.benchmark = True
+    trainer = er.trainer.get_trainer('th_amp_ddp')()
+    trainer.run(after_construct_launcher_callbacks=[register_evaluate_fn])
+"""
+
+EVER_DP_TRAIN = EVER_TRAIN.replace("get_trainer('th_amp_ddp')", "get_trainer('dp')")
+
+EVER_LAUNCH = """\
+#!/usr/bin/env bash
+export CUDA_VISIBLE_DEVICES=0,1
+NUM_GPUS=2
+export PYTHONPATH=$PYTHONPATH:`pwd`
+config_path='levircd.r50_farseg_changemixin'
+model_dir='./log/r50'
+python -m torch.distributed.launch --nproc_per_node=${NUM_GPUS} --master_port 9996 ./train.py \\
+  --config_path=${config_path} \\
+  --model_dir=${model_dir}
+# python -m torch.distributed.launch --nproc_per_node=2 ./train.py
+python ./train.py --config_path=${config_path}
+"""
+
+
+def test_ever_trainer_that_starts_nccl_and_its_launch(tmp_path):
+    root = write_tree(tmp_path / "cd", {"train.py": EVER_TRAIN, "scripts/train.sh": EVER_LAUNCH})
+    assert "NPU989" in tree_codes_by_line(root, "train.py").get(17, set())
+    launch = tree_codes_by_line(root, "scripts/train.sh")
+    assert "NPU143" in launch.get(7, set())            # several processes, each creating an NCCL group
+    assert "NPU143" not in launch.get(10, set())       # a comment
+    assert "NPU143" not in launch.get(11, set())       # one process: no process group
+
+
+def test_ever_trainer_without_a_process_group_stays_quiet(tmp_path):
+    root = write_tree(tmp_path / "dp", {"train.py": EVER_DP_TRAIN, "scripts/train.sh": EVER_LAUNCH})
+    assert "NPU989" not in tree_codes_by_line(root, "train.py").get(17, set())
+    assert "NPU143" not in tree_codes_by_line(root, "scripts/train.sh").get(7, set())
+
+
+OTHER_GET_TRAINER = """\
+from mylib import trainer
+
+t = trainer.get_trainer('th_amp_ddp')
+"""
+
+
+def test_another_library_get_trainer_is_not_evers(tmp_path):
+    found = audit_file(tmp_path, "run.py", OTHER_GET_TRAINER)
+    assert "NPU989" not in codes_of_line(found, 3)
