@@ -197,3 +197,50 @@ t = trainer.get_trainer('th_amp_ddp')
 def test_another_library_get_trainer_is_not_evers(tmp_path):
     found = audit_file(tmp_path, "run.py", OTHER_GET_TRAINER)
     assert "NPU989" not in codes_of_line(found, 3)
+
+
+BLAZE_OP = """\
+/*
+ * \\file multi_slice_op.cu
+ * \\brief The multi slice operation
+ */
+#include "blaze/operator/op/multi_slice_op.h"
+
+#include "blaze/common/common_defines.h"
+
+namespace blaze {
+
+template <>
+void MultiSliceOp<CUDAContext>::Memcpy2D(void* dst, size_t dpitch,
+    const void* src, size_t spitch,
+    size_t width, size_t height) const {
+  cudaStream_t stream = this->context_.cuda_stream();
+  CUDA_CHECK(cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDefault, stream));
+}
+
+REGISTER_CUDA_OPERATOR(MultiSlice, MultiSliceOp<CUDAContext>);
+
+}  // namespace blaze
+"""
+
+FLASH_INSTANTIATION = """\
+// Splitting the different head dimensions to different files to speed up compilation.
+#include "flash_fwd_launch_template.h"
+
+template<>
+void run_mha_fwd_<cutlass::half_t, 128, false>(Flash_fwd_params &params, cudaStream_t stream) {
+    run_mha_fwd_hdim128<cutlass::half_t, false>(params, stream);
+}
+"""
+
+
+def test_caffe2_style_cuda_operator_is_reported_on_its_specialisation(tmp_path):
+    found = audit_file(tmp_path, "blaze/operator/op/multi_slice_op.cu", BLAZE_OP)
+    assert "NPU372" in codes_of_line(found, 12)
+    expect_line_codes(found, {}, (5, 7, 15, 16, 19))
+
+
+def test_instantiation_file_keeps_its_include_line(tmp_path):
+    found = audit_file(tmp_path, "csrc/flash_fwd_hdim128_fp16_sm80.cu", FLASH_INSTANTIATION)
+    assert "NPU372" in codes_of_line(found, 2)
+    assert not any(code == "NPU372" for line, code, _ in found if line != 2)
