@@ -72,25 +72,8 @@ def cmake_call(words: list[str], cwd: str | None) -> dict[str, Any] | None:
             return None                   # `cmake` alone, or only options: an existing build folder, not known
     if "$" in source or "%" in source or "{" in source:
         return None
-    folder = _lexical(cwd, source) if cwd.startswith("..") else _join(cwd, source)
+    folder = _join(cwd, source, climb=cwd.startswith(".."))
     return None if folder is None else {"dir": folder}
-
-
-def _lexical(base: str, rel: str) -> str | None:
-    """`rel` joined to `base` where either may climb above the script's start (`../Nanoflow/pipeline`); None for an
-    absolute or home path."""
-    rel = rel.replace("\\", "/")
-    if rel.startswith(("/", "~")):
-        return None
-    parts = [p for p in base.split("/") if p and p != "."]
-    for p in rel.split("/"):
-        if p in ("", "."):
-            continue
-        if p == ".." and parts and parts[-1] != "..":
-            parts.pop()
-        else:
-            parts.append(p)
-    return "/".join(parts)
 
 
 def outside_cd(cwd: str | None, outside: str | None, target: str | None) -> str | None:
@@ -104,7 +87,7 @@ def outside_cd(cwd: str | None, outside: str | None, target: str | None) -> str 
     base = cwd if cwd is not None else outside
     if base is None:
         return None
-    folder = _lexical(base, target)
+    folder = _join(base, target, climb=True)
     return folder if folder is not None and folder.startswith("..") else None
 
 
