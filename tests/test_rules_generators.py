@@ -13,7 +13,7 @@ import pytest
 GEN = Path(__file__).resolve().parent.parent / "rules" / "gen"
 READS_ONLY_THE_REPOSITORY = {"hccl_rules"}
 GENERATORS = ["apex_optimizers", "colossalai_kernels", "cuda_api", "deepspeed_ops", "env_vars", "hccl_rules",
-              "mmcv_npu_ops", "precision_dtypes", "torch_op_namespaces", "torch_optimizers"]
+              "library_nccl_trainers", "mmcv_npu_ops", "precision_dtypes", "torch_op_namespaces", "torch_optimizers"]
 
 
 def _module(name: str):

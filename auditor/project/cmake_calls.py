@@ -15,6 +15,7 @@ the CMakeLists.txt is another file of the tree:
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Callable
 
@@ -71,8 +72,32 @@ def cmake_call(words: list[str], cwd: str | None) -> dict[str, Any] | None:
             return None                   # `cmake` alone, or only options: an existing build folder, not known
     if "$" in source or "%" in source or "{" in source:
         return None
-    folder = _join(cwd, source)
+    folder = _join(cwd, source, climb=cwd.startswith(".."))
     return None if folder is None else {"dir": folder}
+
+
+def outside_cd(cwd: str | None, outside: str | None, target: str | None) -> str | None:
+    """The folder after `cd target` once the script has climbed above where it started, relative to that start
+    (`../Nanoflow/pipeline`): NanoFlow's setup.sh runs `cd ..` to download an installer beside its checkout, then
+    `cd Nanoflow` back in by the checkout's folder name and configures `cmake ..` from pipeline/build. cwd: the
+    folder before this `cd` while it was known (below the start), else None; outside: this reading's folder so far.
+    None while the folder is below the start (cwd says it) or not known."""
+    if not target or target in ("-", "~") or "$" in target or target.startswith(("/", "~")):
+        return None
+    base = cwd if cwd is not None else outside
+    if base is None:
+        return None
+    folder = _join(base, target, climb=True)
+    return folder if folder is not None and folder.startswith("..") else None
+
+
+def _inside(top: Path, base: Path, folder: str) -> Path | None:
+    """base/folder, lexically normalised, when it lies in the audited tree `top` (a folder reached through `..`
+    above the calling file's folder or the tree's root: only a way back into the tree is read, never a folder
+    beside it)."""
+    candidate = Path(os.path.normpath(base / folder))
+    top_norm = Path(os.path.normpath(top))
+    return candidate if candidate == top_norm or top_norm in candidate.parents else None
 
 
 def _read_lists(folder: Path, cache: dict, analyze: Callable[[bytes, str], FileResult]) -> Finding | None:
@@ -107,12 +132,15 @@ def cmake_build_findings(result: FileResult, root: Path, rule, analyze: Callable
     for call_pos, folder in positioned(calls, "dir"):
         why = None
         for base in bases:
-            candidate = base / folder if folder else base
-            if (candidate / "CMakeLists.txt").is_file():
+            candidate = (base / folder if not folder.startswith("..") else _inside(root, base, folder)) \
+                if folder else base
+            if candidate is not None and (candidate / "CMakeLists.txt").is_file():
                 why = _read_lists(candidate, cache, analyze)
                 break
         if why is None:
             continue
+        if folder.startswith("..") and candidate is not None:   # the way back in, named as the tree's folder
+            folder = "" if (rel := Path(os.path.relpath(candidate, root)).as_posix()) == "." else rel
         where = f"{folder}/CMakeLists.txt" if folder else "CMakeLists.txt"
         symbol = f"cmake {folder or '.'} -> {where}"
         message = rule.message.replace("{symbol}", symbol) + f" (configured here; {where}:{why.line}: `{why.symbol}`, {why.code})"

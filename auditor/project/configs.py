@@ -17,6 +17,7 @@ from yaml.events import AliasEvent
 from auditor.backend_words import NVIDIA_GPU_TYPE, backends_in_text
 from auditor.project import is_github_workflow, machine_named_only
 from auditor.project.conda_recipe import analyze_recipe, is_recipe_file
+from auditor.project.cutlass_configs import cutlass_kernel_keys
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.makefile import keep_call
 from auditor.project.monai_bundle import bundle_packages
@@ -895,6 +896,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
     engine = col.engine
     m = matchers(engine)
     blocks: list[list[str]] = []        # each `run:` block is its own script: one broken block spoils no other
+    text = "\n".join(col.lines)
     block_envs: dict[int, dict[str, str]] = {}    # a workflow step's block: the `env:` its job gives it
     for root in roots:
         step_shells = _step_shells(root)
@@ -905,6 +907,10 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         deepspeed = _deepspeed_config(root)
         if deepspeed:
             _deepspeed_sparse_attention(col, m, root)
+        # `"gemm_op_tag": ["128_128_32_64_64_32_1_5_RowMajor_RowMajor_RowMajor", ...]`: CUTLASS GEMM kernels (tp52b)
+        for key, name in cutlass_kernel_keys(text, [root]):
+            col.add(m.match_setting("cutlass:gemm_kernel", name), str(key.value), key.start_mark.line + 1,
+                    key.start_mark.column + 1, key.end_mark.column + 1, value=name)
         seen: set[int] = set()
         built = _built_service_images(root)
         other_vendor_counts = _other_vendor_gpu_counts(root)

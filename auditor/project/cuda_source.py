@@ -61,6 +61,10 @@ _CUDA_CODE_RE = re.compile(
     r"|\bis_cuda(?=\s*\(\s*\))")
 # device code a file writes itself (not the CUDA runtime types an instantiation file's signatures name)
 _DEVICE_CODE_RE = re.compile(r"\b(?:__(?:device|shared|constant)__|__CUDA_ARCH__)\b|<<<")
+# a Caffe2-style operator's CUDA implementation, written as a specialisation on the CUDA context (`template <> bool
+# MultiSliceOp<CUDAContext>::RunOnDevice()`, registered by `REGISTER_CUDA_OPERATOR`; caffe2/core/operator.h, and
+# Blaze's copy in x-deeplearning): host code the file writes itself for the GPU, where its port starts (tp52b)
+_CUDA_CONTEXT_OP_RE = re.compile(r"\w+\s*<\s*CUDAContext\s*>\s*::\s*\w+")
 _ASM_RE = re.compile(r"\b(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\(")
 # library prefix -> the name a porting engineer knows
 _LIBRARIES = {
@@ -162,7 +166,8 @@ def _first_include_line(text: str, code: str, header: bool = False) -> int:
                 # flash-attention's instantiation files: the kernels come from the project header; device code
                 # the file writes itself (`#if __CUDA_ARCH__ >= 700` / `__nanosleep` in FlagCX's kernel file, whose
                 # `__global__` / `__device__` hide behind the project's macros) is still where the port starts (t15s)
-                own = _DEVICE_CODE_RE.search(code)
+                own = min((m for m in (_DEVICE_CODE_RE.search(code), _CUDA_CONTEXT_OP_RE.search(code)) if m),
+                          key=lambda m: m.start(), default=None)
                 if own:
                     return code.count("\n", 0, own.start()) + 1
                 continue

@@ -38,6 +38,9 @@ _MAX_IMPORTS = 200
 _ATTENTION_LAUNCH_RULES = ("attention-wrapper", "attention-default")
 
 
+# rules whose finding is a call that starts an NCCL process group without naming it: a library's trainer looked up by
+# name (EVer's `get_trainer('th_amp_ddp')`, rules/gen/library_nccl_trainers.py; tp52b)
+_NCCL_STARTERS = ("library-trainer-nccl-backend",)
 # the frameworks' own modules import on every build (Paddle's CUDAExtension lives beside CppExtension; review49 item 5)
 _IMPORTS_ON_ASCEND = ("torch", "torchvision", "torchaudio", "paddle")
 # libraries whose import works on Ascend: a finding on `from transformers import BitsAndBytesConfig` is about what the
@@ -94,7 +97,8 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
     defaults = _nccl_default_lines(tree)
     nccl = None if defaults is None else next(([f.line, f.code, f.symbol or ""] for f in findings or []
                  if f.category == "distributed" and f.severity == "error" and not (f.data or {}).get("context")
-                 and "nccl" in (f.symbol or "").lower() and f.line not in defaults), None)
+                 and ("nccl" in (f.symbol or "").lower() or f.name in _NCCL_STARTERS) and f.line not in defaults),
+                None)
     for stmt in tree.body:
         if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
             continue

@@ -276,7 +276,9 @@ def make_call(words: list[str], cwd: str | None) -> dict[str, Any] | None:
     return {"dir": folder, "makefile": makefile, "targets": targets}
 
 
-def _join(base: str, rel: str) -> str | None:
+def _join(base: str, rel: str, climb: bool = False) -> str | None:
+    """`rel` joined to `base`; None for an absolute or home path, and for one above where the script started unless
+    `climb`, which keeps the `..` parts (`../Nanoflow/pipeline`, cmake_calls.outside_cd)."""
     rel = rel.replace("\\", "/")
     if rel.startswith(("/", "~")):
         return None
@@ -285,9 +287,12 @@ def _join(base: str, rel: str) -> str | None:
         if p in ("", "."):
             continue
         if p == "..":
-            if not parts:
-                return None
-            parts.pop()
+            if not parts or parts[-1] == "..":
+                if not climb:
+                    return None
+                parts.append(p)
+            else:
+                parts.pop()
         else:
             parts.append(p)
     return "/".join(parts)

@@ -18,7 +18,7 @@ from auditor.findings import FileResult, as_info
 from auditor.project import ASCEND_SCRIPT, for_macos
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
 from auditor.project.called_scripts import FUNCTIONS_KEY, SUMMARY_KEY as CALLED_SCRIPTS, script_call
-from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
+from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call, outside_cd
 from auditor.project.launched import SUMMARY_KEY as LAUNCHED, launched_call_options
 from auditor.project.makefile import SUMMARY_KEY as MAKE_CALLS
 from auditor.project.local_builds import absolute_folder, record_local_build
@@ -602,6 +602,9 @@ class _SourceTree:
         # tp52c: the folders `pip wheel NAME ...` wrote wheels into (`-w DIR`, else the current folder), absolute ->
         # the requirements built there, for a later `pip install DIR/*.whl`
         self.wheel_dirs: dict[str, list[str]] = {}
+        # after `cd ..` above the start: the folder relative to the start (`../Nanoflow/pipeline`), for the cmake
+        # reader, which reads only a way back into the tree (cmake_calls.outside_cd; tp52b)
+        self.outside: str | None = None
         # the last `cd` target as written (`$NVDSINFER_PATH`): a folder held in a variable, read where a build runs;
         # with the byte span it holds for (a subshell, a Dockerfile RUN chain; None: the rest of the script) and the
         # targets `popd` / `cd -` go back to
@@ -2774,7 +2777,7 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
     if called is not None:
         _record_script_call(col, pos, words, nodes, called)      # `./train.sh -d mipnerf360/bicycle ...` (t19c)
     if name.rsplit("\\", 1)[-1].removesuffix(".exe") == "cmake":
-        _record_cmake(col, pos, words, nodes, source_tree.cwd)
+        _record_cmake(col, pos, words, nodes, source_tree.cwd if source_tree.cwd is not None else source_tree.outside)
         _configures_source_tree(col, m, pos, words, nodes, source_tree)
     if name.rsplit("\\", 1)[-1].removesuffix(".exe") in _MAKES:
         _make_variables(col, m, pos, words, nodes)
@@ -2790,6 +2793,7 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
             and not c.text.startswith(b"-")), None)
         source_tree.cd_back.append(source_tree.cd_target)
         source_tree.cd_target = None if target is None else (target, _cd_scope(node, source_tree.per_statement))
+        source_tree.outside = outside_cd(source_tree.cwd, source_tree.outside, words[1] if len(words) > 1 else None)
         source_tree.cwd = make_cd(source_tree.cwd, words[1] if len(words) > 1 else None)
         source_tree.abs_cwd = absolute_folder(source_tree.abs_cwd, words[1] if len(words) > 1 else None)
         source_tree.cd(m, words[1] if len(words) > 1 else None)
