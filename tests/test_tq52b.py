@@ -143,3 +143,67 @@ def test_platform_check_that_raises_behind_a_cuda_test_mark_is_a_warning(tmp_pat
     """
     found = dedented_tree(tmp_path, {"tests/test_plugin.py": src})
     assert found[("tests/test_plugin.py", 9)]["NPU034"] == "warning"
+
+
+# a unit test module of a vLLM plugin: the tests request fixtures whose chain skips without CUDA
+_FIXTURE_TESTS = '''
+import os
+
+import pytest
+import torch
+
+
+def _skip_if_no_cuda():
+    if not torch.cuda.is_available():
+        pytest.skip("CUDA required")
+
+
+@pytest.fixture(scope="module")
+def distributed():
+    _skip_if_no_cuda()
+    torch.cuda.set_device(0)
+
+
+@pytest.fixture(scope="module")
+def patches_installed(distributed):
+    from arctic_inference.vllm.fp32_lm_head import apply_patch
+    apply_patch()
+
+
+@pytest.fixture
+def fp32_enabled(patches_installed):
+    os.environ["ARCTIC_FP32_LM_HEAD"] = "1"
+    yield
+    os.environ.pop("ARCTIC_FP32_LM_HEAD")
+
+
+@pytest.fixture
+def tmp_model_dir(tmp_path):
+    return tmp_path / "model"
+
+
+def test_fp32_logits(fp32_enabled):
+    from vllm.model_executor.layers.logits_processor import LogitsProcessor
+    logits_processor = LogitsProcessor(256).cuda()
+    assert logits_processor is not None
+
+
+def test_saves_weights(tmp_model_dir):
+    weights = torch.randn(4, 4).cuda()
+    torch.save(weights, tmp_model_dir / "w.pt")
+'''
+
+
+def test_tests_behind_a_fixture_chain_that_skips_without_cuda_are_warnings(tmp_path):
+    found = dedented_tree(tmp_path, {"tests/unit_tests/test_fp32_lm_head.py": _FIXTURE_TESTS})
+    assert found[("tests/unit_tests/test_fp32_lm_head.py", 39)]["NPU001"] == "warning"
+    assert found[("tests/unit_tests/test_fp32_lm_head.py", 44)]["NPU001"] == "error"    # its fixture skips nothing
+
+
+def test_fixture_that_skips_after_its_yield_gates_nothing(tmp_path):
+    src = _FIXTURE_TESTS.replace('''def distributed():
+    _skip_if_no_cuda()''', '''def distributed():
+    yield
+    _skip_if_no_cuda()''')
+    found = dedented_tree(tmp_path, {"tests/unit_tests/test_fp32_lm_head.py": src})
+    assert found[("tests/unit_tests/test_fp32_lm_head.py", 40)]["NPU001"] == "error"

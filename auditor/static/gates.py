@@ -581,6 +581,53 @@ def _requirers(tree: ast.Module, flags: set[str]) -> set[str]:
     return out
 
 
+def _skipping_fixture(fn: ast.FunctionDef | ast.AsyncFunctionDef, flags: set[str], requirers: set[str],
+                      cuda_fixtures: set[str]) -> bool:
+    """Whether a fixture skips its tests without CUDA before it yields: it requests such a fixture, or a statement
+    of its body (before any `yield`) calls a requirer (`_skip_if_no_cuda()`) or is `if not torch.cuda.is_available():
+    pytest.skip(...)`."""
+    if any(a.arg in cuda_fixtures for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)):
+        return True
+    for stmt in fn.body:
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk_list(stmt)):
+            return False
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and _dotted(stmt.value.func) in requirers:
+            return True
+        if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and _negated_cuda_test(stmt.test, flags) and \
+                isinstance(stmt.body[-1], ast.Expr) and _exits(stmt.body[-1]):
+            return True
+    return False
+
+
+def _cuda_fixture_requests(tree: ast.Module, flags: set[str], requirers: set[str]) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:
+    """(test, fixture) for each test of the module that requests, directly, a fixture of the module whose chain
+    skips without CUDA (`_skipping_fixture`, followed through fixtures that request it: ArcticInference's
+    `fp32_enabled -> patches_installed -> distributed`, whose `distributed` calls `_skip_if_no_cuda()`): pytest
+    sets the fixtures up before the test body, so the body runs only with CUDA, as under a CUDA test mark (tq52b)."""
+    functions = [n for n in _walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    fixtures = {name: fn for fn in functions if (name := pytest_fixture_name(fn)) is not None}
+    if not fixtures:
+        return []
+    cuda_fixtures: set[str] = set()
+    grew = True
+    while grew:
+        grew = False
+        for name, fn in fixtures.items():
+            if name not in cuda_fixtures and _skipping_fixture(fn, flags, requirers, cuda_fixtures):
+                cuda_fixtures.add(name)
+                grew = True
+    if not cuda_fixtures:
+        return []
+    out = []
+    for fn in functions:
+        if fn.body and pytest_fixture_name(fn) is None:
+            hit = next((a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)
+                        if a.arg in cuda_fixtures), None)
+            if hit is not None:
+                out.append((fn, hit))
+    return out
+
+
 _NO_CUDA = "~"       # `X[0]~`: the first item of the module-level tuple X holds only where CUDA (or ROCm) is absent
 _NO_ROCM = "~hip"
 
@@ -1071,6 +1118,9 @@ def _built_gates(tree: ast.Module, extra: frozenset[str]) -> Gates:
         (guarded_quals if guarded else unguarded).update(quals)
 
     body(tree.body, False)
+    for fn, fixture in _cuda_fixture_requests(tree, flags, requirers):
+        # `def test_x(fp32_enabled):` whose fixture chain reaches `distributed()`, which skips without CUDA
+        add(_stmt_region(fn.body[0], fn.body[-1]), f"requesting the fixture {fixture}{_SKIPS_TEST}")
     gates.regions, gates.hows = _sorted(gates.regions, gates.hows)
     gates.guarded = {q for q in guarded_quals if not any(u == q or q.startswith(u + ".") or u.startswith(q + ".")
                                                         for u in unguarded)}
