@@ -207,3 +207,31 @@ def test_fixture_that_skips_after_its_yield_gates_nothing(tmp_path):
     _skip_if_no_cuda()''')
     found = dedented_tree(tmp_path, {"tests/unit_tests/test_fp32_lm_head.py": src})
     assert found[("tests/unit_tests/test_fp32_lm_head.py", 40)]["NPU001"] == "error"
+
+
+_SENDER = '''
+import os
+import subprocess
+
+
+def launch_senders(tp_size, repo_root, script):
+    nccl_envs = ""
+    for key in ("NCCL_NET_PLUGIN", "NCCL_TUNER_PLUGIN", "NCCL_SOCKET_IFNAME", "NCCL_DEBUG"):
+        val = os.environ.get(key)
+        if val is not None:
+            nccl_envs += f"{key}={val} "
+    for rank in range(tp_size):
+        subprocess.Popen(f"cd {repo_root} && {nccl_envs} python {script} --rank {rank}", shell=True)
+
+
+def tune_transport():
+    for key in ("NCCL_P2P_DISABLE", "NCCL_IB_DISABLE"):
+        if os.environ.get(key) is None:
+            os.environ[key] = "1"
+'''
+
+
+def test_environment_names_read_under_their_own_names_and_passed_on_set_nothing(tmp_path):
+    found = dedented_tree(tmp_path, {"tests/weight_sync/test_sender.py": _SENDER})
+    assert "NPU121" not in found.get(("tests/weight_sync/test_sender.py", 8), {})
+    assert found[("tests/weight_sync/test_sender.py", 17)]["NPU121"] == "warning"    # the loop sets them
