@@ -235,3 +235,38 @@ def test_environment_names_read_under_their_own_names_and_passed_on_set_nothing(
     found = dedented_tree(tmp_path, {"tests/weight_sync/test_sender.py": _SENDER})
     assert "NPU121" not in found.get(("tests/weight_sync/test_sender.py", 8), {})
     assert found[("tests/weight_sync/test_sender.py", 17)]["NPU121"] == "warning"    # the loop sets them
+
+
+_PARITY = '''
+import torch
+
+
+def parity_check_fp4_vs_fp16(num_tokens: int = 64, device: str = "cuda", seed: int = 0):
+    torch.manual_seed(seed)
+    key = torch.randn(num_tokens, 16, 128, device=device)
+    return key.float().abs().max()
+
+
+if __name__ == "__main__":
+    for num_tokens in [1, 16, 256]:
+        print(parity_check_fp4_vs_fp16(num_tokens=num_tokens, device="cuda"))
+'''
+
+
+def test_default_of_a_script_helper_that_only_its_own_main_calls_is_info(tmp_path):
+    found = dedented_tree(tmp_path, {"tests/unit_tests/test_parity_nvfp4.py": _PARITY})
+    assert found[("tests/unit_tests/test_parity_nvfp4.py", 5)]["NPU003"] == "info"
+    assert found[("tests/unit_tests/test_parity_nvfp4.py", 13)]["NPU003"] == "error"     # the call's own choice
+
+
+def test_default_of_a_script_helper_another_test_calls_keeps_its_severity(tmp_path):
+    other = '''
+from tests.unit_tests.test_parity_nvfp4 import parity_check_fp4_vs_fp16
+
+
+def test_parity():
+    parity_check_fp4_vs_fp16(num_tokens=8)
+'''
+    found = dedented_tree(tmp_path, {"tests/unit_tests/test_parity_nvfp4.py": _PARITY,
+                                     "tests/unit_tests/test_other.py": other})
+    assert found[("tests/unit_tests/test_parity_nvfp4.py", 5)]["NPU003"] == "error"
