@@ -270,3 +270,63 @@ def test_parity():
     found = dedented_tree(tmp_path, {"tests/unit_tests/test_parity_nvfp4.py": _PARITY,
                                      "tests/unit_tests/test_other.py": other})
     assert found[("tests/unit_tests/test_parity_nvfp4.py", 5)]["NPU003"] == "error"
+
+
+_TORCH_FUNCTIONAL = '''
+import torch
+
+try:
+    from flash_attn.ops.triton.cross_entropy import cross_entropy_loss
+
+    FLASH_CE_AVAILABLE = True
+except ImportError:
+    FLASH_CE_AVAILABLE = False
+
+
+def logprobs_from_logits(logits, labels):
+    if FLASH_CE_AVAILABLE:
+        output = -cross_entropy_loss(logits, labels)[0]
+    else:
+        output = torch.log_softmax(logits, dim=-1).gather(-1, labels.unsqueeze(-1)).squeeze(-1)
+    return output
+
+
+def postprocess_data(input_ids, attention_mask, max_length):
+    return input_ids[:, :max_length], attention_mask[:, :max_length]
+'''
+_WORKER = '''
+import verl.utils.torch_functional as verl_F
+
+
+def prepare(input_ids, attention_mask):
+    return verl_F.postprocess_data(input_ids, attention_mask, 128)
+'''
+
+
+def test_module_whose_kernel_import_is_optional_is_no_kernel_to_port_with_its_importers(tmp_path):
+    found = dedented_tree(tmp_path, {"verl/__init__.py": "", "verl/utils/__init__.py": "",
+                                     "verl/utils/torch_functional.py": _TORCH_FUNCTIONAL,
+                                     "verl/workers/fsdp_workers.py": _WORKER})
+    assert "NPU320" not in found.get(("verl/workers/fsdp_workers.py", 2), {})
+
+
+def test_importer_of_a_module_whose_kernel_import_is_unguarded_is_still_told(tmp_path):
+    functional = '''
+import torch
+from flash_attn.ops.triton.cross_entropy import cross_entropy_loss
+
+
+def logprobs_from_logits(logits, labels):
+    return -cross_entropy_loss(logits, labels)[0]
+'''
+    worker = '''
+import verl.utils.torch_functional as verl_F
+
+
+def logprobs(logits, labels):
+    return verl_F.logprobs_from_logits(logits, labels)
+'''
+    found = dedented_tree(tmp_path, {"verl/__init__.py": "", "verl/utils/__init__.py": "",
+                                     "verl/utils/torch_functional.py": functional,
+                                     "verl/workers/fsdp_workers.py": worker})
+    assert found[("verl/workers/fsdp_workers.py", 6)]["NPU321"] == "info"
