@@ -330,3 +330,72 @@ def logprobs(logits, labels):
                                      "verl/utils/torch_functional.py": functional,
                                      "verl/workers/fsdp_workers.py": worker})
     assert found[("verl/workers/fsdp_workers.py", 6)]["NPU321"] == "info"
+
+
+# a DeepSpeed-style op builder copied into a vLLM plugin, loaded only inside a try that falls back
+_BUILDER = '''
+import os
+
+import torch
+
+
+class OpBuilder:
+    def __init__(self, name):
+        self.name = name
+
+    def load(self, verbose=False):
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        return self.jit_load(verbose)
+
+    def jit_load(self, verbose=True):
+        from torch.utils.cpp_extension import load
+        nvcc_args = ["-O3", "--use_fast_math"]
+        nvcc_args.append("-U__CUDA_NO_BFLOAT16_CONVERSIONS__")
+        return load(name=self.name, sources=self.sources(), extra_cuda_cflags=nvcc_args, with_cuda=True,
+                    verbose=verbose)
+
+
+class CUDAOpBuilder(OpBuilder):
+    pass
+
+
+class SwiftKVOpsBuilder(CUDAOpBuilder):
+    def __init__(self):
+        super().__init__("swiftkv_ops")
+
+    def sources(self):
+        return ["csrc/swiftkv/reshape_and_cache_flash_bulk.cu"]
+'''
+_TRY_LOAD = '''
+import logging
+
+logger = logging.getLogger(__name__)
+
+
+def try_load_jit_library() -> bool:
+    try:
+        from plugin.op_builder.builder import SwiftKVOpsBuilder
+        SwiftKVOpsBuilder().load()
+        return True
+    except ImportError as e:
+        logger.info(f"Unable to import SwiftKVOpsBuilder: {e}. Falling back to original implementation.")
+        return False
+    except Exception as e:
+        logger.info(f"Unable to load JIT library: {e}. Falling back to original implementation.")
+        return False
+'''
+
+
+def test_op_builder_build_that_every_load_tries_is_a_warning(tmp_path):
+    found = dedented_tree(tmp_path, {"plugin/op_builder/builder.py": _BUILDER, "plugin/custom_ops.py": _TRY_LOAD})
+    assert found[("plugin/op_builder/builder.py", 19)]["NPU369"] == "warning"
+    assert found[("plugin/op_builder/builder.py", 20)]["NPU370"] == "warning"
+
+
+def test_op_builder_build_some_load_does_not_try_keeps_its_errors(tmp_path):
+    plain = "from plugin.op_builder.builder import SwiftKVOpsBuilder\n\nswiftkv_ops = SwiftKVOpsBuilder().load()\n"
+    found = dedented_tree(tmp_path, {"plugin/op_builder/builder.py": _BUILDER, "plugin/custom_ops.py": _TRY_LOAD,
+                                     "plugin/layers.py": plain})
+    assert found[("plugin/op_builder/builder.py", 19)]["NPU369"] == "error"
+    assert found[("plugin/op_builder/builder.py", 20)]["NPU370"] == "error"
