@@ -399,3 +399,30 @@ def test_op_builder_build_some_load_does_not_try_keeps_its_errors(tmp_path):
                                      "plugin/layers.py": plain})
     assert found[("plugin/op_builder/builder.py", 19)]["NPU369"] == "error"
     assert found[("plugin/op_builder/builder.py", 20)]["NPU370"] == "error"
+
+
+_SWIFTKV = '''
+import torch
+
+try:
+    from vllm.v1.attention.backends.flashinfer import FlashInferMetadata
+    FLASHINFER_AVAILABLE = True
+except ImportError:
+    FLASHINFER_AVAILABLE = False
+
+
+class SwiftKVDecoder:
+    def prepare(self, attn_metadata, num_tokens):
+        if FLASHINFER_AVAILABLE and isinstance(attn_metadata, FlashInferMetadata):
+            return attn_metadata.slot_mapping[:num_tokens]
+        return attn_metadata.slot_mapping
+
+    def build(self, slot_mapping):
+        return FlashInferMetadata(slot_mapping=slot_mapping)
+'''
+
+
+def test_attention_metadata_class_only_tested_as_a_type_runs_nothing(tmp_path):
+    found = dedented_tree(tmp_path, {"plugin/swiftkv.py": _SWIFTKV})
+    assert "NPU324" not in found.get(("plugin/swiftkv.py", 13), {})
+    assert found[("plugin/swiftkv.py", 18)]["NPU324"] == "warning"      # built: the module's code runs

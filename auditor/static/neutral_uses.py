@@ -134,7 +134,9 @@ def drop_type_references(findings: list, tree: ast.AST) -> list:
 # rules whose finding says the named class does something (NPU233: a Transformer Engine / torchao recipe "trains in
 # fp8"): a class only tested as a type (`isinstance(recipe, recipe_module.MXFP8BlockScaling)`, bionemo's fixture that
 # picks the support probe for an xfail mark) trains nothing; where the recipe is built is reported (tq45a)
-_TYPE_NAMED_RULES = frozenset({"low-precision-library-dtype"})
+# A FlashInfer / FlashAttention module's metadata class only tested as a type (`isinstance(attn_metadata,
+# FlashInferMetadata)` under a flag its guarded import sets, a vLLM plugin's layer) runs no kernel either (tq52b)
+_TYPE_NAMED_RULES = frozenset({"low-precision-library-dtype", "project-flash-attention-module"})
 
 
 _CUDNN_DETERMINISTIC = "torch.backends.cudnn.deterministic"
