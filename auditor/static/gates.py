@@ -2024,7 +2024,7 @@ def _platform_refusals(tree: ast.Module) -> list[Span]:
     for node in _walk(tree):
         if isinstance(node, ast.If):
             negated = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)
-            call = node.test.operand if negated else node.test
+            call = node.test.operand if isinstance(node.test, ast.UnaryOp) and negated else node.test
             if isinstance(call, ast.Call) and _refusing_arm(node.body if negated else node.orelse):
                 out.append(node_span(call))
         elif isinstance(node, ast.Assert) and isinstance(node.test, ast.Call):

@@ -53,7 +53,7 @@ def builder_facts(tree: ast.Module, data: bytes) -> dict[str, Any] | None:
     "tried": n, "plain": n} of the file, or None when it has neither."""
     if b"Builder" not in data:
         return None
-    jit = []
+    jit: list[list[int]] = []
     for cls in module_nodes(tree):
         methods = [fn for fn in getattr(cls, "body", ()) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
                    and fn.name in _LOAD_METHODS] if isinstance(cls, ast.ClassDef) and cls.name.endswith("Builder") else []
