@@ -49,6 +49,21 @@ def test_flash_attention_2_under_a_pin_before_the_npu_release_is_an_error(tmp_pa
     assert found[("prismatic/backbone.py", 6)]["NPU357"] == "error"
 
 
+def test_flash_attention_2_as_a_table_key_under_an_old_pin_keeps_its_severity(tmp_path):
+    modifier = """
+        from transformers.models.llama.modeling_llama import LLAMA_ATTENTION_CLASSES
+
+        from .llama_modifier import NNScalerLlamaFlashAttention2
+
+
+        def nnscaler_llama_init():
+            LLAMA_ATTENTION_CLASSES["flash_attention_2"] = NNScalerLlamaFlashAttention2
+    """
+    found = dedented_tree(tmp_path, {"examples/llama/requirements.txt": "transformers==4.40.0\ndatasets==3.6.0\n",
+                                     "examples/llama/modeling_modifier.py": modifier})
+    assert found[("examples/llama/modeling_modifier.py", 8)]["NPU386"] == "info"    # registers, chooses nothing
+
+
 def test_flash_attention_2_under_a_pin_that_allows_the_npu_release_keeps_its_severity(tmp_path):
     found = _vla_tree(tmp_path, ">=4.46")
     assert found[("ppo/critic.py", 10)]["NPU386"] == "info"

@@ -134,7 +134,7 @@ def apply_transformers_npu_release(results: list, project: Any = None) -> int:
     if not marked and not chosen:
         return 0
     by_file = pins_by_file(results, ("transformers",), _METADATA)
-    _raise_pre_npu_choices(chosen, by_file)
+    _raise_pre_npu_choices(chosen, by_file, project)
     lowered = 0
     for r in marked:
         governing = governing_pins(r.path, by_file)
@@ -157,13 +157,25 @@ def _chosen_by_name(f: Any) -> bool:
     return (f.name, f.symbol) in _CHOICES and f.severity != "error" and not f.data.get("context")
 
 
-def _raise_pre_npu_choices(results: list, by_file: dict[str, list[tuple[str, str]]]) -> None:
+def _table_keys(project: Any, rel: str) -> set[tuple[int, int]]:
+    """(line, column) of the strings the file uses as a table's key (`LLAMA_ATTENTION_CLASSES["flash_attention_2"] =
+    MyFlashAttention2`, `{"flash_attention_2": ...}`): a registration under the name, not a choice of it."""
+    held = project.source(rel) if project is not None and hasattr(project, "source") else None
+    if held is None:
+        return set()
+    keys = [n.slice for n in ast.walk(held[1]) if isinstance(n, ast.Subscript)] + \
+        [k for n in ast.walk(held[1]) if isinstance(n, ast.Dict) for k in n.keys if k is not None]
+    return {(k.lineno, k.col_offset + 1) for k in keys if isinstance(k, ast.Constant)}
+
+
+def _raise_pre_npu_choices(results: list, by_file: dict[str, list[tuple[str, str]]], project: Any = None) -> None:
     """FlashAttention-2 chosen by name under requirements that allow only releases before FIRST_NPU_RELEASE: an
-    error (module docstring)."""
+    error (module docstring); a table's key names the implementation without choosing it and keeps its severity."""
     for r in results:
         governing = governing_pins(r.path, by_file)
         if governing is None or not pre_npu_release_only(governing[1]):
             continue
+        keys = _table_keys(project, r.path)
         folder, specs = governing
         note = (f"the requirements of {folder or 'the tree root'} allow only transformers "
                 f"{', '.join(sorted(set(specs)))}: before {FIRST_NPU_RELEASE} transformers has no NPU route for "
@@ -171,7 +183,7 @@ def _raise_pre_npu_choices(results: list, by_file: dict[str, list[tuple[str, str
                 "no Ascend build (modeling_utils `_check_and_enable_flash_attn_2`); use \"sdpa\" or transformers "
                 f">= {FIRST_NPU_RELEASE}")
         for i, f in enumerate(r.findings):
-            if _chosen_by_name(f):
+            if _chosen_by_name(f) and (f.line, f.col) not in keys:
                 r.findings[i] = replace(f, severity="error", data={**f.data, "context": _OLD_CONTEXT},
                                         message=f"{f.message} ({note})")
 
