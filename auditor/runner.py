@@ -26,6 +26,7 @@ from auditor.static.release_members import apply_release_members
 from auditor.static.format_members import apply_format_members
 from auditor.static.chosen_members import apply_chosen_members, apply_registered_members
 from auditor.static.platform_builds import apply_platform_builds
+from auditor.static.tolerated_builds import apply_tolerated_builds
 from auditor.static.platform_predicates import apply_platform_predicates
 from auditor.static.class_twins import apply_class_twins
 from auditor.static.ci_jobs import apply_colab_notebooks, apply_cuda_ci_jobs
@@ -334,6 +335,7 @@ def run_static(
     apply_own_env_switches(run.results, found.files, project)   # `os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS") == "1"`
     apply_env_readbacks(run.results, found.files, project)   # `os.environ["CUDA_VISIBLE_DEVICES"] = gpu`, read back (v)
     apply_platform_builds(run.results, found.files)    # what only the CUDA arm of the build's own platform switch builds
+    apply_tolerated_builds(run.results, project)    # an op builder's JIT build that every load of the tree tries
     apply_format_members(run.results)     # `export_engine` beside `export_onnx`: the TensorRT format
     apply_chosen_members(run.results, project)     # `if sim == SimType.ISAACGYM: from .isaacgym import ...`: one simulator
     apply_release_members(run.results, found.files, project)   # verl's `vllm_v_0_5_4/`, loaded only for vLLM 0.5.4 (u)

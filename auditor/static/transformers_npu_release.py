@@ -13,6 +13,14 @@ folder above it (or its own) whose metadata files require transformers, and of t
 (`requirements-npu.txt`, the install for Ascend) when there is one (verl's `transformers>=4.52.0`); an unpinned
 requirement, or any release before 4.51.0 allowed, leaves the finding as it is. A patch that replaces the function
 (`transformers.modeling_flash_attention_utils._flash_attention_forward = ring_forward`) installs other code: it stays.
+
+The other side (tq52b; TUNED on heldout66's vlarl rows): under requirements that allow only releases before 4.51.0
+(`transformers==4.48.2`, `<4.51`), FlashAttention-2 chosen by name (`attn_implementation="flash_attention_2"`, NPU386
+at info; transformers' older switch `use_flash_attention_2=True`, NPU357 at warning) fails on Ascend: those releases'
+`PreTrainedModel._check_and_enable_flash_attn_2` raises ImportError("... the package flash_attn seems to be not
+installed") when `is_flash_attn_2_available()` is False (https://github.com/huggingface/transformers/blob/v4.48.2/src/
+transformers/modeling_utils.py), and flash_attn has no Ascend build: an error. Unpinned or mixed requirements keep the
+finding as it is.
 """
 from __future__ import annotations
 
@@ -20,7 +28,9 @@ import ast
 import re
 from typing import Any
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from dataclasses import replace
+
+from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import Version
 
 from auditor.findings import as_info
@@ -38,6 +48,10 @@ _METADATA = re.compile(r"(^|/)(requirements[^/]*\.txt|requirement\.txt|pyproject
                        r"|environment[^/]*\.ya?ml)$")
 _ASCEND_FILE = re.compile(r"(?:^|[-_.])(?:npu|ascend)(?:$|[-_.])", re.IGNORECASE)
 _CONTEXT = "transformers-npu-release"
+# FlashAttention-2 chosen by name (rule name, symbol): an error under releases before FIRST_NPU_RELEASE only
+_CHOICES = frozenset({("flash-attention-implementation-string", "flash_attention_2"),
+                      ("flash-attention-switch", "use_flash_attention_2")})
+_OLD_CONTEXT = "transformers-before-npu-release"
 
 
 def npu_release_only(specs: list[str]) -> bool:
@@ -52,6 +66,39 @@ def npu_release_only(specs: list[str]) -> bool:
             return False
     return bool(sets) and all(not any(s.contains(v, prereleases=True) for v in _OLDER)
                               and any(s.contains(v, prereleases=True) for v in _NEWER) for s in sets)
+
+
+def _caps_below_npu_release(spec: Specifier) -> bool:
+    """Whether one specifier admits no release from FIRST_NPU_RELEASE on (`==4.48.2`, `<4.51`, `~=4.40.0`, `==4.48.*`;
+    `==4.*` is not: a prefix of FIRST_NPU_RELEASE's own)."""
+    op, text = spec.operator, spec.version
+    try:
+        if op in ("==", "===") and text.endswith(".*") or op == "~=":
+            parts = text[:-2].split(".") if op != "~=" else text.split(".")[:-1]
+            prefix = tuple(int(p) for p in parts)
+            return prefix < FIRST_NPU_RELEASE.release[:len(prefix)]
+        if op in ("==", "==="):
+            return Version(text) < FIRST_NPU_RELEASE
+        if op == "<":
+            return Version(text) <= FIRST_NPU_RELEASE
+        if op == "<=":
+            return Version(text) < FIRST_NPU_RELEASE
+    except ValueError:
+        return False
+    return False
+
+
+def pre_npu_release_only(specs: list[str]) -> bool:
+    """Whether every specifier allows only transformers releases before FIRST_NPU_RELEASE ('' allows any)."""
+    if not specs:
+        return False
+    for spec in specs:
+        try:
+            if not spec or not any(_caps_below_npu_release(s) for s in SpecifierSet(spec)):
+                return False
+        except InvalidSpecifier:
+            return False
+    return True
 
 
 def governing_pins(path: str, by_file: dict[str, list[tuple[str, str]]]) -> tuple[str, list[str]] | None:
@@ -80,12 +127,14 @@ def _replaced_lines(project: Any, rel: str) -> set[int]:
 
 
 def apply_transformers_npu_release(results: list, project: Any = None) -> int:
-    """NPU332 findings read against the transformers release their folder's requirements allow (module docstring);
-    the count lowered."""
+    """NPU332 findings read against the transformers release their folder's requirements allow, and FlashAttention-2
+    chosen by name under releases before it (module docstring); the count lowered."""
     marked = [r for r in results if any(f.name in RULES and f.severity != "info" for f in r.findings)]
-    if not marked:
+    chosen = [r for r in results if any(_chosen_by_name(f) for f in r.findings)]
+    if not marked and not chosen:
         return 0
     by_file = pins_by_file(results, ("transformers",), _METADATA)
+    _raise_pre_npu_choices(chosen, by_file, project)
     lowered = 0
     for r in marked:
         governing = governing_pins(r.path, by_file)
@@ -103,4 +152,40 @@ def apply_transformers_npu_release(results: list, project: Any = None) -> int:
     return lowered
 
 
-__all__ = ["apply_transformers_npu_release", "governing_pins", "npu_release_only"]
+def _chosen_by_name(f: Any) -> bool:
+    """FlashAttention-2 chosen by name at the rule's own severity (no other pass has read it)."""
+    return (f.name, f.symbol) in _CHOICES and f.severity != "error" and not f.data.get("context")
+
+
+def _table_keys(project: Any, rel: str) -> set[tuple[int, int]]:
+    """(line, column) of the strings the file uses as a table's key (`LLAMA_ATTENTION_CLASSES["flash_attention_2"] =
+    MyFlashAttention2`, `{"flash_attention_2": ...}`): a registration under the name, not a choice of it."""
+    held = project.source(rel) if project is not None and hasattr(project, "source") else None
+    if held is None:
+        return set()
+    keys = [n.slice for n in ast.walk(held[1]) if isinstance(n, ast.Subscript)] + \
+        [k for n in ast.walk(held[1]) if isinstance(n, ast.Dict) for k in n.keys if k is not None]
+    return {(k.lineno, k.col_offset + 1) for k in keys if isinstance(k, ast.Constant)}
+
+
+def _raise_pre_npu_choices(results: list, by_file: dict[str, list[tuple[str, str]]], project: Any = None) -> None:
+    """FlashAttention-2 chosen by name under requirements that allow only releases before FIRST_NPU_RELEASE: an
+    error (module docstring); a table's key names the implementation without choosing it and keeps its severity."""
+    for r in results:
+        governing = governing_pins(r.path, by_file)
+        if governing is None or not pre_npu_release_only(governing[1]):
+            continue
+        keys = _table_keys(project, r.path)
+        folder, specs = governing
+        note = (f"the requirements of {folder or 'the tree root'} allow only transformers "
+                f"{', '.join(sorted(set(specs)))}: before {FIRST_NPU_RELEASE} transformers has no NPU route for "
+                "FlashAttention-2 and `from_pretrained` raises ImportError without the flash_attn package, which has "
+                "no Ascend build (modeling_utils `_check_and_enable_flash_attn_2`); use \"sdpa\" or transformers "
+                f">= {FIRST_NPU_RELEASE}")
+        for i, f in enumerate(r.findings):
+            if _chosen_by_name(f) and (f.line, f.col) not in keys:
+                r.findings[i] = replace(f, severity="error", data={**f.data, "context": _OLD_CONTEXT},
+                                        message=f"{f.message} ({note})")
+
+
+__all__ = ["pre_npu_release_only", "apply_transformers_npu_release", "governing_pins", "npu_release_only"]
