@@ -88,10 +88,11 @@ FACTS: dict[str, int] = {
                           # 7: extension names folded from constants, those built under a condition (t35c);
                           # 8: extensions a CMake build with a CUDA switch makes, CUDA-macro CppExtensions (r2a)
                           # 9: the argparse option whose default is the hard-coded NCCL backend (tp51c)
-    "setting_reads": 6,   # setting_reads.reads_fact: config keys a Python file reads, sections it hands over (t23e);
+    "setting_reads": 7,   # setting_reads.reads_fact: config keys a Python file reads, sections it hands over (t23e);
                           # 2: reads passed as keywords, names passed on (t24b); 3: passed to a trainer (pd37);
                           # 4: keys picked by the hardware (pd47); 5: values with a CPU fallback (tq48a);
                           # 6: reads held in a local name or formatted into a string before they are passed (tp51b)
+                          # 7: keys picked from a device count, stored from any value the key does not feed (tq52a)
     "setting_keys": 1,    # setting_keywords.keys_fact: a YAML config's keyed scalars (h25a)
     "switch_fed": 2,      # switch_fed_settings.switch_facts: names feeding a switch, settings' bindings (lead, s42);
                           # 2: notebooks too

