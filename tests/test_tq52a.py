@@ -66,3 +66,43 @@ def test_an_arm_that_stores_the_configs_own_value_keeps_its_device(tmp_path):
 def test_a_test_on_a_count_the_code_did_not_probe_keeps_the_configs_device(tmp_path):
     unprobed = PRESET.replace("gpu_cnt = torch.cuda.device_count()", "gpu_cnt = len(self.gpu_ids)")
     assert (5, "NPU019") in _preset_findings(tmp_path, unprobed)
+
+
+# 2. Items of a comprehension over a host value (LightAutoML's L2X `important_tokens.extend([x.tolist() for x in
+# imp_mask.cpu().numpy()])`): numpy rows, no device copy per item (policy (e))
+def _host_hints(code: str) -> list[tuple[int, str]]:
+    import textwrap
+
+    from auditor.rules import load_rules
+    from auditor.static import StaticEngine
+
+    result = StaticEngine(load_rules()).analyze_bytes(textwrap.dedent(code).encode(), "interpretation/l2x.py")
+    return [(f.line, f.code) for f in result.findings if f.code == "NPU703"]
+
+
+L2X_LOOP = """\
+    import torch
+
+
+    def important_tokens(model, loader, device):
+        tokens = []
+        for batch in loader:
+            imp_mask = model(batch["input_ids"].to(device))
+            tokens.extend([x.tolist() for x in {source}])
+        return tokens
+    """
+
+
+def test_items_of_a_comprehension_over_a_numpy_copy_are_host_values():
+    assert _host_hints(L2X_LOOP.format(source="imp_mask.cpu().numpy()")) == []
+
+
+def test_items_of_a_comprehension_over_the_device_tensor_keep_the_hint():
+    assert _host_hints(L2X_LOOP.format(source="imp_mask")) == [(8, "NPU703")]
+
+
+def test_a_for_loop_over_a_numpy_copy_reads_host_rows_too():
+    loop = L2X_LOOP.replace("            tokens.extend([x.tolist() for x in {source}])",
+                            "            for x in {source}:\n                tokens.append(x.tolist())")
+    assert _host_hints(loop.format(source="imp_mask.cpu().numpy()")) == []
+    assert _host_hints(loop.format(source="imp_mask")) == [(9, "NPU703")]
