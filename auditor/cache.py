@@ -55,7 +55,7 @@ FACTS: dict[str, int] = {
                           # own Colab GPU-runtime metadata (tq37)
     "launch": 5,          # launch_facts (FORMAT 10); 2: setting guards (t18b); 5: a switch's own statements (review50)
                           # 3: builds HF TrainingArguments, `hf_args` (review48 item 6); 4: Apex switches (tp50b)
-    "calls": 16,          # call_defaults.default_facts (FORMAT 11); 2: main_calls, flags, switches, optional_attrs (pd17);
+    "calls": 17,          # call_defaults.default_facts (FORMAT 11); 2: main_calls, flags, switches, optional_attrs (pd17);
                           # 3: None fallbacks (pd20); 4: static / class methods (pd22); 5: value branches, the
                           # keywords' values (pd25); 6: autocasts always off (pd27); 7: autocast parameters, the
                           # names set, imports by name, unparsed (pd29); 8: attributes set from outside a class (pd31);
@@ -66,6 +66,7 @@ FACTS: dict[str, int] = {
                           # 14: definitions' top-level class and function names, `tops` (stale_keywords; session 45 review)
                           # 15: switches handed on, each call's argument codes, `forwards` (tq47a)
                           # 16: a subclass with no `__init__` names itself in its base's construction (tq50b)
+                          # 17: classes bound to `self.X` and built only through it, `self.X(...)` (tq52a)
     "platform": 1,        # platform_predicates.platform_facts (FORMAT 12)
     "subpackages": 1,     # npu_native.subpackage_facts: top_npu, relative (FORMAT 13)
     "ascend_image": 1,    # backend_files.ascend_image_fact (FORMAT 13)

@@ -106,3 +106,80 @@ def test_a_for_loop_over_a_numpy_copy_reads_host_rows_too():
                             "            for x in {source}:\n                tokens.append(x.tolist())")
     assert _host_hints(loop.format(source="imp_mask.cpu().numpy()")) == []
     assert _host_hints(loop.format(source="imp_mask")) == [(9, "NPU703")]
+
+
+# 3. A class bound to `self.X` and built only through it (LightAutoML's `AutoNLPWrap`: `self.transformer =
+# DLTransformer` / `WeightedAverageTransformer`, then `self.transformer(verbose=..., device=self.device, ...)`):
+# those calls are its callers; each passes the device, so the default is policy (f)'s info
+DL_TRANSFORMERS = """\
+    import torch
+
+
+    class DLTransformer:
+        def __init__(self, model, model_params, verbose=False, device: str = "cuda", multigpu=False):
+            self.device = torch.device(device)
+            self.model = model(**model_params).to(self.device)
+            self.verbose = verbose
+            self.multigpu = multigpu
+
+        def fit(self, data):
+            return self
+    """
+
+TEXT = """\
+    import torch
+
+    from ..text.dl_transformers import DLTransformer
+
+
+    class WeightedAverageTransformer:
+        def __init__(self, embedding_model, embed_size, verbose=False, device="cpu", multigpu=False):
+            self.embed_size = embed_size
+
+
+    class AutoNLPWrap:
+        def __init__(self, model_name, device="0", multigpu=False, verbose=False):
+            self.device = device
+            self.multigpu = multigpu
+            self.verbose = verbose
+            self.transformer_params = {"model": torch.nn.Linear, "model_params": {"in_features": 4, "out_features": 2}}
+            if model_name == "wat":
+                self.transformer = WeightedAverageTransformer
+            else:
+                self.transformer = DLTransformer
+
+        def fit(self, texts):
+            transformer = self.transformer(
+                verbose=self.verbose,
+                device=self.device,
+                multigpu=self.multigpu,
+                **self.transformer_params,
+            )
+            return transformer.fit(texts)
+    """
+
+
+def _default_severities(tmp_path, text: str) -> set[tuple[str, str | None]]:
+    from auditor.runner import run_static
+    from tests.static_snippets import write_tree
+
+    root = write_tree(tmp_path / "t", {"automl/__init__.py": "", "automl/text/__init__.py": "",
+                                       "automl/text/dl_transformers.py": DL_TRANSFORMERS,
+                                       "automl/transformers/__init__.py": "", "automl/transformers/text.py": text})
+    run = run_static([root], jobs=1)
+    r = next(r for r in run.results if r.path == "automl/text/dl_transformers.py")
+    return {(f.severity, f.data.get("context")) for f in r.findings if f.line == 5 and f.code == "NPU003"}
+
+
+def test_a_class_built_only_through_the_attribute_it_is_bound_to_has_those_callers(tmp_path):
+    assert _default_severities(tmp_path, TEXT) == {("info", "overridden-default")}
+
+
+def test_a_call_through_the_attribute_that_lets_the_default_through_keeps_it(tmp_path):
+    assert _default_severities(tmp_path, TEXT.replace("                device=self.device,\n", "")) == {("error", None)}
+
+
+def test_an_attribute_handed_on_as_a_value_keeps_the_default(tmp_path):
+    handed = TEXT.replace("            return transformer.fit(texts)",
+                          "            self.factories = [self.transformer]\n            return transformer.fit(texts)")
+    assert _default_severities(tmp_path, handed) == {("error", None)}
