@@ -183,3 +183,52 @@ def test_an_attribute_handed_on_as_a_value_keeps_the_default(tmp_path):
     handed = TEXT.replace("            return transformer.fit(texts)",
                           "            self.factories = [self.transformer]\n            return transformer.fit(texts)")
     assert _default_severities(tmp_path, handed) == {("error", None)}
+
+
+# 4. A CI step that selects Ascend devices itself (LMCache-Ascend's perf workflow on its 910C runner: `export
+# ASCEND_RT_VISIBLE_DEVICES=14,15`, then `vllm serve ... --kv-transfer-config ...LMCacheAscendConnector`): the engine
+# it starts runs on them through vllm-ascend, as tq47b / tq50a read a shell script that does so
+WORKFLOW = """\
+    name: Perf Tests
+    on: [workflow_dispatch]
+    jobs:
+      perf-910c:
+        runs-on: [self-hosted, Linux, ARM64, 910c]
+        steps:
+          - uses: actions/checkout@v4
+          - name: Run Performance Tests
+            shell: bash
+            run: |
+              export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/usr/local/Ascend/ascend-toolkit/latest/devlib
+              export ASCEND_RT_VISIBLE_DEVICES=14,15
+              vllm serve "$MODEL_PATH" \\
+                --tensor-parallel-size 2 \\
+                --port 8019 > server.log 2>&1 &
+          - name: Other step
+            run: |
+              vllm serve "$MODEL_PATH" --port 8020
+    """
+
+
+def _engine_starts(text: str) -> list[tuple[int, str, str]]:
+    import textwrap
+
+    from auditor.rules import load_rules
+    from auditor.static import StaticEngine
+
+    rel = ".github/workflows/perf.yml"
+    result = StaticEngine(load_rules()).analyze_bytes(textwrap.dedent(text).encode(), rel)
+    return sorted((f.line, f.code, f.severity) for f in result.findings if f.code == "NPU447")
+
+
+def test_an_engine_started_by_a_ci_step_that_selects_ascend_devices_is_info():
+    found = _engine_starts(WORKFLOW)
+    assert (13, "NPU447", "info") in found
+    # the other step selects nothing: its start keeps the rule's severity
+    assert [s for line, _, s in found if line == 18] == ["warning"]
+
+
+def test_a_step_that_also_selects_cuda_devices_keeps_the_engine_start():
+    both = WORKFLOW.replace("export ASCEND_RT_VISIBLE_DEVICES=14,15",
+                            "export ASCEND_RT_VISIBLE_DEVICES=14,15 CUDA_VISIBLE_DEVICES=0,1")
+    assert [s for line, _, s in _engine_starts(both) if line == 13] == ["warning"]

@@ -4135,12 +4135,19 @@ def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     _debug_switch_modes(result, text)
     _drop_unread_option_vars(result, text)
     _drop_message_only_images(result, text)
+    result.findings = lower_ascend_selected(result.findings, text)
+    return result
+
+
+def lower_ascend_selected(findings: list, text: str) -> list:
+    """The engine starts and switches (`lower_ascend_engine_starts`) of a script that selects Ascend devices itself,
+    in the lines that holds for (`_selects_ascend_devices`): a shell file, or one CI step's script (tq52a)."""
     for why, first, last in _selects_ascend_devices(text):
-        inside = [f for f in result.findings if first <= f.line <= last]
+        inside = [f for f in findings if first <= f.line <= last]
         if inside:
             lowered = dict(zip(map(id, inside), lower_ascend_engine_starts(inside, why, _ASCEND_SCRIPT_SWITCHES)))
-            result.findings = [lowered.get(id(f), f) for f in result.findings]
-    return result
+            findings = [lowered.get(id(f), f) for f in findings]
+    return findings
 
 
 # tq47b: a script that picks Ascend devices itself (omni-infer's serving scripts: `export ASCEND_RT_VISIBLE_DEVICES=
