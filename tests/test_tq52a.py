@@ -232,3 +232,94 @@ def test_a_step_that_also_selects_cuda_devices_keeps_the_engine_start():
     both = WORKFLOW.replace("export ASCEND_RT_VISIBLE_DEVICES=14,15",
                             "export ASCEND_RT_VISIBLE_DEVICES=14,15 CUDA_VISIBLE_DEVICES=0,1")
     assert [s for line, _, s in _engine_starts(both) if line == 13] == ["warning"]
+
+
+# 5. CUDA-tensor checks in front of kernels that need CUDA anyway (Upscale-A-Video's copy of MosaicML's MPT
+# attention: `check_valid_inputs` reached only after `from flash_attn import ...`; the Triton flash-attention
+# backward's `assert bias.is_cuda` before `_bwd_kernel[grid](...)`)
+MPT_ATTENTION = """\
+    import torch
+
+
+    def check_valid_inputs(*tensors, valid_dtypes=[torch.float16, torch.bfloat16]):
+        for tensor in tensors:
+            if tensor.dtype not in valid_dtypes:
+                raise TypeError(f"tensor.dtype={tensor.dtype!r} must be in valid_dtypes={valid_dtypes!r}.")
+            if not tensor.is_cuda:
+                raise TypeError(f"Inputs must be cuda tensors (tensor.is_cuda={tensor.is_cuda!r}).")
+
+
+    def flash_attn_fn(query, key, value, n_heads):
+        try:
+            from flash_attn import bert_padding, flash_attn_interface
+        except:
+            raise RuntimeError("Please install flash-attn==1.0.3.post0")
+        check_valid_inputs(query, key, value)
+        return flash_attn_interface.flash_attn_unpadded_func(query, key, value)
+
+
+    def triton_flash_attn_fn(query, key, value, n_heads):
+        try:
+            from .flash_attn_triton import flash_attn_func
+        except:
+            raise RuntimeError("Requirements for `attn_impl: triton` not installed.")
+        check_valid_inputs(query, key, value)
+        return flash_attn_func(query, key, value)
+    """
+
+TRITON_BACKWARD = """\
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _bwd_kernel(Q, K, V, Bias, DO, BLOCK_M: tl.constexpr):
+        start_n = tl.program_id(0)
+
+
+    def _flash_attn_backward(do, q, k, v, bias=None):
+        if bias is not None:
+            assert bias.dtype in [q.dtype, torch.float]
+            assert bias.is_cuda
+        grid = lambda META: (triton.cdiv(q.shape[1], META["BLOCK_M"]), q.shape[0])
+        _bwd_kernel[grid](q, k, v, bias, do, BLOCK_M=128)
+    """
+
+
+def _is_cuda_checks(code: str, rel: str) -> list[tuple[int, str, str | None]]:
+    import textwrap
+
+    from auditor.rules import load_rules
+    from auditor.static import StaticEngine
+
+    result = StaticEngine(load_rules()).analyze_bytes(textwrap.dedent(code).encode(), rel)
+    return sorted((f.line, f.severity, f.data.get("context")) for f in result.findings if f.code == "NPU005")
+
+
+def test_a_check_every_caller_reaches_after_loading_a_cuda_only_library_is_info():
+    # (line 9: the raise's message reads `tensor.is_cuda` too)
+    assert _is_cuda_checks(MPT_ATTENTION, "mpt/attention.py") == [(8, "info", "library-refusal"),
+                                                                 (9, "info", "library-refusal")]
+
+
+def test_a_check_some_caller_reaches_without_such_a_library_keeps_its_error():
+    plain = MPT_ATTENTION + """\
+
+
+    def torch_attn_fn(query, key, value):
+        check_valid_inputs(query, key, value)
+        return torch.softmax(query @ key.transpose(-1, -2), -1) @ value
+    """
+    assert [(line, sev) for line, sev, _ in _is_cuda_checks(plain, "mpt/attention.py")] == [(8, "error"),
+                                                                                            (9, "error")]
+
+
+def test_a_check_before_a_triton_kernel_launch_is_a_warning_with_the_kernel():
+    assert _is_cuda_checks(TRITON_BACKWARD, "mpt/flash_attn_triton.py") == [(14, "warning", "triton-precondition")]
+
+
+def test_a_check_in_a_function_that_launches_no_kernel_keeps_its_error():
+    no_launch = TRITON_BACKWARD.replace("        _bwd_kernel[grid](q, k, v, bias, do, BLOCK_M=128)\n",
+                                        "        return torch.matmul(q, k)\n")
+    assert _is_cuda_checks(no_launch, "mpt/flash_attn_triton.py") == [(14, "error", None)]
