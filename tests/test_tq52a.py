@@ -87,7 +87,9 @@ L2X_LOOP = """\
     def important_tokens(model, loader, device):
         tokens = []
         for batch in loader:
-            imp_mask = model(batch["input_ids"].to(device))
+            x = batch["input_ids"]
+            x = x.to(device)
+            _, imp_mask = model(x)
             tokens.extend([x.tolist() for x in {source}])
         return tokens
     """
@@ -98,14 +100,14 @@ def test_items_of_a_comprehension_over_a_numpy_copy_are_host_values():
 
 
 def test_items_of_a_comprehension_over_the_device_tensor_keep_the_hint():
-    assert _host_hints(L2X_LOOP.format(source="imp_mask")) == [(8, "NPU703")]
+    assert _host_hints(L2X_LOOP.format(source="imp_mask")) == [(10, "NPU703")]
 
 
 def test_a_for_loop_over_a_numpy_copy_reads_host_rows_too():
     loop = L2X_LOOP.replace("            tokens.extend([x.tolist() for x in {source}])",
-                            "            for x in {source}:\n                tokens.append(x.tolist())")
+                            "            for row in {source}:\n                tokens.append(row.tolist())")
     assert _host_hints(loop.format(source="imp_mask.cpu().numpy()")) == []
-    assert _host_hints(loop.format(source="imp_mask")) == [(9, "NPU703")]
+    assert _host_hints(loop.format(source="imp_mask")) == [(11, "NPU703")]
 
 
 # 3. A class bound to `self.X` and built only through it (LightAutoML's `AutoNLPWrap`: `self.transformer =
@@ -323,3 +325,34 @@ def test_a_check_in_a_function_that_launches_no_kernel_keeps_its_error():
     no_launch = TRITON_BACKWARD.replace("        _bwd_kernel[grid](q, k, v, bias, do, BLOCK_M=128)\n",
                                         "        return torch.matmul(q, k)\n")
     assert _is_cuda_checks(no_launch, "mpt/flash_attn_triton.py") == [(14, "error", None)]
+
+
+# 6. An install with its CUDA build switched off (LMCache-Ascend's images: `NO_CUDA_EXT=1 pip install lmcache==0.4.3
+# --no-deps`; LMCache's setup.py builds no CUDA extension when NO_CUDA_EXT is 1)
+DOCKERFILE = """\
+    FROM hub.oepkgs.net/openeuler/aarch64/intelligence_boom:0.2.0-aarch64-800I-A2
+    WORKDIR /workspace
+    COPY . /workspace/LMCache-Ascend/
+    RUN yum install -y numactl-devel && \\
+        NO_CUDA_EXT=1 pip install lmcache==0.4.3 --no-deps && \\
+        cd LMCache-Ascend && pip install -v -e .
+    """
+
+
+def _package_findings(text: str) -> list[tuple[int, str]]:
+    import textwrap
+
+    from auditor.rules import load_rules
+    from auditor.static import StaticEngine
+
+    result = StaticEngine(load_rules()).analyze_bytes(textwrap.dedent(text).encode(), "docker/Dockerfile.a2")
+    return sorted((f.line, f.code) for f in result.findings if f.code == "NPU440")
+
+
+def test_a_package_installed_with_its_cuda_build_switched_off_is_no_finding():
+    assert _package_findings(DOCKERFILE) == []
+
+
+def test_the_same_install_without_the_switch_or_with_it_off_keeps_the_package():
+    assert _package_findings(DOCKERFILE.replace("NO_CUDA_EXT=1 ", "")) == [(5, "NPU440")]
+    assert _package_findings(DOCKERFILE.replace("NO_CUDA_EXT=1 ", "NO_CUDA_EXT=0 ")) == [(5, "NPU440")]

@@ -309,7 +309,8 @@ def host_arrays(ctx, assigns, loops=(), comprehensions=()) -> dict[str, list[tup
         # or a numpy value built there, `imp_mask.cpu().numpy()`)
         host = isinstance(source, ast.Name) and scope in out.get(source.id, ()) or _moved_to_host(source) \
             or _ast_host_call(ctx, source) is True
-        if host and False not in seen.get((name, scope), ()):
+        # (a comprehension's own name shadows the function's: `x = x.to(device)` above it binds another `x`)
+        if host and (lines != scope or False not in seen.get((name, scope), ())):
             out.setdefault(name, []).append(lines)
     return out
 
