@@ -293,11 +293,12 @@ def _stmts(body: list[ast.stmt], scope: tuple[int, int] = _WHOLE_FILE):
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
 
-def _comprehension_loops(comprehensions: list, bodies: list) -> list:
+def _comprehension_loops(comprehensions: list, bodies: list) -> list[tuple[ast.comprehension, tuple[int, int],
+                                                                            tuple[int, int]]]:
     """(generator, the comprehension's lines, the scope `_stmts` gives its statement: the innermost function's
     line span, or the whole file) of each comprehension (tq52a)."""
     spans = [line_span(fn) for fn, _ in bodies]
-    out = []
+    out: list[tuple[ast.comprehension, tuple[int, int], tuple[int, int]]] = []
     for comp in comprehensions:
         lines = (comp.lineno, comp.end_lineno or comp.lineno)
         holding = [s for s in spans if s[0] <= lines[0] and lines[1] <= s[1]]

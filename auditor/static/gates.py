@@ -1574,10 +1574,10 @@ _HELPER_REFUSAL_NOTE = "a CUDA-tensor check that only callers loading {library} 
                        "library is what fails and is ported; this check refuses as it should"
 
 
-def _tensor_checks(fn: ast.AST) -> list[ast.AST]:
+def _tensor_checks(fn: ast.AST) -> list[ast.Assert | ast.If]:
     """`assert q.is_cuda` and `if not t.is_cuda: raise ...` in a function: preconditions on its inputs."""
-    return [n for n in walk_list(fn) if isinstance(n, ast.Assert) and _reads_is_cuda(n.test)
-            or isinstance(n, ast.If) and len(n.body) == 1 and isinstance(n.body[0], ast.Raise) and _reads_is_cuda(n.test)]
+    return [n for n in walk_list(fn) if isinstance(n, (ast.Assert, ast.If)) and _reads_is_cuda(n.test) and (
+        isinstance(n, ast.Assert) or len(n.body) == 1 and isinstance(n.body[0], ast.Raise))]
 
 
 def _reads_is_cuda(test: ast.AST) -> bool:
