@@ -56,7 +56,7 @@ FACTS: dict[str, int] = {
                           # own Colab GPU-runtime metadata (tq37)
     "launch": 5,          # launch_facts (FORMAT 10); 2: setting guards (t18b); 5: a switch's own statements (review50)
                           # 3: builds HF TrainingArguments, `hf_args` (review48 item 6); 4: Apex switches (tp50b)
-    "calls": 16,          # call_defaults.default_facts (FORMAT 11); 2: main_calls, flags, switches, optional_attrs (pd17);
+    "calls": 17,          # call_defaults.default_facts (FORMAT 11); 2: main_calls, flags, switches, optional_attrs (pd17);
                           # 3: None fallbacks (pd20); 4: static / class methods (pd22); 5: value branches, the
                           # keywords' values (pd25); 6: autocasts always off (pd27); 7: autocast parameters, the
                           # names set, imports by name, unparsed (pd29); 8: attributes set from outside a class (pd31);
@@ -67,6 +67,7 @@ FACTS: dict[str, int] = {
                           # 14: definitions' top-level class and function names, `tops` (stale_keywords; session 45 review)
                           # 15: switches handed on, each call's argument codes, `forwards` (tq47a)
                           # 16: a subclass with no `__init__` names itself in its base's construction (tq50b)
+                          # 17: classes bound to `self.X` and built only through it, `self.X(...)` (tq52a)
     "platform": 1,        # platform_predicates.platform_facts (FORMAT 12)
     "subpackages": 1,     # npu_native.subpackage_facts: top_npu, relative (FORMAT 13)
     "ascend_image": 1,    # backend_files.ascend_image_fact (FORMAT 13)
@@ -91,10 +92,11 @@ FACTS: dict[str, int] = {
                           # 9: the argparse option whose default is the hard-coded NCCL backend (tp51c)
                           # 10: argparse's one-letter aliases among the options (tp52c)
                           # 11: a library trainer that starts NCCL itself (NPU989, tp52b)
-    "setting_reads": 6,   # setting_reads.reads_fact: config keys a Python file reads, sections it hands over (t23e);
+    "setting_reads": 7,   # setting_reads.reads_fact: config keys a Python file reads, sections it hands over (t23e);
                           # 2: reads passed as keywords, names passed on (t24b); 3: passed to a trainer (pd37);
                           # 4: keys picked by the hardware (pd47); 5: values with a CPU fallback (tq48a);
                           # 6: reads held in a local name or formatted into a string before they are passed (tp51b)
+                          # 7: keys picked from a device count, stored from any value the key does not feed (tq52a)
     "registry": 1,        # registry_choices.registry_fact: classes a dict display maps a string key to (lead, s52)
     "setting_keys": 1,    # setting_keywords.keys_fact: a YAML config's keyed scalars (h25a)
     "switch_fed": 2,      # switch_fed_settings.switch_facts: names feeding a switch, settings' bindings (lead, s42);

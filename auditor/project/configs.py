@@ -27,7 +27,8 @@ from auditor.project.hits import (NCCL_VERSION_NAME_RE, Collector, cuda_member_s
 from auditor.project.requirements import (_CUDA_INDEX_RE, analyze_requirements_txt, conda_export_text,
                                           yaml_entries)
 from auditor.project.shell import (COMMAND_VARIABLE_RE, DRIVER_PATH_RE, SCHEDULER_REQUESTS, _SHELLS, _URL_RE, build_variant,
-                                   cmake_defines, container_file_reference, scan_fragment, scan_shell)
+                                   cmake_defines, container_file_reference, lower_ascend_selected, scan_fragment,
+                                   scan_shell)
 from auditor.findings import FileError, FileResult, as_info
 
 if TYPE_CHECKING:
@@ -1209,7 +1210,12 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         held_env = block_envs.get(index, {})
         col.script_vars.update(held_env)
         # CI expressions (`${{ matrix.cuda-version }}`) are not shell: same-length placeholders keep the columns
-        scan_shell(col, _CI_EXPR_RE.sub(_ci_placeholder, "\n".join(shell_lines).rstrip("\n")))
+        script = _CI_EXPR_RE.sub(_ci_placeholder, "\n".join(shell_lines).rstrip("\n"))
+        before = len(col.result.findings)
+        scan_shell(col, script)
+        if len(col.result.findings) > before:
+            # a step that selects Ascend devices itself (`export ASCEND_RT_VISIBLE_DEVICES=14,15`, then `vllm serve`)
+            col.result.findings[before:] = lower_ascend_selected(col.result.findings[before:], script)
     spans = [span for root in roots for span in backend_entries(root)]
     if spans:
         col.result.findings[first_finding:] = [_in_backend_entry(f, spans)

@@ -35,6 +35,12 @@ _FALSY = ("0", "false", "no", "off", "")
 _LOCATION_SUFFIXES = ("_PATH", "_HOME", "_DIR", "_TMPDIR", "_ROOT", "_PREFIX")
 
 
+def cuda_build_off(name: str, value: str) -> bool:
+    """A switch that turns a CUDA build off (`NO_CUDA_EXT`, `FOO_SKIP_CUDA_BUILD`, `DISABLE_CUDA`) set to a true
+    value."""
+    return bool(_CUDA_OFF_SWITCH_RE.search(name)) and value.strip("'\"").lower() in _TRUTHY
+
+
 def normalize_dist(name: str) -> str:
     """PEP 503 normalisation: `Flash_Attn` and `flash-attn` are one distribution."""
     return re.sub(r"[-_.]+", "-", name).lower()
@@ -304,7 +310,7 @@ class Collector:
         if sets and name in self.engine.compiled.env_set and not self._set_off(name, line, value):
             # `ENV FORCE_CUDA="1"`: the setting that forces a CUDA extension build (kernel), not its read (t15q)
             rule = self.engine.compiled.env_set.get(name, rule)
-        if value is not None and _CUDA_OFF_SWITCH_RE.search(name) and value.strip("'\"").lower() in _TRUTHY:
+        if value is not None and cuda_build_off(name, value):
             return      # `DG_SKIP_CUDA_BUILD: "1"`, `export FOO_SKIP_CUDA_BUILD=TRUE`: the CUDA build is off, as on Ascend
         if rule.code == "NPU189" and (not sets or self._set_off(name, line, value)):
             # `OMPI_MCA_opal_cuda_support=0`: Open MPI's CUDA support off, as on an Ascend host; a read (a test's

@@ -235,28 +235,46 @@ def _own_literal_sections(tree: ast.Module) -> set[int]:
     return shadowed
 
 
-def _constant_stores(body: list[ast.stmt]) -> set[tuple[str, str]]:
-    return {k for stmt in body if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant)
-            and isinstance(stmt.value.value, str) for k in map(_read_key, stmt.targets) if k}
+def _overwriting_stores(body: list[ast.stmt]) -> set[tuple[str, str]]:
+    """(section, key) an arm stores at its own level from a value that does not read the key itself (a string, or
+    the ids the code found: LightAutoML's `self.nn_params["device"] = gpu_ids.split(",")`)."""
+    out: set[tuple[str, str]] = set()
+    for stmt in body:
+        if isinstance(stmt, ast.Assign):
+            held = {k for k in map(_read_key, stmt.targets) if k}
+            out |= held - {_read_key(n) for n in walk_list(stmt.value) if isinstance(n, (ast.Attribute, ast.Subscript))}
+    return out
+
+
+def _probe_names(tree: ast.Module) -> set[str]:
+    """Names bound to a probe's answer (`gpu_cnt = torch.cuda.device_count()`), tested later as `gpu_cnt > 0`."""
+    return {t.id for node in module_nodes_of(tree, (ast.Assign,)) if _probe(node.value)
+            for t in node.targets if isinstance(t, ast.Name)}
 
 
 def _picked_keys(tree: ast.Module) -> set[tuple[str, str]]:
     """(section, key) stored as a string in every arm of an `if` / `elif` / `else` chain that tests an
     `is_available()` probe (`if torch.cuda.is_available(): cfg.trainer.accelerator = "gpu"` ... `else: ... = "cpu"`,
     or one conditional expression on it):
-    the code picks the value by the hardware it finds, so a config's value for the key never decides (pd47)."""
+    the code picks the value by the hardware it finds, so a config's value for the key never decides (pd47). tq52a:
+    also a `device_count()` probe, held in a name first (`gpu_cnt = torch.cuda.device_count()`, `if gpu_cnt > 0:`),
+    and stores of values the key does not feed (LightAutoML's presets: `self.nn_params["device"] =
+    gpu_ids.split(",")` / `else: ... = "cpu"`)."""
     picked: set[tuple[str, str]] = set()
+    held = _probe_names(tree)
     for node in module_nodes_of(tree, (ast.If,)):
         tests, arms, at = [], [], node
         while isinstance(at, ast.If):
             tests.append(at.test)
             arms.append(at.body)
             at = at.orelse[0] if len(at.orelse) == 1 and isinstance(at.orelse[0], ast.If) else at.orelse
-        if not at or not any(map(_probe, tests)):
+        if not at or not any(_probe(t) or any(isinstance(n, ast.Name) and n.id in held for n in walk_list(t))
+                             for t in tests):
             continue
-        keys = _constant_stores(at)
+        # tq52a: a store from any value the key does not feed (the devices found) overwrites the config's, too
+        keys = _overwriting_stores(at)
         for arm in arms:
-            keys &= _constant_stores(arm)
+            keys &= _overwriting_stores(arm)
         picked |= keys
     for node in module_nodes_of(tree, (ast.Assign,)):     # `cfg.trainer.accelerator = "gpu" if <probe> else "cpu"`
         value = node.value
@@ -341,7 +359,7 @@ def _fallback_keys(tree: ast.Module) -> set[tuple[str, str, str]]:
 
 
 def _probe(test: ast.expr) -> bool:
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "is_available"
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _PROBES
                for n in walk_list(test))
 
 
@@ -731,6 +749,8 @@ def _unnamed_section(parts: list[str], loaded, reads: _Reads) -> bool:
 _KEY_BY_KEY_READS = 4
 # names that hold an object's own attributes, never a loaded config: `self.device` is the object's field
 _NOT_ROOTS = frozenset({"self", "cls", "super"})
+# the hardware probes whose answer picks a device: `torch.cuda.is_available()`, `torch.cuda.device_count()` (tq52a)
+_PROBES = frozenset({"is_available", "device_count"})
 
 
 def _hydra_config(loaded) -> bool:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from auditor.findings import FileResult, as_info
 from auditor.project import ASCEND_SCRIPT, for_macos
-from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
+from auditor.project.hits import Collector, cuda_build_off, decode_text, matchers, normalize_dist
 from auditor.project.called_scripts import FUNCTIONS_KEY, SUMMARY_KEY as CALLED_SCRIPTS, script_call
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call, outside_cd
 from auditor.project.launched import SUMMARY_KEY as LAUNCHED, launched_call_options
@@ -2976,11 +2976,29 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
                 # `uv pip sync requirements.txt --extra-index-url .../whl/cu113`: installs exactly what the files list,
                 # from the indexes given, as `pip install -r` would (openpi's LIBERO Dockerfile, tp39)
                 rest = ["install", *rest[1:]]
+        before = len(col.result.findings)
         _pip(col, m, pos, rest, nodes[len(words) - len(rest):], source_tree,
              conda=name in ("conda", "mamba", "micromamba"))
+        if _builds_without_cuda(node):
+            # `NO_CUDA_EXT=1 pip install lmcache==0.4.3` (LMCache-Ascend's images, tq52a): LMCache's setup.py
+            # (github.com/LMCache/LMCache) skips its CUDAExtension when `os.environ.get("NO_CUDA_EXT", "0") == "1"`,
+            # so the package installs as the plain Python library an Ascend port patches; its CUDA-build finding goes
+            col.result.findings[before:] = [f for f in col.result.findings[before:] if f.code != _CUDA_PACKAGE_CODE]
 
 
 _CONDA_TOOLS = frozenset({"conda", "mamba", "micromamba"})
+_CUDA_PACKAGE_CODE = "NPU440"       # a package built for NVIDIA GPUs (rules/project.yaml)
+
+
+def _builds_without_cuda(node) -> bool:
+    """An install command prefixed with a switch that turns the CUDA build off (`NO_CUDA_EXT=1 pip install ...`)."""
+    for child in node.children:
+        if child.type != "variable_assignment":
+            continue
+        name, value = child.child_by_field_name("name"), child.child_by_field_name("value")
+        if name is not None and value is not None and cuda_build_off(name.text.decode(), value.text.decode()):
+            return True
+    return False
 # dpkg's query actions (dpkg(1): they are dpkg-query's)
 _DPKG_QUERIES = frozenset({"-s", "--status", "-l", "--list", "-L", "--listfiles", "-p", "--print-avail"})
 _ARCHIVE_RE = re.compile(r"\.(?:tar(?:\.\w+)?|tbz2?|tgz|txz)$")
@@ -4261,12 +4279,19 @@ def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     _debug_switch_modes(result, text)
     _drop_unread_option_vars(result, text)
     _drop_message_only_images(result, text)
+    result.findings = lower_ascend_selected(result.findings, text)
+    return result
+
+
+def lower_ascend_selected(findings: list, text: str) -> list:
+    """The engine starts and switches (`lower_ascend_engine_starts`) of a script that selects Ascend devices itself,
+    in the lines that holds for (`_selects_ascend_devices`): a shell file, or one CI step's script (tq52a)."""
     for why, first, last in _selects_ascend_devices(text):
-        inside = [f for f in result.findings if first <= f.line <= last]
+        inside = [f for f in findings if first <= f.line <= last]
         if inside:
             lowered = dict(zip(map(id, inside), lower_ascend_engine_starts(inside, why, _ASCEND_SCRIPT_SWITCHES)))
-            result.findings = [lowered.get(id(f), f) for f in result.findings]
-    return result
+            findings = [lowered.get(id(f), f) for f in findings]
+    return findings
 
 
 # tq47b: a script that picks Ascend devices itself (omni-infer's serving scripts: `export ASCEND_RT_VISIBLE_DEVICES=

@@ -489,6 +489,45 @@ UNKNOWN_CALLER = "?"
 MODULE_CALL = "@"       # the sites' prefix of a call through an imported module, `module.f(...)`
 
 
+def _self_bound_classes(tree: ast.Module) -> tuple[set[int], dict[int, list[str]]]:
+    """A class a top-level class binds to an attribute of its own and only calls through it (tq52a, LightAutoML's
+    `AutoNLPWrap`: `self.transformer = DLTransformer` in one arm, `WeightedAverageTransformer` in the other, then
+    `self.transformer(verbose=..., device=self.device, **params)`): those calls construct the class, so they are
+    its call sites and the binding hands it to no unknown caller. (ids of the bound names, call id -> the names it
+    builds.) Only where every store of the attribute in the class is a capitalised name and every read of it there
+    is a call's callee."""
+    bound: set[int] = set()
+    calls: dict[int, list[str]] = {}
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        stores: dict[str, list[ast.Name | None]] = {}
+        loads: dict[str, list[ast.Attribute]] = {}
+        callees: dict[int, ast.Call] = {}
+        for node in walk_list(cls):
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    attr = self_attr(t)
+                    if attr is not None:
+                        named = node.value if isinstance(node.value, ast.Name) and node.value.id[:1].isupper() \
+                            and len(node.targets) == 1 else None
+                        stores.setdefault(attr, []).append(named)
+            elif isinstance(node, ast.Call) and self_attr(node.func) is not None:
+                callees[id(node.func)] = node
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and self_attr(node.target) is not None:
+                stores.setdefault(self_attr(node.target) or "", []).append(None)
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and self_attr(node) is not None:
+                loads.setdefault(node.attr, []).append(node)
+        for attr, names in stores.items():
+            reads = loads.get(attr, [])
+            if not names or None in names or not reads or any(id(r) not in callees for r in reads):
+                continue
+            bound.update(id(n) for n in names if n is not None)
+            for r in reads:
+                calls.setdefault(id(callees[id(r)]), []).extend(n.id for n in names if n is not None)
+    return bound, calls
+
+
 def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[str, list[list[Any]]], list[str],
                                                  dict[str, bool], dict[str, list[tuple[str, int, int, str]]]]:
     """(calls outside `__main__` blocks, calls inside them, refs, switches: keyword -> whether some call passes it a
@@ -511,8 +550,10 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
             sites.setdefault(through + name, []).append((caller if at is not None else UNKNOWN_CALLER,
                                                getattr(at, "lineno", 0), getattr(at, "col_offset", 0), ""))
 
+    bound, bound_calls = _self_bound_classes(tree)
+
     def value(node: ast.AST) -> None:
-        if isinstance(node, ast.Name) and node.id not in _BUILTINS:
+        if isinstance(node, ast.Name) and node.id not in _BUILTINS and id(node) not in bound:
             refs.add(node.id)
 
     # every other mention of a name is a site too (caller_gates): a value handed on is reached wherever it is called,
@@ -573,6 +614,8 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
                         value(k.value)
             elif isinstance(func, ast.Attribute):
                 base = func.value
+                for name in bound_calls.get(id(node), ()):
+                    record(name, shape, node)       # `self.transformer(device=self.device)` builds the class bound
                 if isinstance(base, ast.Name) and base.id[:1].isupper():
                     # r2d: `AuraSR.from_pretrained(...)`: a class-level method called through its class (imported
                     # or the file's own), also keyed `Class.method`

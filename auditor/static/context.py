@@ -290,6 +290,23 @@ def _stmts(body: list[ast.stmt], scope: tuple[int, int] = _WHOLE_FILE):
             yield from _stmts(case.body, inner)
 
 
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _comprehension_loops(comprehensions: list, bodies: list) -> list[tuple[ast.comprehension, tuple[int, int],
+                                                                            tuple[int, int]]]:
+    """(generator, the comprehension's lines, the scope `_stmts` gives its statement: the innermost function's
+    line span, or the whole file) of each comprehension (tq52a)."""
+    spans = [line_span(fn) for fn, _ in bodies]
+    out: list[tuple[ast.comprehension, tuple[int, int], tuple[int, int]]] = []
+    for comp in comprehensions:
+        lines = (comp.lineno, comp.end_lineno or comp.lineno)
+        holding = [s for s in spans if s[0] <= lines[0] and lines[1] <= s[1]]
+        scope = max(holding, key=lambda s: s[0]) if holding else _WHOLE_FILE
+        out.extend((gen, lines, scope) for gen in comp.generators)
+    return out
+
+
 def _version_test(test: ast.expr) -> bool:
     """A test on a release (`torch.__version__ >= "2"`, `TORCH_VERSION < (1, 10)`, `version.parse(...)`,
     `sys.version_info`) that names no device."""
@@ -404,7 +421,10 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
             decorated.append(stmt)
     stored: set[str] = set()
     bodies: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, tuple[int, int]]] = []
+    comprehensions: list[ast.expr] = []
     for node in module_nodes(tree):
+        if isinstance(node, _COMPREHENSIONS):
+            comprehensions.append(node)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body \
                 and node.body[0].lineno > node.lineno:       # defaults are read outside; a one-line def is left
             span = (node.body[0].lineno, node.end_lineno or node.body[0].lineno)
@@ -505,7 +525,7 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
     _add_kernel_variables(ctx, assigns)
     ctx.host_only = host_only_file(ctx)
     ctx.module = tree
-    ctx.host_arrays = host_arrays(ctx, assigns, loops)
+    ctx.host_arrays = host_arrays(ctx, assigns, loops, _comprehension_loops(comprehensions, bodies))
     if uses_triton:
         _add_imported_kernels(ctx, imported_from)
     return ctx

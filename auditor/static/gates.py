@@ -1618,6 +1618,84 @@ def _lower_library_refusals(findings: list, tree: ast.Module) -> list:
     return out
 
 
+_PRECONDITION_NOTE = "a CUDA-tensor check in front of a Triton kernel launch ({kernel}): it changes with the " \
+                     "kernel when that is brought to Triton-Ascend"
+_HELPER_REFUSAL_NOTE = "a CUDA-tensor check that only callers loading {library} first reach: on Ascend the " \
+                       "library is what fails and is ported; this check refuses as it should"
+
+
+def _tensor_checks(fn: ast.AST) -> list[ast.Assert | ast.If]:
+    """`assert q.is_cuda` and `if not t.is_cuda: raise ...` in a function: preconditions on its inputs."""
+    return [n for n in walk_list(fn) if isinstance(n, (ast.Assert, ast.If)) and _reads_is_cuda(n.test) and (
+        isinstance(n, ast.Assert) or len(n.body) == 1 and isinstance(n.body[0], ast.Raise))]
+
+
+def _reads_is_cuda(test: ast.AST) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr == "is_cuda" for n in walk_list(test))
+
+
+def _triton_kernels(tree: ast.Module) -> set[str]:
+    """Functions of the file decorated `@triton.jit` / `@triton.autotune(...)` / `@triton.heuristics(...)`."""
+    return {fn.name for fn in _walk(tree) if isinstance(fn, ast.FunctionDef) and any(
+        (ast_dotted(d.func if isinstance(d, ast.Call) else d) or "").startswith("triton.") for d in fn.decorator_list)}
+
+
+# a module named for a CUDA-only library, or one of its parts copied into a tree (`flash_attn_triton`)
+_CUDA_ONLY_MODULE = re.compile(r"(?i)(xformers|flash_attn|bitsandbytes|apex|transformer_engine|tensorrt|cupy|pycuda|"
+                               r"flashinfer|deep_gemm)(?:_\w+)?$")
+
+
+def _library_loads(fn: ast.AST, before: int) -> str | None:
+    """The CUDA-only library (`flash_attn`, a `.flash_attn_triton` module) a function imports above line `before`."""
+    for n in walk_list(fn):
+        if isinstance(n, (ast.Import, ast.ImportFrom)) and n.lineno < before:
+            names = [n.module or ""] if isinstance(n, ast.ImportFrom) else [a.name for a in n.names]
+            m = next((m for name in names for m in map(_CUDA_ONLY_MODULE.match, name.split(".")) if m), None)
+            if m is not None:
+                return m.group(1)
+    return None
+
+
+def _lower_kernel_preconditions(findings: list, tree: ast.Module) -> list:
+    """CUDA-tensor checks in front of kernels that need CUDA anyway (tq52a, heldout66's MPT attention copy): in a
+    function that launches a Triton kernel of the file (`_bwd_kernel[grid](...)` after `assert bias.is_cuda`) the
+    check is part of that kernel's port (warning, as the kernel: policy (b)); in a helper that every caller in the
+    file reaches only after importing a CUDA-only library (MPT's `check_valid_inputs`, called by `flash_attn_fn`
+    after `from flash_attn import ...` and by `triton_flash_attn_fn` after `from .flash_attn_triton import ...`)
+    it refuses as a library refusal does (info). Control: a check in a function that launches nothing, or a helper
+    some caller reaches without such an import, keeps its finding."""
+    if not any(f.code == "NPU005" and f.severity == "error" and not f.data.get("context") for f in findings):
+        return findings
+    kernels = _triton_kernels(tree)
+    functions = [fn for fn in _walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    regions: list[tuple[Region, tuple[str, str, str]]] = []
+    for fn in functions:
+        checks = _tensor_checks(fn)
+        if not checks:
+            continue
+        launch = next((c.func.value.id for c in walk_list(fn) if isinstance(c, ast.Call) and isinstance(
+            c.func, ast.Subscript) and isinstance(c.func.value, ast.Name) and c.func.value.id in kernels), None)
+        if launch is not None:
+            why = ("triton-precondition", _PRECONDITION_NOTE.format(kernel=launch), "warning")
+        else:
+            callers = [(g, c) for g in functions for c in walk_list(g) if isinstance(c, ast.Call)
+                       and isinstance(c.func, ast.Name) and c.func.id == fn.name and g is not fn]
+            libraries = [_library_loads(g, c.lineno) for g, c in callers]
+            if not libraries or None in libraries:
+                continue
+            why = ("library-refusal", _HELPER_REFUSAL_NOTE.format(library=" / ".join(sorted(set(map(str, libraries))))),
+                   "info")
+        regions.extend((node_span(c, open_end=True), why) for c in checks)
+    if not regions:
+        return findings
+    out = []
+    for f in findings:
+        held = _held_by(regions, f) if f.code == "NPU005" and f.severity == "error" and not f.data.get("context") \
+            else None
+        out.append(as_info(f, held[0], held[1], held[2]) if held else f)
+    return out
+
+
 _REPORT_NOTE = "in {name}(), which builds an environment report: the CUDA checks and probes there only choose " \
                "the report's lines; nothing runs differently on Ascend"
 
@@ -1993,6 +2071,7 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     findings = _lower_asserted_not(_triton_helper_findings(findings, tree), tree)
     findings = _drop_mocked_probes(_lower_abstraction_fallbacks(findings, tree), tree)
     findings = _lower_library_refusals(_lower_fallback_gates(findings, tree), tree)
+    findings = _lower_kernel_preconditions(findings, tree)
     findings = _drop_capability_keys(findings, tree)
     findings = apply_gate_regions(_drop_choiceless_tests(findings, tree), tree)
     findings = _lower_off_host_probes(_lower_redundant_cpu_moves(findings, tree), tree)

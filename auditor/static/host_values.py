@@ -231,7 +231,7 @@ def _faiss_search(value: ast.AST) -> bool:
     return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _FAISS_SEARCHES
 
 
-def _loop_items(loop: ast.For | ast.AsyncFor) -> list[tuple[str, ast.expr]]:
+def _loop_items(loop: ast.For | ast.AsyncFor | ast.comprehension) -> list[tuple[str, ast.expr]]:
     """(target name, the iterable it takes its items from): `for x in xs`, `for i, x in enumerate(xs)`, `for x, y in
     zip(xs, ys)`."""
     target, it = loop.target, loop.iter
@@ -252,14 +252,15 @@ def _moved_to_host(node: ast.expr) -> bool:
         not node.args and not node.keywords
 
 
-def host_arrays(ctx, assigns, loops=()) -> dict[str, list[tuple[int, int]]]:
+def host_arrays(ctx, assigns, loops=(), comprehensions=()) -> dict[str, list[tuple[int, int]]]:
     """name -> scopes (line spans of the enclosing function, or the file) where every assignment of the name
     binds a numpy / pandas value and at least one does; a driver-side DataProto parameter (`_driver_batches`) and
     the names bound to what is read off it, in its function. Names unpacked from a host value (`a, b =
     np.histogram(x)`, faiss' `D, I = index.search(q, k)`) count too (tq39): an unpacking that binds no host value
     counts against a name only where another unpacking bound it one. `loops`: the file's (for statement, scope);
     the items of a loop over a host name are host values (`for part in np.array_split(lines, n)` through its name;
-    tq39)."""
+    tq39). `comprehensions`: (generator, its comprehension's lines, the enclosing scope); its items over a host value
+    (`[x.tolist() for x in mask.cpu().numpy()]`, LightAutoML's L2X) are host values in those lines (tq52a)."""
     seen: dict[tuple[str, tuple[int, int]], set[bool]] = {}
     unpacked: dict[tuple[str, tuple[int, int]], set[bool]] = {}
     methods = _MethodReturns(ctx.module)
@@ -301,12 +302,16 @@ def host_arrays(ctx, assigns, loops=()) -> dict[str, list[tuple[int, int]]]:
     for (name, scope), kinds in seen.items():
         if kinds == {True}:
             out.setdefault(name, []).append(scope)
-    items = [(name, source, scope) for loop, scope in loops for name, source in _loop_items(loop)]
-    for name, source, scope in items:
-        # (or a tensor the loop's own iterable moves to the host once, `zip(res.boxes.conf.cpu(), ...)`: policy (o))
-        host = isinstance(source, ast.Name) and scope in out.get(source.id, ()) or _moved_to_host(source)
-        if host and False not in seen.get((name, scope), ()):
-            out.setdefault(name, []).append(scope)
+    items = [(name, source, scope, scope) for loop, scope in loops for name, source in _loop_items(loop)]
+    items += [(name, source, lines, scope) for gen, lines, scope in comprehensions for name, source in _loop_items(gen)]
+    for name, source, lines, scope in items:
+        # (or a tensor the loop's own iterable moves to the host once, `zip(res.boxes.conf.cpu(), ...)`: policy (o);
+        # or a numpy value built there, `imp_mask.cpu().numpy()`)
+        host = isinstance(source, ast.Name) and scope in out.get(source.id, ()) or _moved_to_host(source) \
+            or _ast_host_call(ctx, source) is True
+        # (a comprehension's own name shadows the function's: `x = x.to(device)` above it binds another `x`)
+        if host and (lines != scope or False not in seen.get((name, scope), ())):
+            out.setdefault(name, []).append(lines)
     return out
 
 
