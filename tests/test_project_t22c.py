@@ -195,4 +195,5 @@ def test_both_spellings_of_the_pair_cap_are_read():
                                            "test136", "test137", "test138", "test139",
                                            "test140",
                                            "test141", "test142", "test143", "test144", "test145",
-                                           "test146", "test147", "test150"))
+                                           "test146", "test147", "test148", "test149",
+                                           "test150"))
