@@ -114,3 +114,27 @@ def test_json_writer_without_an_ascend_target_keeps_its_fp16(tmp_path: Path) -> 
     })
     assert _fp16_lines(found, "tools/write_config.py")
     assert _fp16_lines(found, "tools/other_soc.py")
+
+
+LANGUAGES = """\
+import subprocess
+
+# ISO 639-3 codes of the languages the multilingual checkpoint was pretrained on
+PRETRAINED_LANGUAGES = ["eng", "deu", "fra", "spa", "cmn", "nld", "por", "pol", "ncl", "ncu", "qve", "tbg",
+                        "xon", "agg", "bzj", "dop"]
+
+
+def profile_step(script):
+    subprocess.run(["ncu", "--set", "full", "-o", "step_profile", "python", script], check=True)
+
+
+REQUIRED_TOOLS = ["git", "cmake", "ncu", "make"]
+"""
+
+
+def test_ncu_in_a_table_of_language_codes_is_chumburung_not_nsight_compute(tmp_path: Path) -> None:
+    found = _in(_tree(tmp_path, {"train/languages.py": LANGUAGES}), "train/languages.py")
+    assert not any("NPU407" in codes for line, codes in found.items() if line in (4, 5))
+    # controls: Nsight Compute run as a command, and named in a short list of tools
+    assert found[9]["NPU407"] == "warning"
+    assert found[12]["NPU407"] == "warning"
