@@ -138,3 +138,37 @@ def test_ncu_in_a_table_of_language_codes_is_chumburung_not_nsight_compute(tmp_p
     # controls: Nsight Compute run as a command, and named in a short list of tools
     assert found[9]["NPU407"] == "warning"
     assert found[12]["NPU407"] == "warning"
+
+
+ENV_REPORT = """\
+import os
+import platform
+
+_ENV_VARS = (
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "TORCH_CUDA_ARCH_LIST",
+    "HF_HOME",
+)
+
+_BUILD_VARS = ("CUDA_HOME", "TORCH_CUDA_ARCH_LIST")
+
+
+def collect_env():
+    return {
+        "python": platform.python_version(),
+        "env": {name: os.environ.get(name) for name in _ENV_VARS},
+    }
+
+
+def prepare_build():
+    for name in _BUILD_VARS:
+        os.environ.setdefault(name, "/usr/local/cuda")
+"""
+
+
+def test_variable_names_only_read_into_an_environment_snapshot_are_shown(tmp_path: Path) -> None:
+    found = _in(_tree(tmp_path, {"pkg/cli/diagnostics.py": ENV_REPORT}), "pkg/cli/diagnostics.py")
+    assert not any("NPU367" in found.get(line, {}) for line in range(4, 10))
+    # control: the same names iterated to set them configure the build
+    assert found[11]["NPU367"] == "warning"
