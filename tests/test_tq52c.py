@@ -172,3 +172,20 @@ def test_variable_names_only_read_into_an_environment_snapshot_are_shown(tmp_pat
     assert not any("NPU367" in found.get(line, {}) for line in range(4, 10))
     # control: the same names iterated to set them configure the build
     assert found[11]["NPU367"] == "warning"
+
+
+LAUNCH = """\
+#!/bin/bash
+export NCCL_IB_DISABLE=0
+unset NCCL_IB_GID_INDEX
+unset CUDA_VISIBLE_DEVICES
+torchrun --nproc_per_node=8 train.py
+"""
+
+
+def test_unset_in_a_script_configures_nothing_but_device_visibility(tmp_path: Path) -> None:
+    found = _in(_tree(tmp_path, {"scripts/train.sh": LAUNCH, "train.py": "import torch\n"}), "scripts/train.sh")
+    assert "NPU121" not in found.get(3, {})
+    # controls: the variable exported configures NCCL; CUDA_VISIBLE_DEVICES removed exposes every device
+    assert found[2]["NPU121"] == "warning"
+    assert "NPU004" in found[4]
