@@ -288,7 +288,7 @@ class Collector:
         self.result.findings.append(finding)
 
     def env(self, name: str, line: int, col: int, *, twin=None, note: str = "", sets: bool = True,
-            value: str | None = None) -> None:
+            value: str | None = None, removed: bool = False) -> None:
         """An environment variable set or read by a script: the same rules (and HCCL names) as Python's.
         twin(new_name) -> the edit that also sets the Ascend name to the same value, keeping the original so
         the GPU run is configured as before (None when there is nothing to add)."""
@@ -301,6 +301,9 @@ class Collector:
             # ROCm Support"), another vendor's switch under a library's prefix, set for no CUDA run (tp44b)
             return
         rule = self.engine.compiled.match_env(name)
+        if removed and (rule is None or rule.category != "device"):
+            return      # `unset NCCL_IB_GID_INDEX` configures nothing; only a device-visibility variable removed
+                        # changes what runs (the lead's decision, as Python's `os.environ.pop` in the visitor; tq52c)
         if rule is None:
             # a variable only a stacked rule names (`export CUTLASS_PATH=...`, `NVCC_APPEND_FLAGS`: NPU367, the kernel
             # category beside a device rule): the Python pass reports it through stacked_env, and so do scripts (t15u)

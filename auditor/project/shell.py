@@ -1056,7 +1056,7 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
             for child in node.children:
                 if child.type == "variable_name":
                     line, c = pos.at(child.start_point)
-                    col.env(child.text.decode(), line, c, sets=False)
+                    col.env(child.text.decode(), line, c, sets=False, removed=True)
         elif node.type == "comment" and node.text.startswith(b"#SBATCH"):
             # Slurm reads `#SBATCH` lines as options: `--gres=gpu:4` asks the scheduler for GPUs
             row, byte_col = node.start_point

@@ -45,6 +45,18 @@ _NPU_NATIVE_DSL = frozenset({"tilelang-import"})
 # keys only tilelang-ascend's `PassConfigKey` defines: https://github.com/tile-ai/tilelang-ascend,
 # tilelang/transform/pass_config.py) holds Ascend kernels (cann-recipes-infer's `ops/tilelang`)
 _TILELANG_ASCEND = re.compile(r"\bPassConfigKey\.TL_ASCEND_\w+")
+# tq52c: a module that imports Ascend's own kernel / compiler / runtime Python APIs at its top (column 0) cannot run
+# anywhere else: TIK and TBE kernels (`from te import tik`, `from tbe import tik`, `import tbe.common.platform`: CANN's
+# "For Beginners" TIK sample, https://www.hiascend.com/document/detail/en/canncommercial/800/opdevg/tbeaicpudevg/
+# atlasopdev_10_0068.html) and pyACL (`import acl`). Not a bare `import te` (Transformer Engine is imported `as te`)
+_ASCEND_API_IMPORT = re.compile(r"^(?:from[ \t]+(?:te|tbe)(?:\.[\w.]+)?[ \t]+import\b|import[ \t]+(?:te\.\w|tbe\b|acl\b))",
+                                re.M)
+# tq52c: a module that builds operator models for Ascend's ATC compiler names CANN's target-chip parameter
+# (`soc_version`, `atc --singleop=op.json --soc_version=Ascend310P3`: "What Is a Single-Operator Description File?",
+# https://www.hiascend.com/document/detail/en/canncommercial/850/devaids/atctool/atctool_0032.html) beside an Ascend
+# chip name, an ATC option or an NPU name; its "float16" are operator descriptors' types, not torch dtypes
+_SOC_VERSION = re.compile(r"\bsoc_version\b")
+_ASCEND_TARGET = re.compile(r"""["']Ascend\d{3}|--singleop\b|--soc_version\b|\bnpu_\w|\w_npu\b""")
 _KEPT_CATEGORIES = frozenset({"device", "distributed"})
 _PACKAGE_ERRORS = frozenset({"third_party", "attention", "apex"})     # import / use of a CUDA-only package
 _CPU_KERNELS = frozenset({"cuda-extension-library"})     # NPU416: torch_scatter & co. ship CPU kernels too
@@ -60,6 +72,10 @@ def written_for_npu(text: str, rel: str) -> str | None:
         return "its path names the NPU"
     if "TL_ASCEND_" in text and _TILELANG_ASCEND.search(text) and _names_ascend_pass_config(text):
         return "its TileLang kernels take TileLang-Ascend's pass configs"
+    if ("te" in text or "tbe" in text or "acl" in text) and _ASCEND_API_IMPORT.search(text):
+        return "it imports Ascend's kernel / runtime APIs (TIK, TBE, pyACL) at its top"
+    if "soc_version" in text and _SOC_VERSION.search(text) and _ASCEND_TARGET.search(text):
+        return "it builds operator models for an Ascend chip (`soc_version`)"
     return None
 
 

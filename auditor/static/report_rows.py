@@ -123,9 +123,42 @@ def _holds_rows(nodes: list) -> bool:
         report_dict_rows(nodes) >= REPORT_DICT_MIN_ROWS
 
 
+_ENV_READS = frozenset({"os.environ.get", "os.getenv"})
+
+
+def _env_snapshot_names(tree: ast.Module) -> set[int]:
+    """Lines of a module-level tuple / list of variable names (`_ENV_VARS = ("CUDA_HOME", "TORCH_CUDA_ARCH_LIST",
+    ...)`) that the module reads only into a snapshot dict `{name: os.environ.get(name) for name in _ENV_VARS}`
+    (AReno's `areno env` support report; tq52c, heldout67): the names are shown with their values, nothing is set
+    or built with them."""
+    tables = {stmt.targets[0].id: stmt for stmt in tree.body
+              if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+              and isinstance(stmt.value, (ast.Tuple, ast.List)) and len(stmt.value.elts) >= 2
+              and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in stmt.value.elts)}
+    if not tables:
+        return set()
+    snapshots: set[int] = set()      # ids of the Name each snapshot iterates
+    loads: dict[str, list[int]] = {}
+    for node in walk_list(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in tables:
+            loads.setdefault(node.id, []).append(id(node))
+        elif isinstance(node, ast.DictComp) and len(node.generators) == 1 and \
+                isinstance(gen := node.generators[0], ast.comprehension) and isinstance(gen.iter, ast.Name) and \
+                isinstance(gen.target, ast.Name) and not gen.ifs and isinstance(node.key, ast.Name) and \
+                node.key.id == gen.target.id and isinstance(node.value, ast.Call) and \
+                ast_dotted(node.value.func) in _ENV_READS and node.value.args and \
+                isinstance(node.value.args[0], ast.Name) and node.value.args[0].id == gen.target.id:
+            snapshots.add(id(gen.iter))
+    out: set[int] = set()
+    for name, stmt in tables.items():
+        if loads.get(name) and all(u in snapshots for u in loads[name]):
+            out.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
+    return out
+
+
 def report_only_lines(tree: ast.AST) -> set[int]:
     """Lines of the statements whose CUDA reads are only shown in report rows (module docstring)."""
-    out: set[int] = set()
+    out: set[int] = _env_snapshot_names(tree) if isinstance(tree, ast.Module) else set()
     if not _holds_rows(walk_list(tree)):
         return out      # (the walks per function below would find nothing)
     for func in ast.walk(tree):

@@ -563,6 +563,10 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _DEVICE_WORDS = BACKEND_NAMES | {"cpu", "auto", "neuron", "meta", "dml", "directml", "vulkan", "opencl", "metal"}
 
 
+_ISO_CODE = re.compile(r"[a-z]{2,3}\Z")
+_TOOL_CODES = frozenset({"ncu"})    # Nsight Compute's command, spelt as a three-letter code
+
+
 def _names_among_words(node: cst.List | cst.Tuple | cst.Set) -> list[cst.SimpleString]:
     """The backend names in a list of four or more identifier-like strings of which at most a third are backend names:
     stanza's `options_to_filter = ['device', 'cpu', 'cuda', 'dev_conll_gold', 'epochs', 'lang', ...]` (option names),
@@ -578,7 +582,11 @@ def _names_among_words(node: cst.List | cst.Tuple | cst.Set) -> list[cst.SimpleS
     devices = [t for t in texts if isinstance(t, str) and t.lower() in _DEVICE_WORDS]
     if 3 * len(devices) > len(strings):
         return []
-    return [s for s, t in zip(strings, texts) if isinstance(t, str) and t.lower() in BACKEND_NAMES]
+    # tq52c: a list of eight or more two- or three-letter lower-case codes is a table of ISO 639 language (or ISO 3166
+    # country) codes (IMS-Toucan's pretrained languages); its "ncu" is ISO 639-3's Chumburung, not Nsight Compute
+    codes = len(texts) >= 8 and all(isinstance(t, str) and _ISO_CODE.match(t) for t in texts)
+    return [s for s, t in zip(strings, texts) if isinstance(t, str) and (
+        t.lower() in BACKEND_NAMES or codes and t in _TOOL_CODES)]
 
 
 def _renamed_to(key: str, value: cst.BaseExpression) -> bool:
