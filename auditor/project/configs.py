@@ -824,7 +824,14 @@ def _recover_yaml(text: str) -> tuple[list, list[tuple[int, int]]] | None:
                 return None
             n, c = mark.line, mark.column
             above = _swallowing_line(lines, n) if "mapping values" in str(getattr(exc, "problem", "")) else None
-            if above is not None:
+            key = getattr(exc, "context_mark", None)
+            if above is None and "simple key" in str(getattr(exc, "context", "")) and key is not None \
+                    and 0 <= key.line < len(lines):
+                # a bare placeholder line inside a mapping (a template config's `data:` / `  TODO`): PyYAML reports
+                # where it gave up looking for the `:` (often the blank line after); the line to leave out is the
+                # scalar it was scanning (tp52d)
+                n, c = key.line, 0
+            elif above is not None:
                 # `data_type: images` then a more indented `build_info:` line: the plain scalar above runs on into
                 # the key; without the value above, the indented block is its mapping, as the author meant
                 n, c = above
