@@ -54,3 +54,31 @@ def test_template_config_with_bare_placeholder_lines_is_read_around_them():
 
 def test_template_config_on_the_cpu_stays_quiet():
     assert _codes("examples/configs/template/train_your_env.yaml", _TEMPLATE.format(device="cpu")) == []
+
+
+# PocketFlow's main.sh / run_local.sh: mpirun's options kept in a quoted variable that runs over several lines; Open
+# MPI's `-x NAME=VALUE` exports the variable to every rank, as on the mpirun line itself
+_MPI_SCRIPT = """\
+    #!/bin/bash
+    if [ ${NB_GPUS} -eq 1 ]; then
+      python main.py --log_dir ${LOG_DIR}
+    else
+      options="-np ${NB_GPUS} -H localhost:${NB_GPUS} -bind-to none -map-by slot
+          -x NCCL_DEBUG=INFO -x NCCL_SOCKET_IFNAME=eth1 -x NCCL_IB_DISABLE=1
+          -x LD_LIBRARY_PATH --mca btl_tcp_if_include eth1"
+      mpirun ${options} python main.py --enbl_multi_gpu
+    fi
+    """
+
+
+def test_mpirun_options_held_in_a_multiline_variable_export_nccl_variables():
+    result = ENGINE.analyze_bytes(textwrap.dedent(_MPI_SCRIPT).encode(), "scripts/run_local.sh")
+    nccl = sorted((f.line, f.col, f.symbol) for f in result.findings if "NCCL_" in f.symbol)
+    assert [(ln, sym) for ln, _, sym in nccl] == [(6, "NCCL_DEBUG"), (6, "NCCL_SOCKET_IFNAME"), (6, "NCCL_IB_DISABLE")]
+    line = textwrap.dedent(_MPI_SCRIPT).splitlines()[5]
+    assert all(line[c - 1:].startswith(sym) for _, c, sym in nccl)      # each at its own column
+
+
+def test_options_variable_that_mpirun_does_not_expand_stays_quiet():
+    script = _MPI_SCRIPT.replace("mpirun ${options}", "echo ${options}")
+    assert [c for ln, c in _codes("scripts/run_local.sh", script) if ln == 6] == []

@@ -944,8 +944,10 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
                 held_script, held_rule = _launched_script(m, _word(value))
                 vline, vc = pos.at(value.start_point)
                 col.add(held_rule, held_script, vline, vc + (value.type in ("string", "raw_string")))
-            if value is not None and name in container_vars:
-                _container_options_variable(col, m, pos, name, value, container_vars[name])
+            if value is not None and container_vars.get(name, set()) & _CONTAINER_COMMANDS:
+                _container_options_variable(col, m, pos, name, value, container_vars[name] & _CONTAINER_COMMANDS)
+            if value is not None and container_vars.get(name, set()) & _MPI_LAUNCHERS:
+                _mpi_options_variable(col, pos, value)
             if value is not None and value.type in ("word", "concatenation", "expansion"):
                 _program_variable(col, m, pos, tree, name, value)
             if value is not None and value.type in ("string", "raw_string"):
@@ -1243,16 +1245,17 @@ def _build_tag_variables(root) -> set[str]:
 
 
 def _container_variables(root) -> dict[str, set[str]]:
-    """The variables a script expands among a container command's arguments (`singularity exec ${singularity_opts}
-    ${image}`, `docker run ${DOCKER_OPTIONS} python x.py`), each with the programs that read them; a variable
-    copied whole into one of them (`image=${gpu_image}`) is read by the same programs."""
+    """The variables a script expands among a container command's or an MPI launcher's arguments (`singularity exec
+    ${singularity_opts} ${image}`, `docker run ${DOCKER_OPTIONS} python x.py`, `mpirun ${options} python main.py`),
+    each with the programs that read them; a variable copied whole into one of them (`image=${gpu_image}`) is read
+    by the same programs."""
     read: dict[str, set[str]] = defaultdict(set)
     copies: list[tuple[str, str]] = []
     for node in _walk(root):
         if node.type == "command":
             name_node = node.child_by_field_name("name")
             program = _word(name_node).rsplit("/", 1)[-1] if name_node is not None else ""
-            if program not in _CONTAINER_COMMANDS:
+            if program not in _CONTAINER_COMMANDS and program not in _MPI_LAUNCHERS:
                 continue
             for arg in node.children:
                 ref = _VARIABLE_REF_RE.fullmatch(_word(arg)) if arg is not name_node and arg.type in (
@@ -1268,6 +1271,39 @@ def _container_variables(root) -> dict[str, set[str]]:
         for source, target in copies:
             read[source] |= read.get(target, set())
     return {k: v for k, v in read.items() if v}
+
+
+def _mpi_exports(col: Collector, words: list[tuple[str, int, int, bool]]) -> None:
+    """Open MPI's `mpirun -x NCCL_DEBUG=INFO` and MPICH / Intel MPI's `-genv NAME VALUE` / `-env NAME VALUE`: a
+    variable set in every rank's environment, as `export` would (mpi-operator's examples; tp37). Each word with its
+    line, column and whether it is quoted (the name starts one column on)."""
+    for i, (w, _, _, _) in enumerate(words[:-1]):
+        if w == "-x" and "=" in words[i + 1][0]:
+            var, _, value = words[i + 1][0].partition("=")
+        elif w in ("-genv", "-env") and i + 2 < len(words):
+            var, value = words[i + 1][0], words[i + 2][0]
+        else:
+            continue
+        if re.fullmatch(r"[A-Za-z_]\w*", var):
+            _, vl, vc, quoted = words[i + 1]
+            col.env(var, vl, vc + quoted, value=value)
+
+
+def _mpi_options_variable(col: Collector, pos: _Positions, value) -> None:
+    """`options="-np ${NB_GPUS} -bind-to none\n    -x NCCL_DEBUG=INFO -x NCCL_IB_DISABLE=1"`, then `mpirun ${options}
+    python main.py` (PocketFlow's scripts): the launcher's options held in a variable, read as written on its line,
+    each word at its own line when the quoted value runs over several (tp52d). Open MPI's `-x` exports the variable
+    to every rank (docs.open-mpi.org/en/main/man-openmpi/man1/mpirun.1.html)."""
+    raw = value.text
+    body = re.sub(rb"[\"']", b" ", raw)
+    row0, col0 = value.start_point
+    words = []
+    for w in re.finditer(rb"\S+", body):
+        before = raw[:w.start()]
+        newline = before.rfind(b"\n")
+        point = (row0 + before.count(b"\n"), col0 + w.start() if newline < 0 else w.start() - newline - 1)
+        words.append((w.group(0).decode("utf-8", errors="replace"), *pos.at(point), False))
+    _mpi_exports(col, words)
 
 
 def _container_options_variable(col: Collector, m, pos: _Positions, name: str, value, programs: set[str]) -> None:
@@ -2493,18 +2529,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         _overrides(col, m, pos, words, nodes)
         return
     if words[0].rsplit("/", 1)[-1] in _MPI_LAUNCHERS:
-        # Open MPI's `mpirun -x NCCL_DEBUG=INFO` and MPICH / Intel MPI's `-genv NAME VALUE` / `-env NAME VALUE`: a
-        # variable set in every rank's environment, as `export` would (mpi-operator's examples; tp37)
-        for i, w in enumerate(words[1:-1], 1):
-            if w == "-x" and "=" in words[i + 1]:
-                var, _, value = words[i + 1].partition("=")
-            elif w in ("-genv", "-env") and i + 2 < len(words):
-                var, value = words[i + 1], words[i + 2]
-            else:
-                continue
-            if re.fullmatch(r"[A-Za-z_]\w*", var):
-                vl, vc = pos.at(nodes[i + 1].start_point)
-                col.env(var, vl, vc + (nodes[i + 1].type in ("string", "raw_string")), value=value)
+        _mpi_exports(col, [(w, *pos.at(n.start_point), n.type in ("string", "raw_string"))
+                           for w, n in zip(words, nodes)])
     # under srun / mpirun: one process per task, each running the launched script; or started in the background once
     # per pass of a loop (`for ((i = 0; i < ngpu; ++i)); do { python -m x.bin.train --gpu_id $i ...; } & done`)
     multi_process = under_launcher or _backgrounded_in_loop(node)
