@@ -845,6 +845,28 @@ def lower_idle_autocast_decorators(findings: list, tree: ast.AST) -> list:
             and any(a <= f.line <= b for a, b in idle) else f for f in findings]
 
 
+# the dtype spellings of full precision: `torch.float` is torch.float32
+_FP32_DTYPES = frozenset({"torch.float", "torch.float32"})
+_FP32_NOTE = ("an autocast to float32: it casts nothing down on CUDA, and on Ascend the CUDA autocast switches itself "
+              "off, so the region runs in full precision on both; name the NPU's device_type when porting")
+
+
+def lower_fp32_cuda_autocasts(findings: list, tree: ast.AST) -> list:
+    """NPU003 on the "cuda" of an autocast whose dtype is float32 (`with torch.autocast('cuda', dtype=torch.float):`
+    around an fp32 model; tq52e, heldout68's dinov3 notebook). torch.amp.autocast's CUDA branch only refuses bfloat16
+    on a card without it, so on CUDA the region casts its ops to float32, which lowers no precision; on Ascend the
+    CUDA autocast warns and turns itself off (torch/amp/autocast_mode.py, `amp_definitely_not_available`), leaving
+    the region's tensors in the dtypes they have. Nothing fails and no precision is lost: info. An autocast to a half
+    dtype, or one whose dtype is a variable, keeps the finding."""
+    if not any(f.code == "NPU003" and f.severity != "info" for f in findings) or not isinstance(tree, ast.Module):
+        return findings
+    spots = {(v.lineno, v.col_offset + 1) for n in module_nodes(tree) if isinstance(n, ast.Call) and _autocast_call(n)
+             and any(k.arg == "dtype" and ast_dotted(k.value) in _FP32_DTYPES for k in n.keywords)
+             for v in [_cuda_device_arg(n)] if v is not None}
+    return [as_info(f, "fp32-autocast", _FP32_NOTE) if f.code == "NPU003" and f.severity != "info"
+            and (f.line, f.col) in spots else f for f in findings]
+
+
 def _disabled_only_imports(tree: ast.Module) -> set[int]:
     """The lines of the `from ... import autocast` statements whose bound name is only ever called to turn autocast
     off in the file (no enabled call, no call with a flag, not handed on)."""
