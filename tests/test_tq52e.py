@@ -5,7 +5,7 @@ import pytest
 
 from auditor.rules import load_rules
 from auditor.static.engine import StaticEngine
-from static_snippets import findings_by_line as _findings
+from static_snippets import findings_by_line as _findings, severities_at as _severities, write_tree
 
 
 @pytest.fixture(scope="module")
@@ -51,3 +51,73 @@ def test_fp32_cuda_autocast_is_info_and_a_half_one_keeps_its_error(engine):
     # the control: a half-precision region, and one whose dtype the caller picks, keep the error
     assert _sev(by_line, 17, "NPU003") == ["error"], by_line.get(17)
     assert _sev(by_line, 22, "NPU003") == ["error"], by_line.get(22)
+
+
+HEAD = """\
+    import argparse
+
+    import torch
+    from partial_fc import PartialFC
+
+"""
+
+TRAIN = """\
+    def train(args, backbone, loader):
+        margin = PartialFC(512, args.num_classes).cuda()
+        scaler = torch.cuda.amp.GradScaler()
+        for img, labels in loader:
+            with torch.cuda.amp.autocast(False):
+                embeddings = backbone(img.cuda())
+            loss = margin(embeddings.float(), labels.cuda())
+            scaler.scale(loss).backward()
+"""
+
+MAIN = """\
+
+
+    if __name__ == "__main__":
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--num_classes", type=int, default=1000)
+        train(parser.parse_args(), torch.hub.load("x/y", "vit"), [])
+"""
+
+PARTIAL_FC = """\
+    import torch
+
+
+    class PartialFC(torch.nn.Module):
+        def __init__(self, dim, num_classes, fp16=True):
+            super().__init__()
+            self.fp16 = fp16
+            self.weight = torch.nn.Parameter(torch.randn(num_classes, dim))
+
+        def forward(self, x, labels):
+            with torch.cuda.amp.autocast(self.fp16):
+                logits = torch.nn.functional.linear(x, self.weight)
+            return torch.nn.functional.cross_entropy(logits.float(), labels)
+"""
+
+SETUP = "from setuptools import setup\n\nsetup(name='recog', packages=['recog'])\n"
+
+
+def _script_tree(tmp_path, extra=None, main=True):
+    script = HEAD + TRAIN + (MAIN if main else "")
+    files = {"setup.py": SETUP, "recog/partial_fc.py": PARTIAL_FC, "recog/retrieval.py": script}
+    files.update(extra or {})
+    return write_tree(tmp_path / "t", files), script
+
+
+def test_disabled_autocast_in_a_script_nothing_imports_is_info(tmp_path):
+    # the package opens regions elsewhere (partial_fc.py), but only the script's own loop is above its disable
+    root, script = _script_tree(tmp_path)
+    assert _severities(root, "recog/retrieval.py", script, "autocast(False)") == {("info", "disabled-autocast")}
+
+
+def test_disabled_autocast_in_an_imported_script_or_a_module_stays(tmp_path):
+    # another file imports the script's train(): its caller may open a region the disable switches off
+    finetune = "from retrieval import train\n\nwith __import__('torch').cuda.amp.autocast(True):\n    train(None, None, [])\n"
+    root, script = _script_tree(tmp_path, {"recog/finetune.py": finetune})
+    assert ("error", "") in _severities(root, "recog/retrieval.py", script, "autocast(False)")
+    # a module with no `__main__` block: its callers are unknown
+    root, script = _script_tree(tmp_path / "m", main=False)
+    assert ("error", "") in _severities(root, "recog/retrieval.py", script, "autocast(False)")

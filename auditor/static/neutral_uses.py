@@ -939,10 +939,33 @@ def lower_disabled_autocasts(results: list, project: Any = None) -> None:
                       getattr(project, "paths", ())) and not pip_installable(project)
     top = {rel.split("/", 1)[0] for rel in opening}
     imported = set().union(*(_imported(project, rel) for rel in opening)) if application and opening else set()
+    scripts = _unimported_scripts(project, [r.path for r in marked if r.path not in opening])
     for r in marked:
         package = r.path.split("/", 1)[0] if "/" in r.path else ""
-        lower = application and package not in top and package.removesuffix(".py") not in imported
+        lower = application and package not in top and package.removesuffix(".py") not in imported or \
+            r.path in scripts
         r.findings = [_unmarked(f, lower) if _MARK in f.data else f for f in r.findings]
+
+
+def _unimported_scripts(project: Any, rels: list[str]) -> set[str]:
+    """The files of `rels` that run as scripts (an `if __name__ == "__main__":` block) and that no file of the tree
+    imports under their module's name, by any dotted path or `from . import` (tq52e, heldout68's unicom/retrieval.py:
+    `with torch.cuda.amp.autocast(False):` around the backbone in the script's own training loop). Only the script's
+    own functions are on the stack above such a disable, and the file opens no region (the caller's check): there
+    is no outer region to switch off. Read from the cached import facts (a warm run reads nothing)."""
+    mains = [rel for rel in rels if rel.endswith(".py") and ((project.facts(rel) or {}).get("main")
+                                                             if project is not None else False)]
+    if not mains:
+        return set()
+    stems = {rel: rel.rsplit("/", 1)[-1].removesuffix(".py") for rel in mains}
+    named: set[str] = set()
+    for rel in getattr(project, "paths", ()):
+        if rel.endswith(".py"):
+            for load in (project.facts(rel) or {}).get("load", ()):
+                if load and load[0]:
+                    named.update(str(load[0]).split("."))
+                    named.update(str(n) for n in (load[1] if len(load) > 1 else ()) or ())
+    return {rel for rel, stem in stems.items() if stem not in named}
 
 
 # NPU204 contexts that open no region: a disable (`autocast-off`) and an import the file never uses
