@@ -121,3 +121,67 @@ def test_disabled_autocast_in_an_imported_script_or_a_module_stays(tmp_path):
     # a module with no `__main__` block: its callers are unknown
     root, script = _script_tree(tmp_path / "m", main=False)
     assert ("error", "") in _severities(root, "recog/retrieval.py", script, "autocast(False)")
+
+
+TRL_UTILS = """\
+    from typing import Optional
+
+    import torch
+    from transformers import BitsAndBytesConfig, DataCollatorForLanguageModeling, PreTrainedTokenizerBase
+
+
+    def get_quantization_config(model_config) -> Optional[BitsAndBytesConfig]:
+        if model_config.load_in_4bit:
+            return BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16)
+        return None
+
+
+    def pad_to_length(tensor, length, pad_value):
+        return torch.nn.functional.pad(tensor, (0, length - tensor.size(-1)), value=pad_value)
+"""
+
+NODES = """\
+    import comfy.model_management as mm
+
+    from .trl_utils import pad_to_length
+
+
+    class Node:
+        FUNCTION = "run"
+
+        def run(self, batch):
+            return (pad_to_length(batch.to(mm.get_torch_device()), 128, 0),)
+"""
+
+PACK_INIT = """\
+    from .nodes import Node
+
+    NODE_CLASS_MAPPINGS = {"Node": Node}
+"""
+
+LOADER = """\
+    import torch
+    from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+
+
+    def load(path):
+        config = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16)
+        return AutoModelForCausalLM.from_pretrained(path, quantization_config=config)
+
+
+    if __name__ == "__main__":
+        load("meta-llama/Llama-2-7b-hf")
+"""
+
+
+def test_config_import_whose_only_use_is_never_called_is_info(tmp_path):
+    # a ComfyUI node pack whose vendored trl helpers are partly called: get_quantization_config is not
+    root = write_tree(tmp_path / "t", {"__init__.py": PACK_INIT, "nodes.py": NODES, "trl_utils.py": TRL_UTILS})
+    assert _severities(root, "trl_utils.py", TRL_UTILS, "return BitsAndBytesConfig(") == {("info", "unreached")}
+    assert _severities(root, "trl_utils.py", TRL_UTILS, "from transformers import") == {("info", "config-import")}
+
+
+def test_config_import_of_a_class_the_file_builds_keeps_its_error(tmp_path):
+    root = write_tree(tmp_path / "t", {"load.py": LOADER})
+    assert ("error", "") in _severities(root, "load.py", LOADER, "config = BitsAndBytesConfig(")
+    assert _severities(root, "load.py", LOADER, "from transformers import") == {("error", "")}

@@ -867,6 +867,49 @@ def lower_fp32_cuda_autocasts(findings: list, tree: ast.AST) -> list:
             and (f.line, f.col) in spots else f for f in findings]
 
 
+# transformers' / diffusers' quantisation config classes: importing one loads no bitsandbytes (the config module asks
+# `is_bitsandbytes_available()` only when a config is built and validated: transformers/utils/quantization_config.py)
+_BNB_CONFIG_RULE = "NPU435"
+_IMPORT_MARK = "config_import"
+_CONFIG_IMPORT_NOTE = ("the import of a quantisation config class loads no bitsandbytes; every use of it in this file "
+                       "is reported at info, where nothing builds it")
+
+
+def mark_config_imports(findings: list, tree: ast.AST) -> list:
+    """Marks NPU435 on an import statement (`from transformers import BitsAndBytesConfig, ...`): whether it matters
+    depends on the file's uses of the class after the tree passes (`lower_config_imports`)."""
+    if not isinstance(tree, ast.Module) or not any(f.code == _BNB_CONFIG_RULE and f.severity != "info"
+                                                   for f in findings):
+        return findings
+    lines = {line for n in module_nodes(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+             for line in range(n.lineno, (n.end_lineno or n.lineno) + 1)}
+    return [replace(f, data={**f.data, _IMPORT_MARK: True}) if f.code == _BNB_CONFIG_RULE and f.line in lines
+            and f.severity != "info" else f for f in findings]
+
+
+def lower_config_imports(results: list) -> None:
+    """NPU435 on the import of a quantisation config class to info when the file uses the class (an NPU435 finding of
+    the same symbol off the import) and every such use is info: built only in a function nothing calls, or behind a
+    flag every caller leaves off (tq52e, heldout68's LLaVA trl copy: `get_quantization_config`, never called). The
+    import itself fails nothing. With a use above info, or no use in the file (the name handed on), the import keeps
+    its severity. The mark is removed either way."""
+    for r in results:
+        marked = [f for f in r.findings if _IMPORT_MARK in f.data]
+        if not marked:
+            continue
+        uses = {f.symbol: [] for f in marked}
+        for f in r.findings:
+            if f.code == _BNB_CONFIG_RULE and _IMPORT_MARK not in f.data and f.symbol in uses:
+                uses[f.symbol].append(f.severity)
+        quiet = {s for s, sev in uses.items() if sev and all(v == "info" for v in sev)}
+        r.findings = [_config_import(f, f.symbol in quiet) if _IMPORT_MARK in f.data else f for f in r.findings]
+
+
+def _config_import(f, lower: bool):
+    f = replace(f, data={k: v for k, v in f.data.items() if k != _IMPORT_MARK})
+    return as_info(f, "config-import", _CONFIG_IMPORT_NOTE) if lower else f
+
+
 def _disabled_only_imports(tree: ast.Module) -> set[int]:
     """The lines of the `from ... import autocast` statements whose bound name is only ever called to turn autocast
     off in the file (no enabled call, no call with a flag, not handed on)."""
