@@ -185,3 +185,57 @@ def test_config_import_of_a_class_the_file_builds_keeps_its_error(tmp_path):
     root = write_tree(tmp_path / "t", {"load.py": LOADER})
     assert ("error", "") in _severities(root, "load.py", LOADER, "config = BitsAndBytesConfig(")
     assert _severities(root, "load.py", LOADER, "from transformers import") == {("error", "")}
+
+
+CC_PROBE = """\
+    import ctypes
+
+
+    def get_nvidia_cc():
+        CUDA_SUCCESS = 0
+        libnames = ["libcuda.so", "libcuda.dylib", "cuda.dll"]
+        for libname in libnames:
+            try:
+                cuda = ctypes.CDLL(libname)
+            except OSError:
+                continue
+            else:
+                break
+        else:
+            return None, "Could not load any of: " + " ".join(libnames)
+
+        cc_major = ctypes.c_int()
+        cc_minor = ctypes.c_int()
+        device = ctypes.c_int()
+        if cuda.cuInit(0) != CUDA_SUCCESS:
+            return None, "cuInit failed"
+        if cuda.cuDeviceComputeCapability(ctypes.byref(cc_major), ctypes.byref(cc_minor), device) != CUDA_SUCCESS:
+            return None, "Compute Capability not found"
+        return (cc_major.value, cc_minor.value), None
+
+
+    def free_memory():
+        try:
+            lib = ctypes.CDLL("libcuda.so.1")
+        except OSError:
+            return None
+        free, total = ctypes.c_size_t(), ctypes.c_size_t()
+        lib.cuInit(0)
+        lib.cuMemGetInfo_v2(ctypes.byref(free), ctypes.byref(total))
+        return free.value
+
+
+    def total_memory():
+        lib = ctypes.CDLL("libcuda.so.1")
+        total = ctypes.c_size_t()
+        lib.cuInit(0)
+        return total.value
+"""
+
+
+def test_driver_calls_after_a_load_with_a_fallback_are_warnings(engine):
+    by_line = _findings(engine, CC_PROBE, "scripts/utils.py")
+    for line in (20, 22, 33, 34):
+        assert _sev(by_line, line, "NPU452") == ["warning"], (line, by_line.get(line))
+    # the control: a handle loaded with no fallback, its driver call keeps the error
+    assert _sev(by_line, 41, "NPU452") == ["error"], by_line.get(41)

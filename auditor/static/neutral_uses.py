@@ -910,6 +910,67 @@ def _config_import(f, lower: bool):
     return as_info(f, "config-import", _CONFIG_IMPORT_NOTE) if lower else f
 
 
+_DRIVER_RULE = "NPU452"
+_LOADERS = frozenset({"CDLL", "LoadLibrary", "WinDLL"})   # ctypes.CDLL(...), ctypes.cdll.LoadLibrary(...)
+_LOADED_NOTE = ("called only after the driver library loaded: without libcuda the function returns before this line, "
+                "so on Ascend it answers without the driver (the library load is reported)")
+
+
+def _exits(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue))
+
+
+def _handles_load_error(handler: ast.ExceptHandler) -> bool:
+    names = [ast_dotted(t) for t in (handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type])]
+    return handler.type is None or any(n in ("OSError", "Exception", "FileNotFoundError") for n in names)
+
+
+def _fallback_loads(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int]:
+    """The names a function binds to a ctypes library inside a `try` whose load error leaves the function (`except
+    OSError: return None`), or goes to the next candidate of a loop whose `else:` returns when none loaded (the
+    `get_nvidia_cc` helper many setup scripts copy): name -> the line after which the library is loaded."""
+    out: dict[str, int] = {}
+    for loop in [n for n in scope_nodes(fn) if isinstance(n, ast.For)] + [None]:
+        body = loop.body if loop is not None else fn.body
+        for stmt in body:
+            if not isinstance(stmt, ast.Try):
+                continue
+            handlers = [h for h in stmt.handlers if _handles_load_error(h)]
+            left = handlers and all(_exits(h.body) for h in handlers) and (
+                loop is None and not any(isinstance(h.body[-1], ast.Continue) for h in handlers)
+                or loop is not None and _exits(loop.orelse))
+            if not left:
+                continue
+            for node in stmt.body:
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                        and isinstance(node.value, ast.Call) and \
+                        (ast_dotted(node.value.func) or "").rsplit(".", 1)[-1] in _LOADERS:
+                    end = (loop if loop is not None else stmt).end_lineno or stmt.lineno
+                    out[node.targets[0].id] = end
+    return out
+
+
+def lower_loaded_driver_calls(findings: list, tree: ast.AST) -> list:
+    """NPU452 (a CUDA driver call through a ctypes handle) in a function that returns when libcuda does not load
+    (tq52e, heldout68's OpenComplex `get_nvidia_cc`, the compute-capability probe setup scripts copy: `for libname
+    in libnames: try: cuda = ctypes.CDLL(libname) except OSError: continue ... else: return None, "Could not load"`):
+    on a host without the NVIDIA driver no driver call is reached and the function answers without it, the caller's
+    fallback runs. Warning: it runs and answers differently; the library names keep their own finding. A handle
+    loaded without such a fallback (`lib = ctypes.CDLL("libcuda.so.1")` at the top) keeps the error."""
+    if not isinstance(tree, ast.Module) or not any(f.code == _DRIVER_RULE and f.severity == "error"
+                                                   for f in findings):
+        return findings
+    lines: set[int] = set()
+    for fn in module_nodes(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            loads = _fallback_loads(fn)
+            lines.update(n.lineno for n in scope_nodes(fn) if isinstance(n, ast.Call)
+                         and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+                         and n.lineno > loads.get(n.func.value.id, n.lineno))
+    return [as_info(f, "loaded-driver", _LOADED_NOTE, "warning") if f.code == _DRIVER_RULE and f.severity == "error"
+            and f.line in lines else f for f in findings]
+
+
 def _disabled_only_imports(tree: ast.Module) -> set[int]:
     """The lines of the `from ... import autocast` statements whose bound name is only ever called to turn autocast
     off in the file (no enabled call, no call with a flag, not handed on)."""
