@@ -17,7 +17,28 @@ def _sev(by_line, line, code):
     return [f.severity for f in by_line.get(line, []) if f.code == code]
 
 
-def test_fp32_cuda_autocast_is_info_and_a_half_one_keeps_its_error(engine):
+NECK = """\
+    import torch
+
+
+    class ImageEncoder(torch.nn.Module):
+        def forward(self, x):
+            x = self.blocks(self.patch_embed(x))
+            if x.dtype == torch.float16:  # prevent overflow
+                with torch.autocast(device_type="cuda", dtype=torch.float32):
+                    x = self.neck(x.permute(0, 3, 1, 2))
+                return x.to(torch.float16)
+            return self.neck(x.permute(0, 3, 1, 2))
+"""
+
+
+def test_fp32_cuda_autocast_up_casting_half_inputs_keeps_its_error(engine):
+    # on CUDA the region computes the neck in float32; on Ascend the CUDA autocast is off and it runs in float16
+    by_line = _findings(engine, NECK)
+    assert _sev(by_line, 8, "NPU003") == ["error"], by_line.get(8)
+
+
+def test_fp32_cuda_autocast_in_an_fp32_file_is_info(engine):
     # a text-image model's inference helpers: one region asks float32 (casts nothing down), one float16
     src = """\
         import torch
@@ -35,11 +56,6 @@ def test_fp32_cuda_autocast_is_info_and_a_half_one_keeps_its_error(engine):
                 return model.encode_image(images)
 
 
-        def encode_half(images):
-            with torch.autocast("cuda", dtype=torch.float16):
-                return model.encode_image(images)
-
-
         def encode_as(images, dtype):
             with torch.autocast("cuda", dtype=dtype):
                 return model.encode_image(images)
@@ -48,9 +64,11 @@ def test_fp32_cuda_autocast_is_info_and_a_half_one_keeps_its_error(engine):
     assert _sev(by_line, 7, "NPU003") == ["info"], by_line.get(7)
     assert by_line[7][0].data.get("context") == "fp32-autocast"
     assert _sev(by_line, 12, "NPU003") == ["info"], by_line.get(12)
-    # the control: a half-precision region, and one whose dtype the caller picks, keep the error
+    # the control: a region whose dtype the caller picks keeps the error, and so does every region of a file that
+    # makes half-precision tensors
     assert _sev(by_line, 17, "NPU003") == ["error"], by_line.get(17)
-    assert _sev(by_line, 22, "NPU003") == ["error"], by_line.get(22)
+    by_line = _findings(engine, src.replace("dtype=dtype", "dtype=torch.float16"))
+    assert _sev(by_line, 7, "NPU003") == ["error"], by_line.get(7)
 
 
 HEAD = """\

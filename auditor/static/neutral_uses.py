@@ -851,14 +851,26 @@ _FP32_NOTE = ("an autocast to float32: it casts nothing down on CUDA, and on Asc
               "off, so the region runs in full precision on both; name the NPU's device_type when porting")
 
 
+_HALF_WORDS = frozenset({"float16", "bfloat16", "half", "fp16", "bf16"})
+
+
+def _names_half_dtype(tree: ast.Module) -> bool:
+    """`torch.float16` / `x.half()` / `torch.bfloat16`, or a dtype string ("fp16", "bfloat16") anywhere in the file."""
+    return any(isinstance(n, ast.Attribute) and n.attr in _HALF_WORDS or isinstance(n, ast.Constant)
+               and isinstance(n.value, str) and n.value.lower() in _HALF_WORDS for n in module_nodes(tree))
+
+
 def lower_fp32_cuda_autocasts(findings: list, tree: ast.AST) -> list:
     """NPU003 on the "cuda" of an autocast whose dtype is float32 (`with torch.autocast('cuda', dtype=torch.float):`
     around an fp32 model; tq52e, heldout68's dinov3 notebook). torch.amp.autocast's CUDA branch only refuses bfloat16
     on a card without it, so on CUDA the region casts its ops to float32, which lowers no precision; on Ascend the
     CUDA autocast warns and turns itself off (torch/amp/autocast_mode.py, `amp_definitely_not_available`), leaving
-    the region's tensors in the dtypes they have. Nothing fails and no precision is lost: info. An autocast to a half
-    dtype, or one whose dtype is a variable, keeps the finding."""
-    if not any(f.code == "NPU003" and f.severity != "info" for f in findings) or not isinstance(tree, ast.Module):
+    the region's tensors in the dtypes they have. In a file that makes no half-precision tensor, nothing fails and no
+    precision is lost: info. A file that names a half dtype keeps the finding (SAM's image encoder: `if dtype ==
+    torch.float16:  # prevent overflow` around an fp32 autocast, which up-casts only on CUDA), as do an autocast to a
+    half dtype and one whose dtype is a variable."""
+    if not any(f.code == "NPU003" and f.severity != "info" for f in findings) or not isinstance(tree, ast.Module) \
+            or _names_half_dtype(tree):
         return findings
     spots = {(v.lineno, v.col_offset + 1) for n in module_nodes(tree) if isinstance(n, ast.Call) and _autocast_call(n)
              and any(k.arg == "dtype" and ast_dotted(k.value) in _FP32_DTYPES for k in n.keywords)
