@@ -909,7 +909,7 @@ def lower_config_imports(results: list) -> None:
         marked = [f for f in r.findings if _IMPORT_MARK in f.data]
         if not marked:
             continue
-        uses = {f.symbol: [] for f in marked}
+        uses: dict[str, list[str]] = {f.symbol: [] for f in marked}
         for f in r.findings:
             if f.code == _BNB_CONFIG_RULE and _IMPORT_MARK not in f.data and f.symbol in uses:
                 uses[f.symbol].append(f.severity)
@@ -933,8 +933,10 @@ def _exits(body: list[ast.stmt]) -> bool:
 
 
 def _handles_load_error(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
     names = [ast_dotted(t) for t in (handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type])]
-    return handler.type is None or any(n in ("OSError", "Exception", "FileNotFoundError") for n in names)
+    return any(n in ("OSError", "Exception", "FileNotFoundError") for n in names)
 
 
 def _fallback_loads(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int]:
