@@ -845,6 +845,146 @@ def lower_idle_autocast_decorators(findings: list, tree: ast.AST) -> list:
             and any(a <= f.line <= b for a, b in idle) else f for f in findings]
 
 
+# the dtype spellings of full precision: `torch.float` is torch.float32
+_FP32_DTYPES = frozenset({"torch.float", "torch.float32"})
+_FP32_NOTE = ("an autocast to float32: it casts nothing down on CUDA, and on Ascend the CUDA autocast switches itself "
+              "off, so the region runs in full precision on both; name the NPU's device_type when porting")
+
+
+_HALF_WORDS = frozenset({"float16", "bfloat16", "half", "fp16", "bf16"})
+
+
+def _names_half_dtype(tree: ast.Module) -> bool:
+    """`torch.float16` / `x.half()` / `torch.bfloat16`, or a dtype string ("fp16", "bfloat16") anywhere in the file."""
+    return any(isinstance(n, ast.Attribute) and n.attr in _HALF_WORDS or isinstance(n, ast.Constant)
+               and isinstance(n.value, str) and n.value.lower() in _HALF_WORDS for n in module_nodes(tree))
+
+
+def lower_fp32_cuda_autocasts(findings: list, tree: ast.AST) -> list:
+    """NPU003 on the "cuda" of an autocast whose dtype is float32 (`with torch.autocast('cuda', dtype=torch.float):`
+    around an fp32 model; tq52e, heldout68's dinov3 notebook). torch.amp.autocast's CUDA branch only refuses bfloat16
+    on a card without it, so on CUDA the region casts its ops to float32, which lowers no precision; on Ascend the
+    CUDA autocast warns and turns itself off (torch/amp/autocast_mode.py, `amp_definitely_not_available`), leaving
+    the region's tensors in the dtypes they have. In a file that makes no half-precision tensor, nothing fails and no
+    precision is lost: info. A file that names a half dtype keeps the finding (SAM's image encoder: `if dtype ==
+    torch.float16:  # prevent overflow` around an fp32 autocast, which up-casts only on CUDA), as do an autocast to a
+    half dtype and one whose dtype is a variable."""
+    if not any(f.code == "NPU003" and f.severity != "info" for f in findings) or not isinstance(tree, ast.Module) \
+            or _names_half_dtype(tree):
+        return findings
+    spots = {(v.lineno, v.col_offset + 1) for n in module_nodes(tree) if isinstance(n, ast.Call) and _autocast_call(n)
+             and any(k.arg == "dtype" and ast_dotted(k.value) in _FP32_DTYPES for k in n.keywords)
+             for v in [_cuda_device_arg(n)] if v is not None}
+    return [as_info(f, "fp32-autocast", _FP32_NOTE) if f.code == "NPU003" and f.severity != "info"
+            and (f.line, f.col) in spots else f for f in findings]
+
+
+# transformers' / diffusers' quantisation config classes: importing one loads no bitsandbytes (the config module asks
+# `is_bitsandbytes_available()` only when a config is built and validated: transformers/utils/quantization_config.py)
+_BNB_CONFIG_RULE = "NPU435"
+_IMPORT_MARK = "config_import"
+_CONFIG_IMPORT_NOTE = ("the import of a quantisation config class loads no bitsandbytes; every use of it in this file "
+                       "is reported at info, where nothing builds it")
+
+
+def mark_config_imports(findings: list, tree: ast.AST) -> list:
+    """Marks NPU435 on an import statement (`from transformers import BitsAndBytesConfig, ...`): whether it matters
+    depends on the file's uses of the class after the tree passes (`lower_config_imports`)."""
+    if not isinstance(tree, ast.Module) or not any(f.code == _BNB_CONFIG_RULE and f.severity != "info"
+                                                   for f in findings):
+        return findings
+    lines = {line for n in module_nodes(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+             for line in range(n.lineno, (n.end_lineno or n.lineno) + 1)}
+    return [replace(f, data={**f.data, _IMPORT_MARK: True}) if f.code == _BNB_CONFIG_RULE and f.line in lines
+            and f.severity != "info" else f for f in findings]
+
+
+def lower_config_imports(results: list) -> None:
+    """NPU435 on the import of a quantisation config class to info when the file uses the class (an NPU435 finding of
+    the same symbol off the import) and every such use is info: built only in a function nothing calls, or behind a
+    flag every caller leaves off (tq52e, heldout68's LLaVA trl copy: `get_quantization_config`, never called). The
+    import itself fails nothing. With a use above info, or no use in the file (the name handed on), the import keeps
+    its severity. The mark is removed either way."""
+    for r in results:
+        marked = [f for f in r.findings if _IMPORT_MARK in f.data]
+        if not marked:
+            continue
+        uses: dict[str, list[str]] = {f.symbol: [] for f in marked}
+        for f in r.findings:
+            if f.code == _BNB_CONFIG_RULE and _IMPORT_MARK not in f.data and f.symbol in uses:
+                uses[f.symbol].append(f.severity)
+        quiet = {s for s, sev in uses.items() if sev and all(v == "info" for v in sev)}
+        r.findings = [_config_import(f, f.symbol in quiet) if _IMPORT_MARK in f.data else f for f in r.findings]
+
+
+def _config_import(f, lower: bool):
+    f = replace(f, data={k: v for k, v in f.data.items() if k != _IMPORT_MARK})
+    return as_info(f, "config-import", _CONFIG_IMPORT_NOTE) if lower else f
+
+
+_DRIVER_RULE = "NPU452"
+_LOADERS = frozenset({"CDLL", "LoadLibrary", "WinDLL"})   # ctypes.CDLL(...), ctypes.cdll.LoadLibrary(...)
+_LOADED_NOTE = ("called only after the driver library loaded: without libcuda the function returns before this line, "
+                "so on Ascend it answers without the driver (the library load is reported)")
+
+
+def _exits(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue))
+
+
+def _handles_load_error(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    names = [ast_dotted(t) for t in (handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type])]
+    return any(n in ("OSError", "Exception", "FileNotFoundError") for n in names)
+
+
+def _fallback_loads(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int]:
+    """The names a function binds to a ctypes library inside a `try` whose load error leaves the function (`except
+    OSError: return None`), or goes to the next candidate of a loop whose `else:` returns when none loaded (the
+    `get_nvidia_cc` helper many setup scripts copy): name -> the line after which the library is loaded."""
+    out: dict[str, int] = {}
+    for loop in [n for n in scope_nodes(fn) if isinstance(n, ast.For)] + [None]:
+        body = loop.body if loop is not None else fn.body
+        for stmt in body:
+            if not isinstance(stmt, ast.Try):
+                continue
+            handlers = [h for h in stmt.handlers if _handles_load_error(h)]
+            left = handlers and all(_exits(h.body) for h in handlers) and (
+                loop is None and not any(isinstance(h.body[-1], ast.Continue) for h in handlers)
+                or loop is not None and _exits(loop.orelse))
+            if not left:
+                continue
+            for node in stmt.body:
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                        and isinstance(node.value, ast.Call) and \
+                        (ast_dotted(node.value.func) or "").rsplit(".", 1)[-1] in _LOADERS:
+                    end = (loop if loop is not None else stmt).end_lineno or stmt.lineno
+                    out[node.targets[0].id] = end
+    return out
+
+
+def lower_loaded_driver_calls(findings: list, tree: ast.AST) -> list:
+    """NPU452 (a CUDA driver call through a ctypes handle) in a function that returns when libcuda does not load
+    (tq52e, heldout68's OpenComplex `get_nvidia_cc`, the compute-capability probe setup scripts copy: `for libname
+    in libnames: try: cuda = ctypes.CDLL(libname) except OSError: continue ... else: return None, "Could not load"`):
+    on a host without the NVIDIA driver no driver call is reached and the function answers without it, the caller's
+    fallback runs. Warning: it runs and answers differently; the library names keep their own finding. A handle
+    loaded without such a fallback (`lib = ctypes.CDLL("libcuda.so.1")` at the top) keeps the error."""
+    if not isinstance(tree, ast.Module) or not any(f.code == _DRIVER_RULE and f.severity == "error"
+                                                   for f in findings):
+        return findings
+    lines: set[int] = set()
+    for fn in module_nodes(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            loads = _fallback_loads(fn)
+            lines.update(n.lineno for n in scope_nodes(fn) if isinstance(n, ast.Call)
+                         and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+                         and n.lineno > loads.get(n.func.value.id, n.lineno))
+    return [as_info(f, "loaded-driver", _LOADED_NOTE, "warning") if f.code == _DRIVER_RULE and f.severity == "error"
+            and f.line in lines else f for f in findings]
+
+
 def _disabled_only_imports(tree: ast.Module) -> set[int]:
     """The lines of the `from ... import autocast` statements whose bound name is only ever called to turn autocast
     off in the file (no enabled call, no call with a flag, not handed on)."""
@@ -917,10 +1057,33 @@ def lower_disabled_autocasts(results: list, project: Any = None) -> None:
                       getattr(project, "paths", ())) and not pip_installable(project)
     top = {rel.split("/", 1)[0] for rel in opening}
     imported = set().union(*(_imported(project, rel) for rel in opening)) if application and opening else set()
+    scripts = _unimported_scripts(project, [r.path for r in marked if r.path not in opening])
     for r in marked:
         package = r.path.split("/", 1)[0] if "/" in r.path else ""
-        lower = application and package not in top and package.removesuffix(".py") not in imported
+        lower = application and package not in top and package.removesuffix(".py") not in imported or \
+            r.path in scripts
         r.findings = [_unmarked(f, lower) if _MARK in f.data else f for f in r.findings]
+
+
+def _unimported_scripts(project: Any, rels: list[str]) -> set[str]:
+    """The files of `rels` that run as scripts (an `if __name__ == "__main__":` block) and that no file of the tree
+    imports under their module's name, by any dotted path or `from . import` (tq52e, heldout68's unicom/retrieval.py:
+    `with torch.cuda.amp.autocast(False):` around the backbone in the script's own training loop). Only the script's
+    own functions are on the stack above such a disable, and the file opens no region (the caller's check): there
+    is no outer region to switch off. Read from the cached import facts (a warm run reads nothing)."""
+    mains = [rel for rel in rels if rel.endswith(".py") and ((project.facts(rel) or {}).get("main")
+                                                             if project is not None else False)]
+    if not mains:
+        return set()
+    stems = {rel: rel.rsplit("/", 1)[-1].removesuffix(".py") for rel in mains}
+    named: set[str] = set()
+    for rel in getattr(project, "paths", ()):
+        if rel.endswith(".py"):
+            for load in (project.facts(rel) or {}).get("load", ()):
+                if load and load[0]:
+                    named.update(str(load[0]).split("."))
+                    named.update(str(n) for n in (load[1] if len(load) > 1 else ()) or ())
+    return {rel for rel, stem in stems.items() if stem not in named}
 
 
 # NPU204 contexts that open no region: a disable (`autocast-off`) and an import the file never uses
