@@ -304,7 +304,7 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
         if name in _REGEX_MATCHES and node.args and isinstance(node.args[0], ast.Constant) and \
                 isinstance(node.args[0].value, str) and _CUDA_PATTERN.match(node.args[0].value):
             return True      # `re.match(r"^cuda:(\d+)$", device_str)`: the user's device string names CUDA (tq44a)
-        return name.endswith("cuda.is_available") and name.split(".")[0] in ("torch", "cuda") or \
+        return name.endswith(_CUDA_STATE_PROBES) and name.split(".")[0] in ("torch", "cuda") or \
             bool(_CUDA_PROBE.match(name.rsplit(".", 1)[-1])) or name + "()" in flags or \
             name.endswith(_PLATFORM_CAPABILITY_TESTS)
     if isinstance(node, ast.Attribute) and (node.attr == "is_cuda" or _dotted(node) == "torch.version.cuda"):
@@ -317,6 +317,9 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
         left, op, right = node.left, node.ops[0], node.comparators[0]
         if _version_none_test(node, ast.IsNot):
             return True      # `torch.version.cuda is not None`: None on a build without CUDA (tq48b)
+        if isinstance(op, ast.IsNot) and isinstance(right, ast.Constant) and right.value is None and \
+                f"{_flag_name(left)}{_HELD_SUFFIX}" in flags:
+            return True      # `self._gdr_staging is not None`, set only behind a CUDA test (`_held_attributes`)
         if isinstance(op, (ast.Eq, ast.In)) and (_cuda_string(left) or _cuda_string(right) and isinstance(op, ast.Eq)):
             return True      # `x.type == "cuda"`, `"cuda" in str(device)`, `device == "cuda"`
         if _oom_text(node) == "CUDA":
@@ -366,6 +369,10 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
 # vLLM's platform capability tests (`current_platform.has_device_capability(90)`, `is_device_capability(100)`):
 # false where the platform reports no compute capability, as vllm-ascend's NPUPlatform does (its
 # get_device_capability returns None; Platform.has_device_capability returns False then) (t11y, heldout16)
+# `torch.cuda.is_initialized()`: True only once PyTorch's CUDA state is initialised, which needs a CUDA device
+# (https://docs.pytorch.org/docs/stable/generated/torch.cuda.is_initialized.html): False on Ascend (tq52d)
+_CUDA_STATE_PROBES = ("cuda.is_available", "cuda.is_initialized")
+_HELD_SUFFIX = "#held"   # `self.x#held`: every binding of `self.x` but None is `X(...) if <CUDA test> else None`
 _PLATFORM_CAPABILITY_TESTS = ("current_platform.has_device_capability", "current_platform.is_device_capability")
 
 
@@ -479,6 +486,9 @@ def cuda_flags(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset())
     (`cuda_probes`)."""
     caps = _capability_names(tree) | _torch_aliases(tree)
     flags = _assigned_flags(tree, set(extra) | caps) | set(extra) | caps
+    held = _held_attributes(tree, flags)
+    if held:        # `use_gdr = self.use_gdr and self._gdr_staging is not None`: a flag through the held object
+        flags |= held | _assigned_flags(tree, flags | held)
     flags |= cuda_probes(tree, flags)
     flags |= set(method_probes(tree, flags))
     flags |= _capability_tables(tree, flags) | _no_cuda_tuples(tree, flags)
@@ -867,6 +877,27 @@ def _assigned_flags(tree: ast.Module, extra: frozenset[str] | set[str]) -> set[s
             tests[name] = tests.get(name, True) and value is not None and len(targets) == 1 and \
                 (is_cuda_test(value, extra) and not _cuda_count(value, extra) or id(node) in gated_true)
     return {n for n, ok in tests.items() if ok and n not in params}
+
+
+def _held_attributes(tree: ast.Module, flags: set[str]) -> set[str]:
+    """`self.x#held` for an attribute every binding of which is None or `X(...) if <CUDA test> else None`
+    (TransferQueue's Mooncake client: `gdr_eligible = ... and torch.cuda.is_initialized()`, `self._gdr_staging =
+    GdrStaging(n) if gdr_eligible else None`): `self._gdr_staging is not None` then holds only where CUDA is."""
+    held: dict[str, bool] = {}
+    for node in _walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
+        if not isinstance(target, ast.Attribute) or _nones(value):
+            continue
+        name = _flag_name(target)
+        if name:
+            held[name] = held.get(name, True) and isinstance(value, ast.IfExp) and _nones(value.orelse) and \
+                is_cuda_test(value.test, flags)
+    return {name + _HELD_SUFFIX for name, ok in held.items() if ok}
 
 
 def _cuda_decorator(dec: ast.expr, flags: set[str]) -> bool:

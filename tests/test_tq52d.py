@@ -1,0 +1,66 @@
+"""tq52d (session 52; TUNED on heldout68's trees 1-4): an object built only where `torch.cuda.is_initialized()`
+holds, and the code reached through `self.<obj> is not None`. Each shape on code like the trees it came from, beside
+a control that keeps its finding."""
+from __future__ import annotations
+
+from tests.static_snippets import dedented_tree, severity_at
+
+# a storage client whose GPU-direct staging buffer exists only in a process that has already initialised CUDA
+_STAGING = """
+    import torch
+
+
+    class DeviceStaging:
+        def __init__(self, nbytes):
+            self.nbytes = nbytes
+            self._stream = None
+
+        def lazy_init(self):
+            self._stream = torch.cuda.Stream()
+            torch.cuda.synchronize()
+"""
+_CLIENT = """
+    import torch
+
+    from .staging import DeviceStaging
+
+
+    class RdmaStorageClient:
+        def __init__(self, config):
+            self.use_gdr = bool(config.get("use_gdr", False))
+            nbytes = int(config.get("staging_mb", 1024)) << 20
+            eligible = self.use_gdr and nbytes > 0 and {probe}
+            self._staging = DeviceStaging(nbytes) if eligible else None
+
+        def put(self, keys, tensors):
+            use_gdr_path = self.use_gdr and self._staging is not None
+            if use_gdr_path:
+                return self._put_gdr(keys, tensors)
+            return [t.cpu().numpy().tobytes() for t in tensors]
+
+        def _put_gdr(self, keys, tensors):
+            self._staging.lazy_init()
+            return [t.is_cuda for t in tensors]
+
+        def close(self):
+            self._staging = None
+"""
+
+
+def _client_tree(tmp_path, probe: str) -> dict:
+    return dedented_tree(tmp_path, {"store/__init__.py": "", "store/staging.py": _STAGING,
+                                    "store/client.py": _CLIENT.format(probe=probe),
+                                    "run.py": "from store.client import RdmaStorageClient\n"
+                                              "RdmaStorageClient({}).put([], [])\n"})
+
+
+def test_code_behind_an_object_built_only_once_cuda_is_initialized_is_a_warning(tmp_path):
+    found = _client_tree(tmp_path, "torch.cuda.is_initialized()")
+    assert severity_at(found, "store/client.py", _CLIENT, "return [t.is_cuda")["NPU005"] == "warning"
+    assert severity_at(found, "store/staging.py", _STAGING, "torch.cuda.Stream()")["NPU014"] == "warning"
+
+
+def test_an_object_built_under_a_setting_keeps_the_errors_behind_it(tmp_path):
+    found = _client_tree(tmp_path, "config.get('gdr_ready', True)")
+    assert severity_at(found, "store/client.py", _CLIENT, "return [t.is_cuda")["NPU005"] == "error"
+    assert severity_at(found, "store/staging.py", _STAGING, "torch.cuda.Stream()")["NPU014"] == "error"
