@@ -64,3 +64,44 @@ def test_an_object_built_under_a_setting_keeps_the_errors_behind_it(tmp_path):
     found = _client_tree(tmp_path, "config.get('gdr_ready', True)")
     assert severity_at(found, "store/client.py", _CLIENT, "return [t.is_cuda")["NPU005"] == "error"
     assert severity_at(found, "store/staging.py", _STAGING, "torch.cuda.Stream()")["NPU014"] == "error"
+
+
+# a speech recognition decode script that moves itself to the NPU but kept the CUDA autocast spelling
+_RECOGNIZE = """
+    import argparse
+
+    import torch
+    {npu_import}
+
+
+    def main():
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--gpu", type=int, default=-1)
+        parser.add_argument("--dtype", default="bf16")
+        args = parser.parse_args()
+        device = torch.device({device} if args.gpu >= 0 else "cpu")
+        dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
+        model = torch.nn.Linear(80, 512).to(device)
+        with torch.cuda.amp.autocast(enabled=True, dtype=dtype, cache_enabled=False):
+            with torch.no_grad():
+                return model(torch.randn(4, 80, device=device))
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def _recognize(tmp_path, npu_import: str, device: str) -> dict:
+    src = _RECOGNIZE.format(npu_import=npu_import, device=device)
+    return severity_at(dedented_tree(tmp_path, {"bin/recognize.py": src}), "bin/recognize.py", _RECOGNIZE,
+                       "torch.cuda.amp.autocast(")
+
+
+def test_cuda_autocast_in_a_file_that_runs_on_the_npu_is_a_warning(tmp_path):
+    assert _recognize(tmp_path, "import torch_npu", 'f"npu:{args.gpu}"')["NPU012"] == "warning"
+
+
+def test_cuda_autocast_without_torch_npu_or_an_npu_device_keeps_the_error(tmp_path):
+    assert _recognize(tmp_path / "plain", "", 'f"cuda:{args.gpu}"')["NPU012"] == "error"
+    assert _recognize(tmp_path / "imported", "import torch_npu", 'f"cuda:{args.gpu}"')["NPU012"] == "error"
