@@ -105,3 +105,41 @@ def test_cuda_autocast_in_a_file_that_runs_on_the_npu_is_a_warning(tmp_path):
 def test_cuda_autocast_without_torch_npu_or_an_npu_device_keeps_the_error(tmp_path):
     assert _recognize(tmp_path / "plain", "", 'f"cuda:{args.gpu}"')["NPU012"] == "error"
     assert _recognize(tmp_path / "imported", "import torch_npu", 'f"cuda:{args.gpu}"')["NPU012"] == "error"
+
+
+# a retrieval toolkit's device helper: the torch or the FAISS GPU count decides whether a CUDA device is returned
+_DEVICE_HELPER = """
+    import importlib
+    import logging
+
+    logger = logging.getLogger(__name__)
+
+
+    def get_device(gpu_id=0, backend="torch"):
+        if backend == "torch":
+            torch = importlib.import_module("torch")
+            num_gpus = torch.cuda.device_count()
+        elif backend == "faiss":
+            faiss = importlib.import_module("faiss")
+            num_gpus = {faiss_count}
+        else:
+            raise ValueError(f"Unknown backend {{backend}}")
+        if num_gpus < 1:
+            logger.warning("No GPUs available; falling back to cpu.")
+            return "cpu"
+        return f"cuda:{{gpu_id}}"
+"""
+
+
+def _device_helper(tmp_path, faiss_count: str) -> dict:
+    src = _DEVICE_HELPER.format(faiss_count=faiss_count)
+    return severity_at(dedented_tree(tmp_path, {"search/util.py": src}), "search/util.py", _DEVICE_HELPER,
+                       'return f"cuda:')
+
+
+def test_a_device_after_the_faiss_gpu_count_is_checked_is_behind_a_cuda_gate(tmp_path):
+    assert _device_helper(tmp_path, "faiss.get_num_gpus()")["NPU003"] == "warning"
+
+
+def test_a_device_after_a_count_that_is_not_the_gpus_keeps_its_error(tmp_path):
+    assert _device_helper(tmp_path, "faiss.omp_get_max_threads()")["NPU003"] == "error"

@@ -72,7 +72,9 @@ _COUNT_SUFFIX = "#count"    # in `flags`: a module-level name bound only to torc
 # `is_cuda()` (sglang's utils), `current_platform.is_cuda()` / `is_cuda_alike()` (vLLM), `is_torch_cuda_available()`
 _CUDA_PROBE = re.compile(r"^_?is_(?:torch_)?(?:cuda|nvidia)(?:_alike|_available|_platform)?$")
 # `torch.cuda.device_count()`, and the project's own count helper `cuda_device_count()` (data-juicer; t11u)
-_COUNT = re.compile(r"(?:^|\.)(?:cuda\.device_count|_?(?:get_)?cuda_device_count)$")
+# FAISS's `faiss.get_num_gpus()` counts CUDA devices (faiss::gpu::getNumDevices, cudaGetDeviceCount; 0 in a CPU build:
+# https://github.com/facebookresearch/faiss/blob/main/c_api/gpu/DeviceUtils_c.cpp): pyserini's device helper (tq52d)
+_COUNT = re.compile(r"(?:^|\.)(?:cuda\.device_count|_?(?:get_)?cuda_device_count|faiss\.get_num_gpus)$")
 # (with a bare colon too: `device.startswith("gpu:")` for "gpu:1", TotalSegmentator's own device choices; tq39)
 _CUDA_WORD = re.compile(r"^(?:cuda|gpu)(?::\d*)?$", re.I)
 _GATED_NOTE = "in code that runs only where CUDA is present ({how}), which does not run on Ascend as written; " \
@@ -741,7 +743,7 @@ def module_gates(tree: ast.Module, text: str) -> list[str]:
     tuples = _no_cuda_tuples(tree, flags)
     return sorted({f for f in flags if f in top} | probes | set(methods) | tuples |
                   {attr + _ATTR_SUFFIX for attrs in methods.values() for attr in attrs} |
-                  # (every spelling `_COUNT` matches contains "device_count": no walk of files without one)
+                  # (a class attribute bound to the count spells "device_count": no walk of files without one)
                   (class_count_attributes(tree) if "device_count" in text else set()))
 
 
