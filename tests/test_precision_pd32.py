@@ -27,6 +27,8 @@ SHIM_UTILS = """\
             torch_npu.npu.config.allow_internal_format = False
 """
 
+# (the module names a half dtype, so its fp32 autocast is not the harmless kind tq52e lowers to info: the shim
+# reading decides its severity)
 VAE = """\
     import torch
 
@@ -34,7 +36,8 @@ VAE = """\
     class Vae(torch.nn.Module):
         def encode(self, x):
             with torch.autocast("cuda", dtype=torch.float32):
-                return x * 2
+                y = x * 2
+            return y.to(torch.float16)
 
 
     if __name__ == "__main__":
