@@ -16,10 +16,9 @@ torch.cuda.is_available(): torch.cuda.set_device(...); dist.init_process_group(b
 from __future__ import annotations
 
 import ast
-import zipfile
 from pathlib import Path
 
-from sources import REPO, RULES_DIR, Pins, SourceError, generator_args, run_main, write_outputs, yaml_text
+from sources import REPO, RULES_DIR, Pins, SourceError, Wheel, generator_args, run_main, write_outputs, yaml_text
 
 OUT = RULES_DIR / "distributed_library_trainers.yaml"
 DEFAULT_WHEEL = REPO / "rules" / "gen" / ".cache" / "ever_beta-0.2.3-py3-none-any.whl"
@@ -30,11 +29,7 @@ FACTORY = "get_trainer"
 def _sources(path: Path) -> dict[str, str]:
     if not path.is_file():
         raise SourceError(f"{path} does not exist (pip download --no-deps ever-beta==0.2.3, or pass --ever-wheel)")
-    try:
-        with zipfile.ZipFile(path) as whl:
-            return {n: whl.read(n).decode("utf-8", errors="replace") for n in whl.namelist() if n.endswith(".py")}
-    except (OSError, zipfile.BadZipFile) as exc:
-        raise SourceError(f"{path}: not a readable wheel ({exc})") from exc
+    return dict(Wheel(path).texts((".py",)))
 
 
 def _relative_imports(nodes) -> dict[str, str]:
