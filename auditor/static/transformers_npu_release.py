@@ -116,12 +116,23 @@ def governing_pins(path: str, by_file: dict[str, list[tuple[str, str]]]) -> tupl
     return None
 
 
+def _parsed(project: Any, rel: str) -> ast.AST | None:
+    """The file's parsed source, from the project's reader (None without one)."""
+    held = project.source(rel) if project is not None and hasattr(project, "source") else None
+    return None if held is None else held[1]
+
+
+def _pins_text(folder: str, specs: list[str]) -> str:
+    """The start of both notes: which requirements allow which transformers releases."""
+    return f"the requirements of {folder or 'the tree root'} allow only transformers {', '.join(sorted(set(specs)))}"
+
+
 def _replaced_lines(project: Any, rel: str) -> set[int]:
     """The lines that assign to an attribute of transformers' flash-attention module (a patch)."""
-    held = project.source(rel) if project is not None and hasattr(project, "source") else None
-    if held is None:
+    tree = _parsed(project, rel)
+    if tree is None:
         return set()
-    return {n.lineno for n in ast.walk(held[1]) if isinstance(n, (ast.Assign, ast.AugAssign))
+    return {n.lineno for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign))
             for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
             if isinstance(t, ast.Attribute) and "modeling_flash_attention_utils" in ast.unparse(t)}
 
@@ -142,8 +153,7 @@ def apply_transformers_npu_release(results: list, project: Any = None) -> int:
             continue
         replaced = _replaced_lines(project, r.path)
         folder, specs = governing
-        note = (f"the requirements of {folder or 'the tree root'} allow only transformers "
-                f"{', '.join(sorted(set(specs)))}: from {FIRST_NPU_RELEASE} on this path runs on Ascend through "
+        note = (f"{_pins_text(folder, specs)}: from {FIRST_NPU_RELEASE} on this path runs on Ascend through "
                 "torch_npu's fused attention (transformers/integrations/npu_flash_attention.py)")
         for i, f in enumerate(r.findings):
             if f.name in RULES and f.severity != "info" and f.line not in replaced:
@@ -160,11 +170,11 @@ def _chosen_by_name(f: Any) -> bool:
 def _table_keys(project: Any, rel: str) -> set[tuple[int, int]]:
     """(line, column) of the strings the file uses as a table's key (`LLAMA_ATTENTION_CLASSES["flash_attention_2"] =
     MyFlashAttention2`, `{"flash_attention_2": ...}`): a registration under the name, not a choice of it."""
-    held = project.source(rel) if project is not None and hasattr(project, "source") else None
-    if held is None:
+    tree = _parsed(project, rel)
+    if tree is None:
         return set()
-    keys = [n.slice for n in ast.walk(held[1]) if isinstance(n, ast.Subscript)] + \
-        [k for n in ast.walk(held[1]) if isinstance(n, ast.Dict) for k in n.keys if k is not None]
+    keys = [n.slice for n in ast.walk(tree) if isinstance(n, ast.Subscript)] + \
+        [k for n in ast.walk(tree) if isinstance(n, ast.Dict) for k in n.keys if k is not None]
     return {(k.lineno, k.col_offset + 1) for k in keys if isinstance(k, ast.Constant)}
 
 
@@ -177,8 +187,7 @@ def _raise_pre_npu_choices(results: list, by_file: dict[str, list[tuple[str, str
             continue
         keys = _table_keys(project, r.path)
         folder, specs = governing
-        note = (f"the requirements of {folder or 'the tree root'} allow only transformers "
-                f"{', '.join(sorted(set(specs)))}: before {FIRST_NPU_RELEASE} transformers has no NPU route for "
+        note = (f"{_pins_text(folder, specs)}: before {FIRST_NPU_RELEASE} transformers has no NPU route for "
                 "FlashAttention-2 and `from_pretrained` raises ImportError without the flash_attn package, which has "
                 "no Ascend build (modeling_utils `_check_and_enable_flash_attn_2`); use \"sdpa\" or transformers "
                 f">= {FIRST_NPU_RELEASE}")
