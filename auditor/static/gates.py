@@ -1452,7 +1452,7 @@ def _fallback_gates(tree: ast.Module) -> list[tuple[Region, str]]:
     for node in _walk(tree):
         if not isinstance(node, ast.Try):
             continue
-        caught = _caught_without_reraise(node)
+        caught = caught_without_reraise(node)
         if not caught:
             continue
         for stmt in node.body:
@@ -1465,7 +1465,7 @@ def _fallback_gates(tree: ast.Module) -> list[tuple[Region, str]]:
     return out
 
 
-def _caught_without_reraise(node: ast.Try) -> set[str]:
+def caught_without_reraise(node: ast.Try) -> set[str]:
     """The last names of the exceptions a try's handlers catch without re-raising (`Exception` for a bare
     `except:`)."""
     caught: set[str] = set()
@@ -1511,7 +1511,7 @@ def _retried_attempts(tree: ast.Module, findings: list) -> list[tuple[Region, st
     cuda_lines = {f.line for f in findings if f.severity == "error" and f.category == "device"}
     out = []
     for node in _walk(tree):
-        if not isinstance(node, ast.Try) or not _caught_without_reraise(node):
+        if not isinstance(node, ast.Try) or not caught_without_reraise(node):
             continue
         retried = {_statement_call(s) for h in node.handlers if not any(isinstance(n, ast.Raise) for n in walk_list(h))
                    for s in h.body if not cuda_lines & set(range(s.lineno, (s.end_lineno or s.lineno) + 1))} - {""}
@@ -1557,7 +1557,7 @@ def _caught_housekeeping(tree: ast.Module) -> list[tuple[Region, str]]:
     only housekeeping: a `try` around a request's whole work (aibrix's ViPE worker profiling a request) abandons that
     work when the call raises, so the call fails the request there (tq46b)."""
     return [(node_span(stmt, open_end=True), "try") for node in _walk(tree) if isinstance(node, ast.Try) and
-            "Exception" in _caught_without_reraise(node) and all(_housekeeping_only(s) for s in node.body)
+            "Exception" in caught_without_reraise(node) and all(_housekeeping_only(s) for s in node.body)
             for stmt in node.body]
 
 
@@ -1880,7 +1880,7 @@ def _returns_optional_kernel(stmt: ast.stmt) -> bool:
     chosen with an imported helper (`import pynvml` ... `return torch.device(f"cuda:{i}")`), is no attempt: its other
     path differs (litdata's worker count; review50 item 7)."""
     if not (isinstance(stmt, ast.Try) and stmt.body and isinstance(stmt.body[-1], ast.Return) and
-            _caught_without_reraise(stmt) and not stmt.finalbody):
+            caught_without_reraise(stmt) and not stmt.finalbody):
         return False
     imported = {(alias.asname or alias.name).split(".", 1)[0] for s in stmt.body
                 if isinstance(s, (ast.Import, ast.ImportFrom)) for alias in s.names}

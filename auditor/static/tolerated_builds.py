@@ -20,6 +20,7 @@ from typing import Any
 
 from auditor.findings import as_info
 from auditor.static.astutil import ast_dotted, module_nodes, walk_list
+from auditor.static.gates import caught_without_reraise
 
 FACT = "builder_loads"
 _CONTEXT = "tolerated-build"
@@ -32,12 +33,7 @@ _LOAD_METHODS = frozenset({"load", "jit_load"})
 
 def _tolerant(node: ast.Try) -> bool:
     """A handler that catches any exception (bare, `Exception`, `BaseException`) and raises nothing."""
-    for h in node.handlers:
-        names = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type] if h.type is not None else []
-        if (not names or any((ast_dotted(n) or "").rsplit(".", 1)[-1] in _BROAD for n in names)) and \
-                not any(isinstance(n, ast.Raise) for n in walk_list(h)):
-            return True
-    return False
+    return bool(caught_without_reraise(node) & _BROAD)
 
 
 def _builder_load(node: ast.AST) -> bool:
