@@ -5,7 +5,7 @@ imports the other for it (tests/test_import_graph.py)."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Union
 
 # the nodes `ast` gives a position (lineno, col_offset, end_lineno, end_col_offset)
@@ -125,6 +125,15 @@ def module_nodes(tree: ast.AST) -> list[ast.AST]:
     """Every node of `tree` in ast.walk's order, listed once per tree (a file's passes share the list; read it, never
     change it). Only for a tree that is not changed after its first read: the module a pass reads whole."""
     return _index(tree)[1]
+
+
+def module_fact(tree: ast.AST, key: str, compute: Callable[[], Any]) -> Any:
+    """`compute()`, a fact of the whole module `tree` that several passes read, computed once per tree (kept beside
+    its node lists; read it, never change it)."""
+    held = _index(tree)[2]
+    if key not in held:
+        held[key] = compute()
+    return held[key]
 
 
 def module_nodes_of(tree: ast.AST, types: type | tuple[type, ...]) -> list:

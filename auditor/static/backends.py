@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from auditor.astnodes import line_span, walk_list
+from auditor.astnodes import line_span, module_fact, module_nodes_of, walk_list
 from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
 from auditor.findings import Finding, as_info
 from auditor.static.astutil import ast_dotted, literal_strings, module_nodes
@@ -1278,11 +1278,16 @@ def opted_in_import_lines(tree: ast.AST) -> set[int]:
     written (policy (k)); a guard on an availability probe (`if is_flash_attn_available():`) is not an option test."""
     if not isinstance(tree, ast.Module):
         return set()
-    top = {a.name.split(".", 1)[0] for n in tree.body if isinstance(n, ast.Import) for a in n.names} | \
-        {n.module.split(".", 1)[0] for n in tree.body if isinstance(n, ast.ImportFrom) and not n.level and n.module}
-    return {stmt.lineno for n in module_nodes(tree) if isinstance(n, ast.If) and _option_test(n.test)
-            for stmt in n.body if isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module
-            and stmt.module.split(".", 1)[0] in top}
+
+    def lines() -> set[int]:
+        top = {a.name.split(".", 1)[0] for n in tree.body if isinstance(n, ast.Import) for a in n.names} | \
+            {n.module.split(".", 1)[0] for n in tree.body if isinstance(n, ast.ImportFrom) and not n.level and n.module}
+        return {stmt.lineno for n in module_nodes_of(tree, ast.If) if _option_test(n.test)
+                for stmt in n.body if isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module
+                and stmt.module.split(".", 1)[0] in top}
+
+    # (read by the backend context and by the gates of the same file: computed once)
+    return module_fact(tree, "opted_in_import_lines", lines)
 
 
 def imports_transfer_to_npu(text: str) -> bool:

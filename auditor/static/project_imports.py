@@ -448,6 +448,10 @@ class ProjectImports:
         self.summaries: dict[str, dict[str, Any]] = {}
         for r in results:
             summary = getattr(r, "summary", None)
+            if summary is None and getattr(r, "error", True) is None:
+                # a file with no worker facts (a Makefile, a Dockerfile) still keeps what a tree pass reads of it
+                # (`kept_fact`), so a warm run reads it no more
+                summary = r.summary = {}
             if isinstance(summary, dict):
                 self.summaries[r.path] = summary
         self.reads = 0                       # files read by the project passes this run (tests, bench)

@@ -3193,24 +3193,34 @@ def _lower_copies(results: list, project: Any) -> int:
 
 
 _RECIPE_NAMERS = re.compile(r"(?:^|/)(?:Makefile|[\w.-]+\.(?:sh|bash|mk))$")
+_PATHS_FACT = "spelled_paths"           # a launch file's or script's words holding a `/` (`_named_recipes`), kept in its summary
+_PATH_WORD = re.compile(rb"[^\s\"'`;|&()<>=]*/[^\s\"'`;|&()<>=]*")
 
 
 def _named_recipes(project: Any, recipes: dict[str, str], copies: tuple[str, ...]) -> set[str]:
     """The copies' recipes (path -> its copy) that a launch file or shell script outside the copies names by their
-    path below the copy's parent folder (`docker build -f groundingsam2/Dockerfile .`)."""
+    path below the copy's parent folder (`docker build -f groundingsam2/Dockerfile .`). What each file spells is kept
+    in its summary: a warm run reads no file for it."""
     from auditor.source import SourceError
     from auditor.static.project_imports import read_counted
 
+    def read(path: Any) -> list[str] | bool:
+        try:
+            text = read_counted(project, path, _CONFIG_BYTES, prefix=True)
+        except (OSError, SourceError):
+            return False
+        return sorted({w.decode("utf-8", "replace") for w in _PATH_WORD.findall(text)})
+
     spelled = {rel: rel[len(copy.rstrip("/").rpartition("/")[0]):].lstrip("/") for rel, copy in recipes.items()}
     out: set[str] = set()
+    summaries = getattr(project, "summaries", {})
     for rel, path in getattr(project, "paths", {}).items():
         if rel.startswith(copies) or not (_LAUNCH_FILE.search(rel) or _RECIPE_NAMERS.search(rel)):
             continue
-        try:
-            text = read_counted(project, path, _CONFIG_BYTES).decode("utf-8", errors="replace")
-        except (OSError, SourceError):
-            continue
-        out.update(recipe for recipe, tail in spelled.items() if tail in text)
+        words = kept_fact(summaries.get(rel), _PATHS_FACT, lambda held: isinstance(held, list) or held is False,
+                          lambda: read(path), getattr(project, "changed", set()), rel)
+        if words:
+            out.update(recipe for recipe, tail in spelled.items() if any(tail in word for word in words))
     return out
 
 
