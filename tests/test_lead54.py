@@ -56,3 +56,15 @@ def test_opted_in_import_lines_are_read_once_per_module(monkeypatch):
     assert backends.opted_in_import_lines(tree) is first
     assert len(calls) == 1
     assert backends.opted_in_import_lines(ast.parse("import torch\nif args.x:\n    from torch import nn\n")) == {3}
+
+
+def test_one_reader_says_which_calls_log_what_they_are_given():
+    # review53: unreached_defs' own regex (`_log_api_usage_once`, `logger_*`) and astutil.MESSAGE_CALLS (`error`,
+    # `exception`, `critical`) were two readers of one idea
+    from auditor.static.astutil import MESSAGE_CALLS, logs_its_arguments
+
+    for name in ("print", "logger.error", "log.exception", "logging.critical", "warnings.warn", "torch._C._log_api_usage_once",
+                 "_log_api_usage", "logger_info", "log_rank_0", "print_rank_0", "warn_once", *MESSAGE_CALLS):
+        assert logs_its_arguments(name), name
+    for name in ("importlib.import_module", "catalog.get", "dialog", "build_model", "registry.get", "blog_post"):
+        assert not logs_its_arguments(name), name

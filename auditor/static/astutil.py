@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 
 from auditor.astnodes import ast_dotted, literal_strings, module_nodes, module_nodes_of, walk_list  # noqa: F401  (re-exported: the passes' import)
@@ -11,6 +12,16 @@ from auditor.astnodes import ast_dotted, literal_strings, module_nodes, module_n
 # what it is given is read only to be shown, and an `if` whose body only calls these decides nothing.
 MESSAGE_CALLS = frozenset({"print", "log", "debug", "info", "warn", "warning", "error", "exception", "critical",
                            "info_once", "warning_once"})
+# Names of the same kind that a call's last part only starts or ends with (`warn_once`, `logger_info`, `log_rank_0`,
+# detectron2's `_log_api_usage`, torch's `_log_api_usage_once`)
+_MESSAGE_NAME = re.compile(r"(?i)^(?:print|warn|info|debug)|(?:^|_)(?:log|logger|logging|warn|warning|usage)(?:_|$)")
+
+
+def logs_its_arguments(call_name: str) -> bool:
+    """Whether a call named `call_name` (dotted or not) shows or logs what it is given: its last part is one of
+    MESSAGE_CALLS or is named like them. What it is given names an event or a message, never a module to load."""
+    last = call_name.rsplit(".", 1)[-1]
+    return last in MESSAGE_CALLS or _MESSAGE_NAME.search(last) is not None
 
 
 def pytest_fixture_name(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:

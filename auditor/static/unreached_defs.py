@@ -66,7 +66,7 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 from auditor.astnodes import is_main_guard, line_span, module_nodes, walk_list
-from auditor.static.astutil import ast_dotted, scope_locals
+from auditor.static.astutil import ast_dotted, logs_its_arguments, scope_locals
 from auditor.static.attribute_sets import false_constant, setting_nodes_by_name
 from auditor.static.backends import as_info
 from auditor.static.project_imports import SHELL_NAME, kept_fact, put_facts
@@ -1044,8 +1044,6 @@ def _dot_split(node: ast.expr) -> bool:
 
 
 _PREFIX = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.$")
-# a call that logs or prints what it is given (`logger.info`, `print`, `_log_api_usage_once`, `warnings.warn`)
-_LOGGING_CALL = re.compile(r"(?i)^(?:print|warn|info|debug)|(?:^|_)(?:log|logger|logging|warn|warning|usage)(?:_|$)")
 
 
 def _module_prefixes(tree: ast.Module) -> list[str]:
@@ -1055,7 +1053,7 @@ def _module_prefixes(tree: ast.Module) -> list[str]:
     # (a string handed to a logging call names an event, not a module: detectron2's `_log_api_usage("modeling.meta_arch."
     # + name)` and `torch._C._log_api_usage_once("detectron2." + identifier)`; tq53c)
     logged = {id(arg) for n in module_nodes(tree) if isinstance(n, ast.Call)
-              and _LOGGING_CALL.search((ast_dotted(n.func) or "").rsplit(".", 1)[-1]) for arg in n.args}
+              and logs_its_arguments(ast_dotted(n.func) or "") for arg in n.args}
     for n in module_nodes(tree):
         if id(n) in logged:
             continue
