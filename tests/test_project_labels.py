@@ -200,7 +200,10 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
                             "test150": 40,
                             "test152": 40,
                             "test153": 40,
+                            "test156": 40,
                             "test151": 40,
+                            "test154": 40,
+                            "test155": 40,
                             "tuned_t15": 40,
                             "tuned_t15d": 40, "tuned_t15f": 40, "tuned_t15s": 40, "tuned_t15u": 40, "tuned_t16d": 40,
                             "tuned_t16f": 40, "tuned_t17h": 40, "tuned_t18f": 40,
@@ -558,7 +561,10 @@ SEVEN_PER_REPOSITORY_DRAWS = [("test65", 1665, 16, 61), ("test67", 1667, 15, 83)
                               ("test150", 1850, 14, 36),
                               ("test152", 1852, 16, 43),
                               ("test153", 1853, 16, 50),
-                              ("test151", 1851, 16, 63)]
+                              ("test151", 1851, 16, 63),
+                              ("test156", 1856, 13, 32),
+                              ("test154", 1854, 15, 54),
+                              ("test155", 1855, 14, 48)]
 
 
 @pytest.mark.parametrize("split, seed, repositories, files", SEVEN_PER_REPOSITORY_DRAWS)
