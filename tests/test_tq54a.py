@@ -63,3 +63,200 @@ def test_host_read_on_a_branch_of_a_step_counter_stays(tmp_path):
     src = WORKSPACE.replace("if (self.epoch % cfg.training.sample_every) == 0:",
                             "if (self.global_step % cfg.training.sample_every) == 0:")
     assert "NPU703" in _codes(tmp_path, src, 'step_log["train_action_mse_error"] = mse.item()')
+
+
+# -- backend switches the tree turns one way only (policy (j); a Vega-style `zeus` library inside an RL framework) --
+
+ZEUS_INIT = '''\
+import os
+
+
+def register_zeus(backend):
+    """Import and register zeus modules automatically."""
+    from zeus.trainer import register_trainer
+    register_trainer(backend)
+
+
+def set_backend(backend="pytorch", device_category="GPU"):
+    if "BACKEND_TYPE" in os.environ:
+        return
+    if device_category is not None:
+        os.environ["DEVICE_CATEGORY"] = device_category
+    if backend == "pytorch":
+        os.environ["BACKEND_TYPE"] = "PYTORCH"
+    elif backend == "tensorflow":
+        os.environ["BACKEND_TYPE"] = "TENSORFLOW"
+    else:
+        raise Exception("backend must be pytorch or tensorflow")
+
+
+def is_torch_backend():
+    """Return whether is pytorch backend or not."""
+    return os.environ.get("BACKEND_TYPE", None) == "PYTORCH"
+
+
+def is_tf_backend():
+    return os.environ.get("BACKEND_TYPE", None) == "TENSORFLOW"
+'''
+TRAINER_INIT = '''\
+def register_trainer(backend):
+    """Import and register trainer automatically."""
+    if backend == "pytorch":
+        from zeus.trainer.trainer_torch import TrainerTorch
+    elif backend == "tensorflow":
+        from zeus.trainer.trainer_tf import TrainerTf
+'''
+TRAINER_TORCH = '''\
+import torch
+
+
+class TrainerTorch:
+    def _init_cuda_setting(self):
+        torch.cuda.manual_seed(self.config.seed)
+'''
+TRAINER_TF = '''\
+import tensorflow as tf
+
+
+class TrainerTf:
+    def build(self):
+        return tf.compat.v1.Session()
+'''
+MODEL_BUILDER = '''\
+import zeus
+
+
+class ModelBuilder:
+    def before_train(self, model):
+        if zeus.is_torch_backend():
+            if self.trainer.use_cuda:
+                model = model.cuda()
+        return model
+'''
+WORKER = '''\
+import os
+import zeus
+
+
+def run_remote_worker(worker_id, worker_path):
+    zeus.register_zeus(os.environ["BACKEND_TYPE"].lower())
+    return worker_id, worker_path
+'''
+DQN_ZEUS = '''\
+from zeus import set_backend, register_zeus
+from zeus.trainer.callbacks.model_builder import ModelBuilder
+
+set_backend(backend="tensorflow", device_category="GPU")
+register_zeus("tensorflow")
+
+
+class DqnZeus:
+    builder = ModelBuilder()
+'''
+
+
+def _zeus_tree(tmp_path, dqn: str = DQN_ZEUS):
+    from tests.static_snippets import write_tree
+
+    return write_tree(tmp_path, {"zeus/__init__.py": ZEUS_INIT, "zeus/trainer/__init__.py": TRAINER_INIT,
+                                 "zeus/trainer/trainer_torch.py": TRAINER_TORCH, "zeus/trainer/trainer_tf.py": TRAINER_TF,
+                                 "zeus/trainer/callbacks/__init__.py": "", "zeus/trainer/callbacks/model_builder.py":
+                                 MODEL_BUILDER, "zeus/trainer/run_remote_worker.py": WORKER,
+                                 "xt/__init__.py": "", "xt/model/__init__.py": "", "xt/model/dqn_zeus.py": dqn})
+
+
+def test_modules_only_an_unselected_backend_arm_imports_are_unreached(tmp_path):
+    from tests.static_snippets import severities_at
+
+    root = _zeus_tree(tmp_path)
+    assert severities_at(root, "zeus/trainer/trainer_torch.py", TRAINER_TORCH, "manual_seed") == {("info", "unreached")}
+    assert severities_at(root, "zeus/trainer/callbacks/model_builder.py", MODEL_BUILDER, "model.cuda()") == \
+        {("info", "unreached")}
+
+
+def test_the_selected_backend_keeps_its_findings(tmp_path):
+    """Control: a model of the tree selects the pytorch backend; its arms run."""
+    from tests.static_snippets import severities_at
+
+    dqn = DQN_ZEUS.replace('set_backend(backend="tensorflow"', 'set_backend(backend="pytorch"')
+    root = _zeus_tree(tmp_path, dqn)
+    assert "unreached" not in {c for _, c in severities_at(root, "zeus/trainer/trainer_torch.py", TRAINER_TORCH,
+                                                           "manual_seed")}
+    assert "unreached" not in {c for _, c in severities_at(root, "zeus/trainer/callbacks/model_builder.py",
+                                                           MODEL_BUILDER, "model.cuda()")}
+
+
+def test_a_switch_nothing_in_the_tree_calls_keeps_its_findings(tmp_path):
+    """Control: a library's own switch that only its users call: no value is known, every arm may run."""
+    from tests.static_snippets import severities_at
+
+    dqn = DQN_ZEUS.replace('set_backend(backend="tensorflow", device_category="GPU")\nregister_zeus("tensorflow")\n', "")
+    root = _zeus_tree(tmp_path, dqn)
+    assert "unreached" not in {c for _, c in severities_at(root, "zeus/trainer/trainer_torch.py", TRAINER_TORCH,
+                                                           "manual_seed")}
+
+
+# -- a package copied with its own licence: its classes the tree never names are unreached (policy (j)) --
+
+ROOT_LICENCE = "MIT License\n\nCopyright (c) 2023 Columbia Artificial Intelligence and Robotics Lab\n\nPermission is hereby granted\n"
+MINGPT_LICENCE = "The MIT License (MIT) Copyright (c) 2020 Andrej Karpathy\n\nPermission is hereby granted\n"
+MINGPT_TRAINER = '''\
+import torch
+
+
+class TrainerConfig:
+    max_epochs = 10
+    learning_rate = 3e-4
+
+    def __init__(self, **kwargs):
+        for k, v in kwargs.items():
+            setattr(self, k, v)
+
+
+class Trainer:
+    def __init__(self, model, train_dataset, config):
+        self.model = model
+        self.device = "cpu"
+        if torch.cuda.is_available():
+            self.device = torch.cuda.current_device()
+            self.model = torch.nn.DataParallel(self.model).to(self.device)
+'''
+LATENT = '''\
+import policy.model.libraries.mingpt.trainer as mingpt_trainer
+
+
+def get_optimizer(model, learning_rate):
+    config = mingpt_trainer.TrainerConfig(learning_rate=learning_rate)
+    return model.configure_optimizers(config)
+'''
+
+
+def _mingpt_tree(tmp_path, licence: str = MINGPT_LICENCE):
+    from tests.static_snippets import write_tree
+
+    root = write_tree(tmp_path, {"policy/__init__.py": "", "policy/model/__init__.py": "",
+                                 "policy/model/libraries/__init__.py": "",
+                                 "policy/model/libraries/mingpt/__init__.py": "",
+                                 "policy/model/libraries/mingpt/trainer.py": MINGPT_TRAINER,
+                                 "policy/model/latent.py": LATENT})
+    (root / "LICENSE").write_text(ROOT_LICENCE)
+    (root / "policy/model/libraries/mingpt/LICENSE").write_text(licence)
+    return root
+
+
+def test_a_class_of_a_package_copied_with_its_licence_that_nothing_builds_is_unreached(tmp_path):
+    from tests.static_snippets import severities_at
+
+    root = _mingpt_tree(tmp_path)
+    assert {s for s, _ in severities_at(root, "policy/model/libraries/mingpt/trainer.py", MINGPT_TRAINER,
+                                        "torch.nn.DataParallel")} == {"info"}
+
+
+def test_a_sub_package_licensed_by_the_tree_itself_keeps_its_findings(tmp_path):
+    """Control: the package's licence names the tree's own holder: a sub-project of the tree, not a copy."""
+    from tests.static_snippets import severities_at
+
+    root = _mingpt_tree(tmp_path, ROOT_LICENCE)
+    assert "unreached" not in {c for _, c in severities_at(root, "policy/model/libraries/mingpt/trainer.py",
+                                                           MINGPT_TRAINER, "torch.nn.DataParallel")}
+
