@@ -260,3 +260,47 @@ def test_a_sub_package_licensed_by_the_tree_itself_keeps_its_findings(tmp_path):
     assert "unreached" not in {c for _, c in severities_at(root, "policy/model/libraries/mingpt/trainer.py",
                                                            MINGPT_TRAINER, "torch.nn.DataParallel")}
 
+
+# -- torch.nn classes of a tuple that only isinstance reads (diffusion_policy's `_init_weights`) --
+
+INIT_WEIGHTS = '''\
+import torch
+import torch.nn as nn
+
+
+class SinusoidalPosEmb(nn.Module):
+    pass
+
+
+class TransformerForDiffusion(nn.Module):
+    def _init_weights(self, module):
+        ignore_types = (nn.Dropout,
+            SinusoidalPosEmb,
+            nn.TransformerEncoderLayer,
+            nn.TransformerEncoder,
+            nn.ModuleList,
+            nn.Sequential)
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)
+        elif isinstance(module, ignore_types):
+            pass
+        else:
+            raise RuntimeError("Unaccounted module {}".format(module))
+'''
+
+
+def _coverage_codes(engine, src: str, needle: str) -> set[str]:
+    from tests.static_snippets import findings_by_line
+
+    found = findings_by_line(engine, src, "diffusion_policy/model/transformer_for_diffusion.py")
+    return {f.code for f in found.get(line_of(src, needle), [])} & {"NPU501", "NPU502"}
+
+
+def test_a_module_class_in_a_tuple_only_isinstance_reads_is_no_use(coverage_engine):
+    assert not _coverage_codes(coverage_engine, INIT_WEIGHTS, "nn.TransformerEncoder,")
+
+
+def test_a_tuple_read_elsewhere_too_is_kept(coverage_engine):
+    """Control: the tuple is also read to build its classes, so the layer may run."""
+    src = INIT_WEIGHTS + "        self.layers = [cls() for cls in ignore_types]\n"
+    assert _coverage_codes(coverage_engine, src, "nn.TransformerEncoder,")

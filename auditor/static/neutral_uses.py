@@ -93,7 +93,31 @@ def _type_reference_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
             sides = [node.left, node.comparators[0]]
             if any(_class_of(a) for a in sides):
                 found += [a for a in sides if isinstance(a, (ast.Attribute, ast.Name)) and not _class_of(a)]
-    return [node_span(n) for n in found]
+    return [node_span(n) for n in found + _type_tuple_elements(tree)]
+
+
+def _type_tuple_elements(tree: ast.AST) -> list[ast.expr]:
+    """The classes of a tuple bound to a local name that only `isinstance` / `issubclass` read (diffusion_policy's
+    `_init_weights`: `ignore_types = (nn.Dropout, SinusoidalPosEmb, nn.TransformerEncoder, ...)` then
+    `elif isinstance(module, ignore_types): pass`; tq54a, heldout70): named as types, as in the test itself."""
+    out: list[ast.expr] = []
+    for fn in module_nodes(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        nodes = walk_list(fn)
+        tuples: dict[str, list[ast.Tuple]] = {}
+        for n in nodes:
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                tuples.setdefault(n.targets[0].id, []).append(n.value)  # type: ignore[arg-type]
+        if not any(len(v) == 1 and isinstance(v[0], ast.Tuple) for v in tuples.values()):
+            continue
+        tested = {id(n.args[1]) for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                  and n.func.id in ("isinstance", "issubclass") and len(n.args) == 2}
+        for name, values in tuples.items():
+            reads = [n for n in nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+            if len(values) == 1 and isinstance(values[0], ast.Tuple) and reads and all(id(n) in tested for n in reads):
+                out += values[0].elts
+    return out
 
 
 _OBJECT_ATTRIBUTES = frozenset({"__str__", "__repr__", "__name__", "__qualname__", "__module__", "__doc__"})
