@@ -304,3 +304,25 @@ def test_a_tuple_read_elsewhere_too_is_kept(coverage_engine):
     """Control: the tuple is also read to build its classes, so the layer may run."""
     src = INIT_WEIGHTS + "        self.layers = [cls() for cls in ignore_types]\n"
     assert _coverage_codes(coverage_engine, src, "nn.TransformerEncoder,")
+
+
+# -- ONNX Runtime providers an `assert` checks a parameter against (CosyVoice2's frontend) --
+
+FRONTEND = '''\
+import onnxruntime
+
+
+class CosyVoiceFrontEnd(object):
+    def __init__(self, campplus_model: str, onnx_provider: str = "CUDAExecutionProvider"):
+        assert onnx_provider in ["CUDAExecutionProvider", "CPUExecutionProvider"], "invalid onnx provider"
+        option = onnxruntime.SessionOptions()
+        self.campplus_session = onnxruntime.InferenceSession(campplus_model, sess_options=option,
+                                                             providers=[onnx_provider])
+'''
+
+
+def test_providers_an_assert_accepts_select_none(tmp_path):
+    codes = run_values_by_line(tmp_path, {"cosyvoice2/cli/frontend.py": FRONTEND}, "cosyvoice2/cli/frontend.py", "code")
+    assert "NPU033" not in codes.get(line_of(FRONTEND, "assert onnx_provider in"), set())
+    # control: the parameter's CUDA default selects the provider the session is given
+    assert "NPU033" in codes.get(line_of(FRONTEND, 'onnx_provider: str = "CUDAExecutionProvider"'), set())
