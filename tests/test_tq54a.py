@@ -326,3 +326,36 @@ def test_providers_an_assert_accepts_select_none(tmp_path):
     assert "NPU033" not in codes.get(line_of(FRONTEND, "assert onnx_provider in"), set())
     # control: the parameter's CUDA default selects the provider the session is given
     assert "NPU033" in codes.get(line_of(FRONTEND, 'onnx_provider: str = "CUDAExecutionProvider"'), set())
+
+
+# -- a lookup of nvidia-smi whose answer nothing reads (xingtian's setup.py) --
+
+SETUP = '''\
+import os
+from subprocess import Popen, PIPE
+from setuptools import find_packages, setup
+
+here = os.path.abspath(os.path.dirname(__file__))
+
+com_smi = Popen(['command -v nvidia-smi'], stdout=PIPE, shell=True)
+com_out = com_smi.communicate()[0].decode("UTF-8")
+allow_gpu = com_out != ""
+
+install_requires = list()
+# if allow_gpu:
+#     install_requires.append("tensorflow-gpu==1.15.0")
+
+setup(name="xingtian", packages=find_packages(), install_requires=install_requires)
+'''
+
+
+def test_a_lookup_of_nvidia_smi_nothing_reads_is_dropped(tmp_path):
+    codes = run_values_by_line(tmp_path, {"setup.py": SETUP}, "setup.py", "code")
+    assert "NPU407" not in codes.get(line_of(SETUP, "command -v nvidia-smi"), set())
+
+
+def test_a_lookup_of_nvidia_smi_that_chooses_a_package_stays(tmp_path):
+    """Control: the answer chooses the TensorFlow build to install."""
+    src = SETUP.replace("# if allow_gpu:\n#     install_requires", "if allow_gpu:\n    install_requires")
+    codes = run_values_by_line(tmp_path, {"setup.py": src}, "setup.py", "code")
+    assert "NPU407" in codes.get(line_of(src, "command -v nvidia-smi"), set())

@@ -280,6 +280,53 @@ def drop_forwarded_env_names(findings: list, tree: ast.AST) -> list:
     return [f for f in findings if not starts_in(f, spans)]
 
 
+# a shell lookup of a command, which runs nothing: `command -v nvidia-smi`, `which nvcc`, `type -p nvidia-smi`
+_LOOKUP = re.compile(r"^\s*(?:command\s+-v|which|type(?:\s+-p)?|hash)\s+\S+\s*$")
+
+
+def _unread_lookups(tree: ast.Module) -> list[tuple[int, int]]:
+    """Line spans of assignments whose value looks an NVIDIA tool up on the PATH (`com_smi = Popen(['command -v
+    nvidia-smi'], stdout=PIPE, shell=True)`) and whose result nothing reads in the end: each name derived from it
+    (`com_out = com_smi.communicate()[0].decode()`, `allow_gpu = com_out != ""`) is read only to derive the next
+    (xingtian's setup.py, whose only use of `allow_gpu` is commented out; tq54a, heldout70)."""
+    out: list[tuple[int, int]] = []
+    scopes = [tree] + [n for n in module_nodes(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for scope in scopes:
+        nodes = list(scope_nodes(scope))
+        assigns = [n for n in nodes if isinstance(n, ast.Assign) and len(n.targets) == 1 and
+                   isinstance(n.targets[0], ast.Name)]
+        for start in assigns:
+            if not any(isinstance(c, ast.Constant) and isinstance(c.value, str) and _LOOKUP.match(c.value)
+                       for c in ast.walk(start.value)):
+                continue
+            names, derived = {start.targets[0].id}, [start]   # type: ignore[union-attr]
+            grew = True
+            while grew:
+                grew = False
+                for a in assigns:
+                    if a not in derived and any(isinstance(x, ast.Name) and x.id in names for x in ast.walk(a.value)):
+                        derived.append(a)
+                        names.add(a.targets[0].id)      # type: ignore[union-attr]
+                        grew = True
+            inside = {id(x) for a in derived for x in ast.walk(a.value)}
+            # (a read anywhere in the module counts: a function may read a module-level name)
+            if not any(isinstance(x, ast.Name) and x.id in names and isinstance(x.ctx, ast.Load) and id(x) not in inside
+                       for x in module_nodes(tree)):
+                out.append(line_span(start))
+    return out
+
+
+def drop_unread_tool_lookups(findings: list, tree: ast.AST) -> list:
+    """Drop NPU407 on a lookup of an NVIDIA tool whose answer nothing reads (`_unread_lookups`): the lookup runs no
+    NVIDIA tool, answers "missing" on Ascend, and nothing differs for it. A lookup whose answer chooses something
+    (`if allow_gpu: install_requires.append("tensorflow-gpu")`) keeps its finding."""
+    if not any(f.name == "nvidia-cli-tool" for f in findings) or not isinstance(tree, ast.Module):
+        return findings
+    spans = _unread_lookups(tree)
+    return [f for f in findings if f.name != "nvidia-cli-tool" or
+            not any(first <= f.line <= last for first, last in spans)] if spans else findings
+
+
 def drop_replaced_autocasts(findings: list, tree: ast.AST) -> list:
     """Drop NPU204 on `torch.autocast` as the target of an assignment (`torch.autocast = ipex_autocast` in IPEX's
     hijacks; pd15, tuned on heldout22): the line replaces the class and opens no mixed-precision region, so there is
