@@ -293,20 +293,20 @@ def _unread_lookups(tree: ast.Module) -> list[tuple[int, int]]:
     scopes = [tree] + [n for n in module_nodes(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     for scope in scopes:
         nodes = list(scope_nodes(scope))
-        assigns = [n for n in nodes if isinstance(n, ast.Assign) and len(n.targets) == 1 and
+        assigns = [(n, n.targets[0].id) for n in nodes if isinstance(n, ast.Assign) and len(n.targets) == 1 and
                    isinstance(n.targets[0], ast.Name)]
-        for start in assigns:
+        for start, first in assigns:
             if not any(isinstance(c, ast.Constant) and isinstance(c.value, str) and _LOOKUP.match(c.value)
                        for c in ast.walk(start.value)):
                 continue
-            names, derived = {start.targets[0].id}, [start]   # type: ignore[union-attr]
+            names, derived = {first}, [start]
             grew = True
             while grew:
                 grew = False
-                for a in assigns:
+                for a, name in assigns:
                     if a not in derived and any(isinstance(x, ast.Name) and x.id in names for x in ast.walk(a.value)):
                         derived.append(a)
-                        names.add(a.targets[0].id)      # type: ignore[union-attr]
+                        names.add(name)
                         grew = True
             inside = {id(x) for a in derived for x in ast.walk(a.value)}
             # (a read anywhere in the module counts: a function may read a module-level name)

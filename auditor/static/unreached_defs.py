@@ -2602,7 +2602,7 @@ def _licensed_copies(project: Any) -> dict[str, str]:
     for folder in packages:
         if any(folder.startswith(found) for found in out):
             continue
-        holder = _licence_holder(root / folder)    # type: ignore[operator]
+        holder = _licence_holder(root / folder)
         if holder is not None and holder != own and own not in holder and holder not in own:
             out[folder] = holder
     return out
