@@ -44,11 +44,12 @@ FACTS: dict[str, int] = {
                           # 4: a launch's script on a continuation line (lead, session 51)
     "triton": 1,          # backends.triton_facts (FORMAT 5)
     "make": 1,            # makefile.note_suppressions: each `make` call's suppression comments (FORMAT 5)
-    "tree": 9,            # project_imports.tree_facts: ops, getattr, hydra, shim; framework (FORMAT 6); 2: choices (t18b); 3: members (pd31)
+    "tree": 10,           # project_imports.tree_facts: ops, getattr, hydra, shim; framework (FORMAT 6); 2: choices (t18b); 3: members (pd31)
                           # 4: members' option-chosen imports, `chosen` (tq43); 5: OneFlow is a framework (tq44b)
                           # 6: members' option-chosen classes, `built` (tq45b); 7: Paddle's toolkits are Paddle (tq46b)
                           # 8: PaddleOCR / PaddleX are Paddle's toolkits too (tq47a)
                           # 9: op builders' JIT loads and the tries around loads, `builds` (tq52b)
+                          # 10: backend switches, their predicates and environment stores, `switches` (tq54a)
     "getattr_own": 1,     # opnamespaces.getattr_own_lines_fact; wrapper (launched.wrapper_fact) (FORMAT 7)
     "quiet": 1,           # shim_graph.quiet_fact (FORMAT 8)
     "ci": 4,              # ci_jobs.ci_fact (FORMAT 9); 2: NVIDIA instance runner labels (t11w); 3: Lightning,

@@ -49,6 +49,7 @@ from auditor.static.neutral_uses import drop_dtype_restores, drop_existence_prob
     drop_host_model_optimizers, drop_namespace_calls, drop_overridden_bases, drop_replaced_autocasts, \
     drop_single_tensor_optimizers, \
     drop_type_references, drop_covered_cudnn_determinism, drop_fake_kernel_dtypes, drop_host_extension_twins, \
+    drop_unread_tool_lookups, \
     drop_module_bindings, drop_versions_after_import, drop_forwarded_env_names, \
     drop_weightless_loader_dtypes, mark_disabled_autocast_devices, drop_disabled_autocast_imports, \
     lower_idle_autocast_decorators, lower_fp32_cuda_autocasts, mark_config_imports, \
@@ -1094,6 +1095,7 @@ class StaticEngine:
             result.findings = drop_namespace_calls(result.findings, tree)   # `torch.ops.Conv2d(...)`: a typo
             result.findings = drop_existence_probes(result.findings, tree)   # `try: torch.float8_e5m2`
             result.findings = drop_forwarded_env_names(result.findings, tree)   # for k in ("NCCL_X", ...): get(k)
+            result.findings = drop_unread_tool_lookups(result.findings, tree)   # `command -v nvidia-smi`, unread
             result.findings = drop_single_tensor_optimizers(result.findings, tree)   # SGD([one_tensor])
             if not rel.endswith(".ipynb.py"):     # a notebook cell is read alone: another cell may place the model
                 result.findings = drop_host_model_optimizers(result.findings, text, tree)   # a model never moved

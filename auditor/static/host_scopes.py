@@ -1226,6 +1226,7 @@ def _throttled_lines(tree: ast.AST) -> set[int]:
     of its loop only (`if i == 0 and finish.any(): logger.warning(..., [x.item() for x in finish.nonzero()])`,
     ChatTTS' generation loop; `_first_turn`) syncs once per loop, comprehension included."""
     lines: set[int] = set()
+    parents: dict[int, ast.AST] | None = None
     for n in module_nodes(tree):
         if isinstance(n, (ast.For, ast.AsyncFor)):
             inner_loops = {line for stmt in n.body for x in walk_list(stmt) if isinstance(x, _LOOPS)
@@ -1238,9 +1239,16 @@ def _throttled_lines(tree: ast.AST) -> set[int]:
             lines.update(line for stmt in n.body for line in node_lines(stmt))
         # (a branch that only reports, `if batch_id % 5 == 0: loss, current = loss.item(), ...; print(...)`, is
         # logging every few steps already: seisbench's training notebooks; tq50b)
-        if not (isinstance(n, ast.If) and (_every_n(n.test) or _report_branch(n) and _every_n(n.test, _REPORT_EVERY))):
+        # (an epoch branch, `self.epoch % 5 == 0`, may count epochs by a small N: `_epoch_branch`)
+        if not (isinstance(n, ast.If) and (_every_n(n.test) or _report_branch(n) and _every_n(n.test, _REPORT_EVERY)
+                                           or _epoch_counters(n.test) and _every_n(n.test, 2))):
             continue
-        logging = _log_interval(n.test) or _report_branch(n)
+        if parents is None and _epoch_counters(n.test):
+            parents = parents_of(tree)
+        epochs = parents is not None and _epoch_branch(n, parents)
+        if not (epochs or _every_n(n.test) or _report_branch(n) and _every_n(n.test, _REPORT_EVERY)):
+            continue
+        logging = _log_interval(n.test) or _report_branch(n) or epochs
         looped: set[int] = set()
         for inner in (x for stmt in n.body for x in walk_list(stmt)):
             if isinstance(inner, _LOOPS) and not _logging_loop(inner) and not (logging and _entries_loop(inner)):
@@ -1250,6 +1258,36 @@ def _throttled_lines(tree: ast.AST) -> set[int]:
                 lines.update(node_lines(inner))
         lines -= looped
     return lines | _periodic_function_lines(tree)
+
+
+# the counter of an epoch loop: `epoch`, `self.epoch`, `cur_epoch`, `local_epoch_idx`
+_EPOCH = re.compile(r"(?i)(?:^|_)epoch(?:_|$)")
+
+
+def _epoch_counters(test: ast.AST) -> set[str]:
+    """The epoch counters of a test's `counter % N` (`self.epoch % cfg.training.sample_every` -> self.epoch)."""
+    return {name for node in walk_list(test) if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod)
+            and (name := ast_dotted(node.left)) and _EPOCH.search(name.rsplit(".", 1)[-1])}
+
+
+def _epoch_branch(branch: ast.If, parents: dict[int, ast.AST]) -> bool:
+    """`if (self.epoch % cfg.training.sample_every) == 0:` right in the epoch loop (`for local_epoch_idx in
+    range(cfg.training.num_epochs):` ending in `self.epoch += 1`; diffusion_policy's workspaces, tq54a): the branch
+    runs once every N epochs, outside the batch loops, so a host read there (`step_log["train_action_mse_error"] =
+    mse.item()` after one sampling run) is one sync per N epochs, as lead decision 56 reads every-N logging. The
+    innermost loop holding the branch must be the epoch loop: its target names an epoch or it steps the counter; a
+    branch inside a batch loop runs on every batch of such an epoch."""
+    counters = _epoch_counters(branch.test)
+    node: ast.AST = branch
+    while counters and id(node) in parents:
+        node = parents[id(node)]
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            return any(isinstance(x, ast.Name) and _EPOCH.search(x.id) for x in walk_list(node.target)) or \
+                any(isinstance(s, ast.AugAssign) and ast_dotted(s.target) in counters for s in node.body)
+        if isinstance(node, (ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return isinstance(node, ast.While) and \
+                any(isinstance(s, ast.AugAssign) and ast_dotted(s.target) in counters for s in node.body)
+    return False
 
 
 def _periodic_function_lines(tree: ast.AST) -> set[int]:

@@ -93,7 +93,31 @@ def _type_reference_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
             sides = [node.left, node.comparators[0]]
             if any(_class_of(a) for a in sides):
                 found += [a for a in sides if isinstance(a, (ast.Attribute, ast.Name)) and not _class_of(a)]
-    return [node_span(n) for n in found]
+    return [node_span(n) for n in found + _type_tuple_elements(tree)]
+
+
+def _type_tuple_elements(tree: ast.AST) -> list[ast.expr]:
+    """The classes of a tuple bound to a local name that only `isinstance` / `issubclass` read (diffusion_policy's
+    `_init_weights`: `ignore_types = (nn.Dropout, SinusoidalPosEmb, nn.TransformerEncoder, ...)` then
+    `elif isinstance(module, ignore_types): pass`; tq54a, heldout70): named as types, as in the test itself."""
+    out: list[ast.expr] = []
+    for fn in module_nodes(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        nodes = walk_list(fn)
+        tuples: dict[str, list[ast.Tuple]] = {}
+        for n in nodes:
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                tuples.setdefault(n.targets[0].id, []).append(n.value)  # type: ignore[arg-type]
+        if not any(len(v) == 1 and isinstance(v[0], ast.Tuple) for v in tuples.values()):
+            continue
+        tested = {id(n.args[1]) for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                  and n.func.id in ("isinstance", "issubclass") and len(n.args) == 2}
+        for name, values in tuples.items():
+            reads = [n for n in nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+            if len(values) == 1 and isinstance(values[0], ast.Tuple) and reads and all(id(n) in tested for n in reads):
+                out += values[0].elts
+    return out
 
 
 _OBJECT_ATTRIBUTES = frozenset({"__str__", "__repr__", "__name__", "__qualname__", "__module__", "__doc__"})
@@ -254,6 +278,53 @@ def drop_forwarded_env_names(findings: list, tree: ast.AST) -> list:
     if not spans:
         return findings
     return [f for f in findings if not starts_in(f, spans)]
+
+
+# a shell lookup of a command, which runs nothing: `command -v nvidia-smi`, `which nvcc`, `type -p nvidia-smi`
+_LOOKUP = re.compile(r"^\s*(?:command\s+-v|which|type(?:\s+-p)?|hash)\s+\S+\s*$")
+
+
+def _unread_lookups(tree: ast.Module) -> list[tuple[int, int]]:
+    """Line spans of assignments whose value looks an NVIDIA tool up on the PATH (`com_smi = Popen(['command -v
+    nvidia-smi'], stdout=PIPE, shell=True)`) and whose result nothing reads in the end: each name derived from it
+    (`com_out = com_smi.communicate()[0].decode()`, `allow_gpu = com_out != ""`) is read only to derive the next
+    (xingtian's setup.py, whose only use of `allow_gpu` is commented out; tq54a, heldout70)."""
+    out: list[tuple[int, int]] = []
+    scopes = [tree] + [n for n in module_nodes(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for scope in scopes:
+        nodes = list(scope_nodes(scope))
+        assigns = [(n, n.targets[0].id) for n in nodes if isinstance(n, ast.Assign) and len(n.targets) == 1 and
+                   isinstance(n.targets[0], ast.Name)]
+        for start, first in assigns:
+            if not any(isinstance(c, ast.Constant) and isinstance(c.value, str) and _LOOKUP.match(c.value)
+                       for c in ast.walk(start.value)):
+                continue
+            names, derived = {first}, [start]
+            grew = True
+            while grew:
+                grew = False
+                for a, name in assigns:
+                    if a not in derived and any(isinstance(x, ast.Name) and x.id in names for x in ast.walk(a.value)):
+                        derived.append(a)
+                        names.add(name)
+                        grew = True
+            inside = {id(x) for a in derived for x in ast.walk(a.value)}
+            # (a read anywhere in the module counts: a function may read a module-level name)
+            if not any(isinstance(x, ast.Name) and x.id in names and isinstance(x.ctx, ast.Load) and id(x) not in inside
+                       for x in module_nodes(tree)):
+                out.append(line_span(start))
+    return out
+
+
+def drop_unread_tool_lookups(findings: list, tree: ast.AST) -> list:
+    """Drop NPU407 on a lookup of an NVIDIA tool whose answer nothing reads (`_unread_lookups`): the lookup runs no
+    NVIDIA tool, answers "missing" on Ascend, and nothing differs for it. A lookup whose answer chooses something
+    (`if allow_gpu: install_requires.append("tensorflow-gpu")`) keeps its finding."""
+    if not any(f.name == "nvidia-cli-tool" for f in findings) or not isinstance(tree, ast.Module):
+        return findings
+    spans = _unread_lookups(tree)
+    return [f for f in findings if f.name != "nvidia-cli-tool" or
+            not any(first <= f.line <= last for first, last in spans)] if spans else findings
 
 
 def drop_replaced_autocasts(findings: list, tree: ast.AST) -> list:

@@ -254,6 +254,12 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
                 spans = cuda_class_spans(tree)     # class_twins: CUDA-named classes (`GPUWorker`), with findings
                 if spans:
                     out[TREE]["cuda_classes"] = spans
+            if isinstance(tree, ast.Module) and (b"environ" in data or b"backend" in data):
+                from auditor.static.backend_switches import switch_fact
+
+                switches = switch_fact(tree)     # backend switches (unreached_defs; tq54a)
+                if switches:
+                    out[TREE]["switches"] = switches
             if isinstance(tree, ast.Module):
                 from auditor.static.cuda_helpers import cuda_defs_fact, nccl_aware_defs
 

@@ -9,7 +9,8 @@ three distinct `*ExecutionProvider` names or more, one of them not NVIDIA's; a l
 what a session is given). t11z (tuned on facefusion): a dict whose VALUES are the providers (an option name -> EP
 table) and a `Literal[...]` type of provider names are catalogues too. t16e (tuned on onnxruntime-genai): the list of
 a command-line option's `choices` is one as well (the option the user sets selects); tq39: with two names already
-(CUDA's and the CPU's), since choices offer and never select."""
+(CUDA's and the CPU's), since choices offer and never select; tq54a: so is the list an `assert x in [...]` checks a
+parameter against."""
 from __future__ import annotations
 
 import ast
@@ -49,6 +50,12 @@ def _choice_lists(tree: ast.AST) -> set[int]:
             reads[node.id] = reads.get(node.id, 0) + 1
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             bound.setdefault(node.targets[0].id, []).append(node.value)
+        elif isinstance(node, ast.Assert):
+            # the values a parameter is checked against (CosyVoice2's `assert onnx_provider in
+            # ['CUDAExecutionProvider', 'CPUExecutionProvider']`; tq54a, heldout70): accepted, as choices are
+            inline.update(id(c) for n in ast.walk(node.test) if isinstance(n, ast.Compare)
+                          for op, c in zip(n.ops, n.comparators)
+                          if isinstance(op, (ast.In, ast.NotIn)) and isinstance(c, (ast.List, ast.Tuple, ast.Set)))
     for name, count in choice_reads.items():
         values = bound.get(name, [])
         if count == reads.get(name) and len(values) == 1 and isinstance(values[0], (ast.List, ast.Tuple)):
@@ -61,7 +68,7 @@ def catalogue_points(tree: ast.AST) -> set[tuple[int, int]]:
     out: set[tuple[int, int]] = set()
     choices = _choice_lists(tree)
     for node in module_nodes(tree):
-        if isinstance(node, (ast.List, ast.Tuple)) and id(node) in choices:
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)) and id(node) in choices:
             # an option's choices offer the providers whatever their number: two are a catalogue too (tq39, tuned on
             # heldout42's wetts `--providers` with `choices=["CUDAExecutionProvider", "CPUExecutionProvider"]`,
             # default CPU); the option's `default=` (or the user) selects, and a CUDA default keeps its finding

@@ -62,6 +62,7 @@ import re
 import sys
 from dataclasses import replace
 from pathlib import Path
+from collections import Counter
 from collections.abc import Callable, Collection
 from typing import Any
 
@@ -2563,6 +2564,48 @@ def _checkout_folders(project: Any) -> tuple[str, ...]:
 _CREDITED_NOTE = ("nothing this tree runs reaches it: `{}` holds a copy of the {} repository, which this tree's README "
                   "credits as code it builds on, of which this tree imports or runs only part; port it if you run that "
                   "program")
+_LICENSED_NOTE = ("nothing this tree runs reaches it: `{}` is a copy of another project's package, carried with its own "
+                  "licence ({}'s, not this tree's), of which this tree imports or runs only part; port it if you run it")
+# the holder a licence's copyright line names: "The MIT License (MIT) Copyright (c) 2020 Andrej Karpathy"
+_COPYRIGHT = re.compile(r"(?im)copyright\s*(?:\(c\)|©)?\s*(?:\d{4}(?:\s*[-,]\s*\d{4})*)?[\s,]*([^\n]{3,80})$")
+
+
+def _licence_holder(folder: Path) -> str | None:
+    """The copyright holder of a folder's licence file (read on disk: discovery lists no licence), None without."""
+    try:
+        names = sorted(p.name for p in folder.iterdir() if p.is_file() and _LICENCE.match(p.name))
+        text = (folder / names[0]).read_bytes()[:4096].decode("utf-8", errors="replace") if names else ""
+    except OSError:
+        return None
+    found = _COPYRIGHT.search(text)
+    holder = found.group(1).strip().rstrip(".").strip() if found else ""
+    return re.sub(r"\s+", " ", holder).casefold() or None
+
+
+def _licensed_copies(project: Any) -> dict[str, str]:
+    """Package folders below the root that carry a licence of their own naming another copyright holder than the
+    root's licence (tq54a, heldout70: minGPT's MIT licence, "Copyright (c) 2020 Andrej Karpathy", in UMI's
+    `diffusion_policy/model/bet/libraries/mingpt/`, beside the root's "Copyright (c) 2023 Columbia Artificial
+    Intelligence and Robotics Lab"): another project's package, copied with the licence that project's terms ask to
+    keep (policy (j)); folder -> the holder. A sub-project of the tree's own (an app's `server/` with its licence,
+    review51 item 9) names the tree's holder; a tree without a root licence names none to compare, so nothing is read."""
+    root = _tree_root(project)
+    own = _licence_holder(root) if root is not None else None
+    if own is None:
+        return {}
+    paths = getattr(project, "paths", {})
+    packages = sorted(rel.removesuffix("__init__.py") for rel in paths if rel.endswith("/__init__.py")
+                      and not any(p in _BENCH_FOLDERS for p in rel.split("/")[:-1]))
+    out: dict[str, str] = {}
+    for folder in packages:
+        if any(folder.startswith(found) for found in out):
+            continue
+        holder = _licence_holder(root / folder)
+        if holder is not None and holder != own and own not in holder and holder not in own:
+            out[folder] = holder
+    return out
+
+
 _READMES = ("README.md", "README.rst", "README.txt", "README")
 _README_BYTES = 1 << 18
 _GITHUB_REPO = re.compile(r"github\.com/[\w.-]+/([\w.-]+?)(?:\.git)?(?=[)\]\s\"'#>]|/?$|/?[)\]\s\"'>])")
@@ -3082,7 +3125,8 @@ def apply_unreached_defs(results: list, project: Any) -> int:
     host_note, entries = _host(results, project)
     if not host_note:
         return _lower_copies(results, project) + _lower_stale_duplicates(results, project) + \
-            lower_unnamed_guarded_uses(results, project) + _lower_passed_programs(results, project)
+            lower_unnamed_guarded_uses(results, project) + _lower_passed_programs(results, project) + \
+            _lower_unselected_backends(results, project)
     app = host_note == _APP_NOTE
     # (an application's copied checkouts run only as far as its entries import them, as in any other tree: AnyDoor's
     # DINOv2 checkout, whose evaluation and training programs nothing imports; tq51c)
@@ -3143,6 +3187,10 @@ def _lower_copies(results: list, project: Any) -> int:
     credited = {folder: name for folder, name in _credited_copies(project).items()
                 if not any(folder.startswith(c) or c.startswith(folder) for c in copies)}
     copies = {**copies, **{folder: folder.rstrip("/") for folder in credited}}
+    licensed = {folder: name for folder, name in _licensed_copies(project).items()
+                if not any(folder.startswith(c) or c.startswith(folder) for c in copies)}
+    copies = {**copies, **licensed}
+    credited = {**credited, **licensed}
     if not copies or not any(r.findings for r in results if r.path.endswith(".py") and r.path.startswith(tuple(copies))):
         return 0
     entries = _copy_entries(project, copies, credited)
@@ -3178,7 +3226,9 @@ def _lower_copies(results: list, project: Any) -> int:
     for rel in spans:
         copy = _copy_of(rel, copies) or ""
         name = copies.get(copy, "")
-        if copy in credited:
+        if copy in licensed:
+            note, name = _LICENSED_NOTE, licensed[copy]
+        elif copy in credited:
             note, name = _CREDITED_NOTE, credited[copy]
         elif copy in roots:
             note = _SOURCE_ROOT_NOTE
@@ -3444,3 +3494,157 @@ def _lower_spans(results: list, facts: dict[str, dict[str, Any]], spans: dict[st
                 r.findings[i] = as_info(finding, _CONTEXT, note)
                 lowered += 1
     return lowered
+
+
+# tq54a: backends a switch never selects (auditor/static/backend_switches.py; heldout70's xingtian: Vega's `zeus`)
+_BACKEND_NOTE = ("nothing this tree runs reaches it: `{}` selects a backend by name, and every call in the tree selects "
+                 "{}; port it if you run the other backend")
+_BACKEND_MODULE_NOTE = ("nothing this tree runs reaches it: only arms of backend switches that the tree never selects "
+                        "import this module; port it if you run the other backend")
+_ROUNDS = 8         # the fixed point's rounds: a value handed through a setter, the environment and a forwarder
+
+
+def _lower_unselected_backends(results: list, project: Any) -> int:
+    """Findings in the arms of backend switches that every call of the tree turns the other way, in the branches of
+    their predicates that never run, and in the modules only such arms import (backend_switches), lowered to info
+    (policy (j)). Read from the files' tree facts; only the files naming a switch or a predicate are read again
+    (`_Sources`, kept in their summaries). The count lowered."""
+    from auditor.static.backend_switches import switch_uses
+    from auditor.static.module_paths import absolute_module, module_names
+    from auditor.static.project_imports import held_tree
+
+    python = [rel for rel in getattr(project, "paths", {}) if rel.endswith(".py")]
+    held = {rel: found for rel in python if (found := (held_tree(project, rel) or {}).get("switches"))}
+    defs = {d[0]: (rel, d) for rel, found in held.items() for d in found.get("defs", ())}
+    if not defs:
+        return 0
+    preds = {p[0]: (p[1], p[2]) for found in held.values() for p in found.get("preds", ())}
+    sources = _Sources(project)
+    switches: dict[str, list[Any]] = {name: d[:4] for name, (_, d) in defs.items()}
+    calls: dict[str, list[tuple[str, list[Any]]]] = {}
+    todo, seen = list(switches), set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        spec = switches[name]
+        for rel in python:
+            if not sources.has(rel, name):
+                continue
+            for call in sources.memo(rel, f"switch:{name}", spec, lambda tree: switch_uses(tree, [spec], [])["calls"]):
+                calls.setdefault(name, []).append((rel, call))
+                if call[2] == "fwd" and call[3] not in switches:
+                    switches[call[3]] = [call[3], *call[4:7]]
+                    todo.append(call[3])
+    arms: dict[str, list[tuple[str, int, int]]] = {}    # file -> (predicate or !predicate, first, last)
+    imports: dict[str, list[list[Any]]] = {}
+    names = sorted(preds)
+    for rel in python:
+        if rel in held or any(sources.has(rel, p) for p in names):
+            uses = sources.memo(rel, "switch_arms", names, lambda tree: switch_uses(tree, [], names))
+            arms[rel] = [tuple(a) for a in uses["arms"]]
+            imports[rel] = uses["imports"]
+    values, env = _switch_values(defs, switches, calls, held, preds)
+    dead: dict[str, list[tuple[int, int]]] = {}
+    why: dict[str, str] = {}
+    for name, (rel, d) in defs.items():
+        known = values.get(name) or set()
+        for value, first, last in d[4] if known else ():
+            if value not in known:
+                dead.setdefault(rel, []).append((first, last))
+                why[f"{rel}:{first}"] = _BACKEND_NOTE.format(name, " / ".join(sorted(map(repr, known))))
+    for rel, listed in arms.items():
+        for pred, first, last in listed:
+            key, value = preds[pred.lstrip("!")]
+            seen_values = env.get(key)
+            if seen_values and (value not in seen_values if not pred.startswith("!") else seen_values == {value}):
+                dead.setdefault(rel, []).append((first, last))
+                why[f"{rel}:{first}"] = _BACKEND_NOTE.format(pred.lstrip("!"), " / ".join(sorted(map(repr, seen_values))))
+    if not dead:
+        return 0
+    modules = module_names(python)
+    files = {name: rel for rel, name in modules.items()}
+
+    def targets(rel: str, level: int, module: str, imported: list[str]) -> set[str]:
+        base = absolute_module(module, level, modules.get(rel, ""), rel.endswith("__init__.py"))
+        found = {files[f"{base}.{n}"] for n in imported if f"{base}.{n}" in files}
+        return found or ({files[base]} if base in files else set())
+
+    dead_imports: dict[str, Counter] = {}
+    for rel, found_spans in dead.items():
+        for line, level, module, imported in imports.get(rel, ()):
+            if any(first <= line <= last for first, last in found_spans):
+                for target in targets(rel, level, module, imported):
+                    dead_imports.setdefault(rel, Counter())[target] += 1
+    candidates = {t for counted in dead_imports.values() for t in counted}
+    importers: dict[str, Counter] = {}
+    for rel in python:
+        for load in (project.facts(rel) or {}).get("load", ()):
+            spelled = str(load[0])
+            module = spelled.lstrip(".")
+            for target in targets(rel, len(spelled) - len(module), module, list(load[1] or ())) & candidates:
+                importers.setdefault(target, Counter())[rel] += 1
+    unrun: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for target in candidates - unrun:
+            if (project.facts(target) or {}).get("main"):
+                continue
+            if all(by in unrun or dead_imports.get(by, Counter())[target] >= n for by, n in importers.get(target, {}).items()):
+                unrun.add(target)
+                changed = True
+    spans = {rel: list(found) for rel, found in dead.items()}
+    notes = {}
+    for rel in unrun:
+        spans[rel] = [(1, _END)]
+        notes[rel] = _BACKEND_MODULE_NOTE
+    for rel, found in dead.items():
+        if rel not in unrun:
+            notes[rel] = next(why[k] for k in why if k.startswith(f"{rel}:"))
+    return _lower_spans(results, {rel: {} for rel in spans}, spans, notes, set())
+
+
+def _switch_values(defs: dict[str, tuple[str, list[Any]]], switches: dict[str, list[Any]],
+                   calls: dict[str, list[tuple[str, list[Any]]]], held: dict[str, dict[str, Any]],
+                   preds: dict[str, tuple[str, str]]) -> tuple[dict[str, set[str] | None], dict[str, set[str] | None]]:
+    """The values each switch (and forwarder) receives and each environment variable holds, to a fixed point from
+    the calls and stores the selected arms run; None where unknown (a call with another value, no call at all, a
+    store of a computed value)."""
+    values: dict[str, set[str] | None] = {name: set() for name in switches}
+    env: dict[str, set[str] | None] = {}
+    for _ in range(_ROUNDS):
+        old = (repr(values), repr(env))
+        env = {}
+        for rel, found in held.items():
+            for key, value, line in found.get("stores", ()):
+                if _in_dead_arm(defs, values, rel, line):
+                    continue
+                stored = env.get(key, set())
+                env[key] = None if value is None or stored is None else stored | {value}
+        for name in switches:
+            got: set[str] | None = set()
+            for rel, call in calls.get(name, ()) or [("", [name, 0, "?"])]:
+                if got is None or _in_dead_arm(defs, values, rel, call[1]):
+                    continue
+                kind = call[2]
+                more = {call[3]} if kind == "c" else \
+                    env.get(call[3]) if kind == "env" else values.get(call[3]) if kind == "fwd" else None
+                if more is not None and kind == "env" and call[4]:
+                    more = {getattr(v, call[4])() for v in more}
+                got = None if more is None else got | more
+            values[name] = got
+        if (repr(values), repr(env)) == old:
+            break
+    return values, env
+
+
+def _in_dead_arm(defs: dict[str, tuple[str, list[Any]]], values: dict[str, set[str] | None], rel: str,
+                 line: int) -> bool:
+    for name, (where, d) in defs.items():
+        known = values.get(name)
+        if where == rel and known is not None and \
+                any(first <= line <= last and value not in known for value, first, last in d[4]):
+            return True
+    return False
