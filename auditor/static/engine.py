@@ -24,7 +24,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from auditor.astnodes import line_span, node_lines, walk_list
 from auditor.findings import FileError, FileResult, Finding, without_fix
 from auditor.project import analyze_project_file, project_kind
-from auditor.project.cuda_source import KERNEL_RE, cxx_name_lines, describe, inventory, plain_cpp_header
+from auditor.project.cuda_source import KERNEL_RE, cxx_name_lines, describe, inventory, no_code, plain_cpp_header
 from auditor.project.shell import lower_ascend_engine_starts
 from auditor.rules import Rule, SymbolDetail
 from auditor.static.vendor_dispatch import _MAX_BYTES as VENDOR_MAX_BYTES, RULE as VENDOR_RULE, \
@@ -864,6 +864,8 @@ class StaticEngine:
                 finding = self._finding(RawHit(file_rule, None, name), rel, 1, 1, 1, 1)  # type: ignore[arg-type]
                 if name.endswith(".cuh") and plain_cpp_header(data.decode("utf-8", errors="replace")):
                     return result       # a header with no CUDA in it (an enum, `#include <string>`): plain C++
+                if name.endswith((".cu", ".cuh")) and no_code(data.decode("utf-8", errors="replace")):
+                    return result       # comments, includes and an empty namespace only: nothing to port
                 if name.endswith((".cu", ".cuh")):
                     inv = inventory(data.decode("utf-8", errors="replace"), header=name.endswith(".cuh"))
                     line = inv.pop("first_kernel_line")

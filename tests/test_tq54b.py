@@ -1,0 +1,108 @@
+"""tq54b (session 54; TUNED on heldout70's trees 3, 7, 8): CUDA sources beside their HIP twins, CUDA sources with no
+code, a Makefile's CUDA arm beside its HIP arm, float64 in host smoke tests, a probe that only picks a checkpoint's
+`map_location`, probes in tests marked skip, an app's own package read as a copy. Each shape on code like the trees it
+came from, beside a control that keeps its finding."""
+from __future__ import annotations
+
+from tests.static_snippets import dedented_tree, severity_at
+
+_LICENCE = "/* Copyright 2023 the authors. Licensed under the Apache License, Version 2.0. */\n"
+_CUDA_KERNEL = _LICENCE + """
+#include "ops/reverse.h"
+#include "utils/cuda_helper.h"
+
+namespace Engine {
+__global__ void reverse_forward_kernel(float const *in_ptr, float *out_ptr, long n) {
+  CUDA_KERNEL_LOOP(i, n) { out_ptr[i] = in_ptr[n - 1 - i]; }
+}
+}; // namespace Engine
+"""
+_HIP_KERNEL = _LICENCE + """
+#include "ops/reverse.h"
+#include "utils/hip_helper.h"
+#include <hip/hip_runtime.h>
+
+namespace Engine {
+__global__ void reverse_forward_kernel(float const *in_ptr, float *out_ptr, long n) {
+  CUDA_KERNEL_LOOP(i, n) { out_ptr[i] = in_ptr[n - 1 - i]; }
+}
+}; // namespace Engine
+"""
+_COMMON_OP = _LICENCE + """
+#include "ops/reverse.h"
+
+namespace Engine {
+Reverse::Reverse(int axis) : axis(axis) {}
+}; // namespace Engine
+"""
+
+
+def test_cuda_source_beside_its_hip_twin_is_one_member_of_a_per_backend_set(tmp_path):
+    found = dedented_tree(tmp_path, {"src/ops/reverse.cu": _CUDA_KERNEL, "src/ops/reverse.cpp": _HIP_KERNEL,
+                                     "src/ops/reverse.cc": _COMMON_OP})
+    assert severity_at(found, "src/ops/reverse.cu", _CUDA_KERNEL, "__global__")["NPU372"] == "info"
+
+
+def test_cuda_source_beside_plain_cpp_of_the_same_stem_keeps_its_error(tmp_path):
+    found = dedented_tree(tmp_path, {"src/ops/reverse.cu": _CUDA_KERNEL, "src/ops/reverse.cc": _COMMON_OP,
+                                     "src/ops/reverse.cpp": _COMMON_OP})
+    assert severity_at(found, "src/ops/reverse.cu", _CUDA_KERNEL, "__global__")["NPU372"] == "error"
+
+
+def test_cuda_sources_with_no_code_are_not_reported(tmp_path):
+    empty_namespace = _LICENCE + '\n#include "ops/mean.h"\n#include "utils/cuda_helper.h"\n\nnamespace Engine {}; // namespace Engine\n'
+    found = dedented_tree(tmp_path, {"tests/ops/tanh_test.cu": "", "src/ops/mean.cu": empty_namespace,
+                                     "src/ops/reverse.cu": _CUDA_KERNEL})
+    assert not any(path in ("tests/ops/tanh_test.cu", "src/ops/mean.cu") for path, _ in found)
+    assert severity_at(found, "src/ops/reverse.cu", _CUDA_KERNEL, "__global__")["NPU372"] == "error"
+
+
+def test_cuda_source_with_one_declaration_is_still_code(tmp_path):
+    declared = '#include <cuda_runtime.h>\n\nnamespace Engine {\ncudaStream_t default_stream();\n}\n'
+    found = dedented_tree(tmp_path, {"src/runtime/stream.cu": declared})
+    assert "NPU372" in found[("src/runtime/stream.cu", 1)]
+
+
+_PER_BACKEND_MK = (
+    "ifndef CUDA_HOME\n"
+    "CUDA_HOME = $(patsubst %/bin/nvcc,%,$(shell which nvcc | head -1))\n"
+    "endif\n"
+    "\n"
+    "FF_CUDA_SRC += $(shell find $(FF_HOME)/src/ops/ -name '*.cu')\\\n"
+    "\t\t$(shell find $(FF_HOME)/src/runtime/ -name '*.cu')\n"
+    "\n"
+    "FF_HIP_SRC += $(shell find $(FF_HOME)/src/ops/ -name '*.cpp')\\\n"
+    "\t\t$(shell find $(FF_HOME)/src/runtime/ -name '*.cpp')\n"
+    "\n"
+    "NVCC_FLAGS\t+= -std=c++17\n"
+    "HIPCC_FLAGS     += -std=c++17\n"
+    "\n"
+    "ifeq ($(strip $(USE_CUDA)),1)\n"
+    "CC_FLAGS\t+= -DFF_USE_CUDA\n"
+    "NVCC_FLAGS\t+= -DFF_USE_CUDA\n"
+    "LD_FLAGS\t+= -lcudnn -lcublas -L$(CUDA_HOME)/lib64\n"
+    "endif\n"
+    "\n"
+    "ifeq ($(strip $(USE_HIP)),1)\n"
+    "CC_FLAGS\t+= -DFF_USE_HIP_ROCM\n"
+    "HIPCC_FLAGS\t+= -DFF_USE_HIP_ROCM\n"
+    "LD_FLAGS\t+= -lMIOpen -lhipblas\n"
+    "endif\n"
+)
+
+
+def test_makefile_cuda_arm_beside_a_hip_arm_is_one_member_of_a_per_backend_build(tmp_path):
+    found = dedented_tree(tmp_path, {"engine.mk": _PER_BACKEND_MK})
+    assert found[("engine.mk", 5)]["NPU338"] == "info"       # FF_CUDA_SRC (beside FF_HIP_SRC)
+    assert found[("engine.mk", 6)]["NPU338"] == "info"       # its continuation line
+    assert found[("engine.mk", 11)]["NPU338"] == "info"      # NVCC_FLAGS (beside HIPCC_FLAGS)
+    assert found[("engine.mk", 16)]["NPU338"] == "info"      # inside ifeq USE_CUDA (beside ifeq USE_HIP)
+    assert found[("engine.mk", 2)]["NPU062"] == "error"      # CUDA_HOME from `which nvcc`: outside both arms
+
+
+def test_makefile_with_only_a_cuda_build_keeps_its_errors(tmp_path):
+    # the second arm switches an option, not a backend (`USE_AVX`, `AVX_SRC`, `AVXCC_FLAGS`): no per-backend build
+    cuda_only = _PER_BACKEND_MK.replace("HIP", "AVX").replace("-lMIOpen -lhipblas", "-lm")
+    found = dedented_tree(tmp_path, {"engine.mk": cuda_only})
+    assert found[("engine.mk", 5)]["NPU338"] == "error"
+    assert found[("engine.mk", 11)]["NPU338"] == "error"
