@@ -1,6 +1,6 @@
 """tq54b (session 54; TUNED on heldout70's trees 3, 7, 8): CUDA sources beside their HIP twins, CUDA sources with no
 code, a Makefile's CUDA arm beside its HIP arm, float64 in host smoke tests, a probe that only picks a checkpoint's
-`map_location`, probes in tests marked skip, an app's own package read as a copy. Each shape on code like the trees it
+`map_location`, an app's own package read as a copy. Each shape on code like the trees it
 came from, beside a control that keeps its finding."""
 from __future__ import annotations
 
@@ -106,3 +106,59 @@ def test_makefile_with_only_a_cuda_build_keeps_its_errors(tmp_path):
     found = dedented_tree(tmp_path, {"engine.mk": cuda_only})
     assert found[("engine.mk", 5)]["NPU338"] == "error"
     assert found[("engine.mk", 11)]["NPU338"] == "error"
+
+
+_SMOKE_MAIN = """
+    import numpy as np
+    import torch
+    import torch.nn as nn
+
+
+    class SwinUNet(nn.Module):
+        def __init__(self, params):
+            super().__init__()
+            self.conv = nn.Conv2d(3, params["class_num"], 1)
+
+        def forward(self, x):
+            return self.conv(x)
+
+
+    if __name__ == "__main__":
+        net = SwinUNet({"class_num": 2})
+        net.double()
+        x = np.random.rand(4, 3, 224, 224)
+        xt = torch.from_numpy(x)
+        y = net(xt)
+        print(y.shape)
+"""
+_SMOKE_TEST = """
+    import numpy as np
+    import torch
+    from pymic.net.net3d.unet3d import UNet3D
+
+
+    def test_unet3d():
+        params = {"in_chns": 4, "class_num": 2}
+        Net = UNet3D(params)
+        Net = Net.double()
+        xt = torch.from_numpy(np.random.rand(4, 4, 96, 96, 96))
+        print(Net(xt).shape)
+"""
+
+
+def test_float64_in_host_smoke_tests_is_not_reported(tmp_path):
+    found = dedented_tree(tmp_path, {"pymic/net/swinunet.py": _SMOKE_MAIN, "pymic/test/test_net3d.py": _SMOKE_TEST})
+    assert "NPU208" not in severity_at(found, "pymic/net/swinunet.py", _SMOKE_MAIN, "net.double()")
+    assert "NPU208" not in severity_at(found, "pymic/test/test_net3d.py", _SMOKE_TEST, "Net.double()")
+
+
+def test_float64_in_a_smoke_test_that_moves_the_network_is_reported(tmp_path):
+    placed = _SMOKE_MAIN.replace("        net.double()\n", "        net.double()\n        net = net.to(\"cuda\")\n")
+    found = dedented_tree(tmp_path, {"pymic/net/swinunet.py": placed})
+    assert "NPU208" in severity_at(found, "pymic/net/swinunet.py", placed, "net.double()")
+
+
+def test_float64_in_a_test_handed_a_fixture_is_reported(tmp_path):
+    fixture = _SMOKE_TEST.replace("def test_unet3d():", "def test_unet3d(device):")
+    found = dedented_tree(tmp_path, {"pymic/test/test_net3d.py": fixture})
+    assert "NPU208" in severity_at(found, "pymic/test/test_net3d.py", fixture, "Net.double()")

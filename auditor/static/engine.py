@@ -53,6 +53,7 @@ from auditor.static.neutral_uses import drop_dtype_restores, drop_existence_prob
     drop_weightless_loader_dtypes, mark_disabled_autocast_devices, drop_disabled_autocast_imports, \
     lower_idle_autocast_decorators, lower_fp32_cuda_autocasts, mark_config_imports, \
     lower_loaded_driver_calls, lower_enabled_cuda_autocasts, drop_host_save_dtypes, drop_cast_host_float64, \
+    drop_host_smoke_float64, \
     lower_parallel_type_tests, drop_ort_buffer_dtypes, lower_host_only_extensions
 from auditor.static.provider_catalogues import drop_provider_catalogues
 from auditor.static.chosen_members import lower_cluster_environs, lower_named_members
@@ -1121,6 +1122,7 @@ class StaticEngine:
             result.findings = drop_host_conversion_hints(result.findings, rel, text)   # convert_*.py, no device
             result.findings = drop_host_save_dtypes(result.findings, tree, text)   # built, saved, host only
             result.findings = drop_cast_host_float64(result.findings, tree)   # `self.m(C).type(torch.float32)`
+            result.findings = drop_host_smoke_float64(result.findings, tree)   # `net.double()` in a host smoke test
             result.findings = drop_storage_casts(result.findings, tree, text)   # `sd = {k: v.half()}` -> save_file(sd)
             result.findings = drop_provider_arm_devices(result.findings, tree, text)   # ORT's provider named
             result.findings = lower_ort_only(result.findings, text)   # "cuda" picks an ORT provider (falls back)
