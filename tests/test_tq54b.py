@@ -162,3 +162,127 @@ def test_float64_in_a_test_handed_a_fixture_is_reported(tmp_path):
     fixture = _SMOKE_TEST.replace("def test_unet3d():", "def test_unet3d(device):")
     found = dedented_tree(tmp_path, {"pymic/test/test_net3d.py": fixture})
     assert "NPU208" in severity_at(found, "pymic/test/test_net3d.py", fixture, "Net.double()")
+
+
+_SCORING = """
+    import copy
+
+    import torch
+
+
+    class EpistemicScoring:
+        def __init__(self, model):
+            self.model = model
+            self.device = "cuda" if torch.cuda.is_available() else "cpu"
+
+        def _load_model(self, network, model_file):
+            model = copy.deepcopy(network)
+            if torch.cuda.is_available():
+                checkpoint = torch.load(model_file)
+            else:
+                checkpoint = torch.load(model_file, map_location=torch.device("cpu"))
+            model.load_state_dict(checkpoint.get("model", checkpoint))
+            return model.to(self.device)
+"""
+
+
+def test_probe_that_only_picks_a_checkpoints_map_location_is_info(tmp_path):
+    found = dedented_tree(tmp_path, {"scoring/epistemic.py": _SCORING})
+    assert severity_at(found, "scoring/epistemic.py", _SCORING, "if torch.cuda.is_available():")["NPU002"] == "info"
+
+
+def test_probe_whose_arms_load_different_files_keeps_its_severity(tmp_path):
+    other = _SCORING.replace("checkpoint = torch.load(model_file, map_location",
+                             "checkpoint = torch.load(model_file + '.cpu', map_location")
+    found = dedented_tree(tmp_path, {"scoring/epistemic.py": other})
+    assert severity_at(found, "scoring/epistemic.py", other, "if torch.cuda.is_available():")["NPU002"] != "info"
+
+
+_APP_MAIN = """
+    import lib.configs
+    from monailabel.interfaces.app import MONAILabelApp
+    from monailabel.utils.class_utils import get_class_names
+
+
+    class MyApp(MONAILabelApp):
+        def init_infers(self):
+            return {c: c() for c in get_class_names(lib.configs, "TaskConfig")}
+"""
+_APP_TRANSFORMS = """
+    import torch
+    from monailabel.transform.writer import Writer
+
+
+    class AddGuidanceSignal:
+        def __call__(self, image):
+            assert image.is_cuda
+            return Writer(image)
+"""
+_APP_CONFIGS = """
+    from lib.infers.sw_fastedit import SwFastEditInfer
+    from monailabel.interfaces.config import TaskConfig
+
+
+    class SwFastEdit(TaskConfig):
+        infer = SwFastEditInfer
+"""
+_APP_INFER = """
+    from lib.transforms.transforms import AddGuidanceSignal
+    from monailabel.interfaces.app import MONAILabelApp
+
+
+    class SwFastEditInfer:
+        def pre_transforms(self):
+            return [AddGuidanceSignal()]
+"""
+_APP_TREE = {
+    "setup.py": "from setuptools import setup\nsetup(name='monailabel', packages=['monailabel'])\n",
+    "monailabel/__init__.py": "",
+    "monailabel/interfaces/__init__.py": "",
+    "monailabel/interfaces/app.py": "class MONAILabelApp:\n    pass\n",
+    "monailabel/interfaces/config.py": "class TaskConfig:\n    pass\n",
+    "monailabel/transform/__init__.py": "",
+    "monailabel/transform/writer.py": "class Writer:\n    def __init__(self, x):\n        self.x = x\n",
+    "sample-apps/radiology/__init__.py": "",
+    "sample-apps/radiology/main.py": _APP_MAIN,
+    "sample-apps/radiology/lib/__init__.py": "",
+    "monailabel/utils/__init__.py": "",
+    "monailabel/utils/class_utils.py": "def get_class_names(module, name):\n    return [name]\n",
+    "sample-apps/radiology/lib/configs/__init__.py": "",
+    "sample-apps/radiology/lib/configs/sw_fastedit.py": _APP_CONFIGS,
+    "sample-apps/radiology/lib/infers/__init__.py": "",
+    "sample-apps/radiology/lib/infers/sw_fastedit.py": _APP_INFER,
+    "sample-apps/radiology/lib/transforms/__init__.py": "",
+    "sample-apps/radiology/lib/transforms/transforms.py": _APP_TRANSFORMS,
+}
+
+
+def _messages(tmp_path, files: dict) -> list:
+    import json
+    import textwrap
+
+    from auditor.cli import main as cli_main
+
+    for rel, src in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(src))
+    out = tmp_path / "report.json"
+    cli_main([str(tmp_path), "--format", "json", "--fail-on", "never", "--no-cache", "-o", str(out)])
+    return [f for f in json.loads(out.read_text())["findings"] if f["path"].endswith("transforms/transforms.py")]
+
+
+def test_an_apps_own_package_built_on_the_tree_is_no_copy(tmp_path):
+    found = _messages(tmp_path, _APP_TREE)
+    assert found and not any("copy of another project's package" in f["message"] for f in found)
+
+
+def test_a_copied_package_that_imports_only_itself_stays_a_copy(tmp_path):
+    copied = {rel: src.replace("from monailabel.transform.writer import Writer", "from lib.writer import Writer")
+              .replace("from monailabel.interfaces.config import TaskConfig", "from lib.writer import Writer")
+              for rel, src in _APP_TREE.items()}
+    copied["sample-apps/radiology/lib/writer.py"] = "class Writer:\n    def __init__(self, x):\n        self.x = x\n"
+    copied["sample-apps/radiology/lib/LICENSE"] = "MIT\n"
+    copied["sample-apps/radiology/lib/setup.py"] = "from setuptools import setup\nsetup(name='lib')\n"
+    found = _messages(tmp_path, copied)
+    assert any("copy of another project's package" in f["message"] for f in found)
