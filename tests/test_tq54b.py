@@ -286,3 +286,31 @@ def test_a_copied_package_that_imports_only_itself_stays_a_copy(tmp_path):
     copied["sample-apps/radiology/lib/setup.py"] = "from setuptools import setup\nsetup(name='lib')\n"
     found = _messages(tmp_path, copied)
     assert any("copy of another project's package" in f["message"] for f in found)
+
+
+_INSTALL_CUDNN = """
+    #!/bin/bash
+    set -euo pipefail
+    cuda_version=${1:-12.1.1}
+    cuda_version=$(echo "${cuda_version}" | cut -f1,2 -d'.')
+    CUDNN_TARBALL_NAME=cudnn-11.1-linux-x64-v8.0.5.39.tgz
+    if [[ "$cuda_version" == "10.1" ]]; then
+        CUDNN_TARBALL_NAME=cudnn-10.1-linux-x64-v8.0.5.39.tgz
+    elif [[ "$cuda_version" == "10.2" ]]; then
+        CUDNN_TARBALL_NAME=cudnn-10.2-linux-x64-v8.0.5.39.tgz
+    fi
+    wget -c -q "https://developer.download.nvidia.com/compute/redist/cudnn/v8.0.5/${CUDNN_TARBALL_NAME}"
+    if [[ "$cuda_version" == "11.8" ]]; then
+        pip install torch --index-url https://download.pytorch.org/whl/cu118
+    fi
+"""
+
+
+def test_cuda_version_test_of_a_branch_that_only_sets_variables_is_info(tmp_path):
+    found = dedented_tree(tmp_path, {"ci/install_cudnn.sh": _INSTALL_CUDNN})
+    assert severity_at(found, "ci/install_cudnn.sh", _INSTALL_CUDNN, '== "10.2"')["NPU018"] == "info"
+
+
+def test_cuda_version_test_of_a_branch_that_installs_keeps_its_severity(tmp_path):
+    found = dedented_tree(tmp_path, {"ci/install_cudnn.sh": _INSTALL_CUDNN})
+    assert severity_at(found, "ci/install_cudnn.sh", _INSTALL_CUDNN, '== "11.8"')["NPU018"] != "info"
