@@ -196,6 +196,33 @@ def plain_cpp_header(text: str) -> bool:
                 or any(text[m.end():].lstrip().startswith('"') for m in includes))
 
 
+# what a source file holds besides code: preprocessor lines (`#include`, `#pragma once`), empty namespaces
+# (`namespace FlexFlow {};`) and stray semicolons
+_PREPROCESSOR_LINE_RE = re.compile(r"^[ \t]*#[^\n]*", re.M)
+_EMPTY_NAMESPACE_RE = re.compile(r"\bnamespace(?:\s+[\w:]+)?\s*\{\s*\}\s*;?")
+
+
+# an include that brings CUDA source into the file (flash-attention's instantiation files: `#include
+# "flash_fwd_hdim64_e4m3_packgqa_sm90.cu"`, `"multi_tensor_apply.cuh"`, a kernel launch template)
+_SOURCE_INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"][^>"]*\.cuh?[>"]', re.M | re.I)
+
+
+def no_code(text: str) -> bool:
+    """A CUDA source with no code at all (tq54b, heldout70: FlexFlow's empty `tests/ops/*_test.cu`, 0 bytes, and
+    `src/ops/mean.cu`, an include of its op's header and `namespace FlexFlow {};`): comments, preprocessor lines and
+    empty namespaces only, and no include of CUDA source (`.cu` / `.cuh`, a launch template) that it compiles. No
+    kernel, launch or CUDA call to port: nvcc compiles it to an empty object."""
+    if _SOURCE_INCLUDE_RE.search(text) or _LAUNCH_TEMPLATE_INCLUDE_RE.search(text):
+        return False
+    code = _PREPROCESSOR_LINE_RE.sub("", _strip(text))
+    while True:
+        emptied = _EMPTY_NAMESPACE_RE.sub("", code)
+        if emptied == code:
+            break
+        code = emptied
+    return not code.replace(";", "").strip()
+
+
 def describe(inv: dict) -> str:
     parts = []
     if inv["kernels"]:

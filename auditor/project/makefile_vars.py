@@ -21,7 +21,7 @@ import re
 from typing import TYPE_CHECKING
 
 from auditor.findings import FileResult
-from auditor.project.hits import Collector, decode_text, matchers
+from auditor.project.hits import Collector, cuda_member_siblings, decode_text, lower_cuda_member, matchers
 from auditor.project.makefile import _ASSIGN_RE, _strip_comment
 
 if TYPE_CHECKING:
@@ -107,7 +107,71 @@ def analyze_makefile(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
         words(n, body, offset)
         value_line = continued
     _recipe_commands(col, text)
-    return col.done()
+    result = col.done()
+    spans = _cuda_member_spans(_physical(text))
+    if spans:
+        result.findings = lower_cuda_member(result.findings, spans, "build setting")
+    return result
+
+
+# a conditional's opening line and the variables its test reads (`ifeq ($(strip $(USE_CUDA)),1)`, `ifdef USE_HIP`)
+_IF_RE = re.compile(r"^(ifeq|ifneq|ifdef|ifndef)\b(.*)$")
+_TESTED_RE = re.compile(r"\$[({]\s*(?:strip\s+\$[({]\s*)?([A-Za-z_][\w.-]*)|^\s*([A-Za-z_][\w.-]*)\s*$")
+# the two GPU compilers as a member word of a variable's name (`NVCC_FLAGS` beside `HIPCC_FLAGS`)
+_COMPILER_WORDS = (("nvcc", "cuda"), ("hipcc", "hip"))
+
+
+def _member_key(name: str) -> str:
+    key = name.lower()
+    for compiler, backend in _COMPILER_WORDS:
+        key = re.sub(rf"(?<![a-z0-9]){compiler}(?![a-z0-9])", backend, key)
+    return key
+
+
+def _cuda_member_spans(lines: list[tuple[int, str, bool, bool]]) -> list[tuple[int, int, str, list[str]]]:
+    """The CUDA members of a Makefile that builds per backend (tq54b, heldout70: FlexFlow.mk's `ifeq ($(strip
+    $(USE_CUDA)),1)` arm beside its `ifeq ($(strip $(USE_HIP)),1)` arm, `FF_CUDA_SRC` beside `FF_HIP_SRC`,
+    `NVCC_FLAGS` beside `HIPCC_FLAGS`): the user picks the backend by a switch the file tests, so its CUDA arm and the
+    CUDA variables beside another backend's are one member of a per-backend build, which a port keeps and adds an
+    Ascend member beside (policy (k)). Only where the file tests a switch of another backend: CUDA and CPU source
+    lists built together are no such set. (first line, last line, name, siblings) for `lower_cuda_member`."""
+    tested: list[str] = []               # the variables the conditionals test
+    arms: list[tuple[int, int, str]] = []  # (first line, last line, tested variable) of each positive arm
+    stack: list[tuple[int, str | None]] = []
+    assigned: list[tuple[int, int, str]] = []  # (first line, last line, variable) of each assignment
+    value = None                          # the assignment a continuation line belongs to
+    for n, body, recipe, continued in lines:
+        if value is not None:
+            assigned[value] = (assigned[value][0], n, assigned[value][2])
+            value = value if continued else None
+            continue
+        stripped = body.strip()
+        opening = None if recipe else _IF_RE.match(stripped)
+        if opening is not None:
+            names = [a or b for a, b in _TESTED_RE.findall(opening.group(2)) if a or b]
+            tested.extend(names)
+            stack.append((n, names[0] if names and opening.group(1) in ("ifeq", "ifdef") else None))
+        elif not recipe and stripped.startswith(("else", "endif")) and stack:
+            first, name = stack.pop()
+            if name is not None:
+                arms.append((first, n, name))
+            if stripped.startswith("else"):
+                stack.append((n, None))
+        elif not recipe:
+            assign = _ASSIGN_RE.match(stripped)
+            if assign is not None and ":" not in assign.group(1):
+                assigned.append((n, n, assign.group(1)))
+                value = len(assigned) - 1 if continued else None
+    switches = {_member_key(name): name for name in tested}
+    if not any(cuda_member_siblings(key, switches) for key in switches):
+        return []
+    keys = {_member_key(name): name for _, _, name in assigned}
+    spans = []
+    for first, last, name in arms + assigned:
+        siblings = cuda_member_siblings(_member_key(name), switches if (first, last, name) in arms else keys)
+        if siblings:
+            spans.append((first, last, name, sorted({switches.get(s) or keys[s] for s in siblings})))
+    return spans
 
 
 # a make reference to a variable (`$(PYTHON)`, `$(CUDA_HOME)`), which make expands before the shell runs the line

@@ -2132,8 +2132,36 @@ def _comparison(col: Collector, m, pos: _Positions, node) -> None:
             return
         if rule is not None:
             line, c = pos.at(literal_side.start_point)
-            col.add(rule, f"{var.text.decode()} == {literal}", line, c, c + len(literal_side.text), value=literal)
+            picks = _assigning_arm(node)
+            col.add(rule, f"{var.text.decode()} == {literal}", line, c, c + len(literal_side.text), value=literal,
+                    **({"severity": "info", "note": _PICKS_NOTE} if picks else {}))
         return
+
+
+_PICKS_NOTE = " (the test of a branch that only sets variables, such as the download URL for that version: it " \
+              "installs nothing itself; the commands that use the values are reported where they run)"
+
+
+def _assigning_arm(node) -> bool:
+    """Whether the comparison is the test of an `if` / `elif` arm whose body only assigns variables (tq54b, heldout70:
+    FlexFlow's install_cudnn.sh, `elif [[ "$cuda_version" == "10.2" ]]; then CUDNN_LINK=...; CUDNN_TARBALL_NAME=...`,
+    which picks the tarball a later `wget "$CUDNN_LINK"` fetches)."""
+    test = node.parent
+    while test is not None and test.type not in ("test_command", "if_statement", "elif_clause"):
+        test = test.parent
+    arm = test.parent if test is not None and test.type == "test_command" else None
+    if arm is None or arm.type not in ("if_statement", "elif_clause"):
+        return False
+    body = []
+    started = False
+    for child in arm.children:
+        if child.type == "then":
+            started = True
+        elif child.type in ("elif_clause", "else_clause", "fi"):
+            break
+        elif started and child.is_named and child.type != "comment":
+            body.append(child)
+    return bool(body) and all(child.type == "variable_assignment" for child in body)
 
 
 def _env_rules(col: Collector, name: str) -> list:

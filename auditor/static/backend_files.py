@@ -210,6 +210,9 @@ def per_backend_sibling(path: Path, rel: str, members: ModuleMembers | None = No
     engine = engine_module_sibling(path, rel)
     if engine is not None:
         return engine
+    twin = _hip_twin(folder, name, members.project if members is not None else None)
+    if twin is not None:                        # `src/ops/topk.cu` beside `src/ops/topk.cpp` on HIP
+        return "/".join(parts[:-1] + [twin])
     if _name_backends(name) == {"cuda"}:
         for other in _entries(str(folder)):
             names = _name_backends(other)
@@ -254,6 +257,34 @@ def per_backend_sibling(path: Path, rel: str, members: ModuleMembers | None = No
         mapped = _dispatched_npu_member(str(parent), parts[i])
         if mapped is not None:                    # `kernels/cuda/` beside `kernels/dlinfer/`, `'ascend': 'dlinfer'`
             return "/".join(parts[:i] + [mapped]) + "/"
+    return None
+
+
+# the HIP (ROCm) runtime's own header (`#include <hip/hip_runtime.h>`, hipcc's entry header: the HIP programming
+# guide, https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_porting_guide.html)
+_HIP_INCLUDE_RE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]hip/hip_runtime(?:_api)?\.h[>"]', re.M)
+_HIP_TWIN_SUFFIXES = (".hip", ".hip.cpp", ".cpp", ".cc", ".cxx")
+
+
+def _hip_twin(folder: Path, name: str, project=None) -> str | None:
+    """The HIP source beside a CUDA source of the same stem (tq54b, heldout70: FlexFlow's `src/ops/arg_topk.cu`
+    beside `arg_topk.cpp`, which includes `<hip/hip_runtime.h>` and holds the same kernels for ROCm, each built by
+    its own arm of the build): the CUDA member of a per-backend set of kernel files. A plain C++ file of the same
+    stem (the op's common code, `arg_topk.cc`) is no twin. The first 16 KiB of a candidate are read (its includes)."""
+    if not name.endswith(".cu"):
+        return None
+    stem = name[:-3]
+    entries = set(_entries(str(folder)))
+    for suffix in _HIP_TWIN_SUFFIXES:
+        other = stem + suffix
+        if other not in entries:
+            continue
+        try:
+            head = read_counted(project, folder / other, 16_384, prefix=True)
+        except (OSError, SourceError):
+            continue
+        if _HIP_INCLUDE_RE.search(head):
+            return other
     return None
 
 

@@ -24,7 +24,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from auditor.astnodes import line_span, node_lines, walk_list
 from auditor.findings import FileError, FileResult, Finding, without_fix
 from auditor.project import analyze_project_file, project_kind
-from auditor.project.cuda_source import KERNEL_RE, cxx_name_lines, describe, inventory, plain_cpp_header
+from auditor.project.cuda_source import KERNEL_RE, cxx_name_lines, describe, inventory, no_code, plain_cpp_header
 from auditor.project.shell import lower_ascend_engine_starts
 from auditor.rules import Rule, SymbolDetail
 from auditor.static.vendor_dispatch import _MAX_BYTES as VENDOR_MAX_BYTES, RULE as VENDOR_RULE, \
@@ -54,6 +54,7 @@ from auditor.static.neutral_uses import drop_dtype_restores, drop_existence_prob
     drop_weightless_loader_dtypes, mark_disabled_autocast_devices, drop_disabled_autocast_imports, \
     lower_idle_autocast_decorators, lower_fp32_cuda_autocasts, mark_config_imports, \
     lower_loaded_driver_calls, lower_enabled_cuda_autocasts, drop_host_save_dtypes, drop_cast_host_float64, \
+    drop_host_smoke_float64, \
     lower_parallel_type_tests, drop_ort_buffer_dtypes, lower_host_only_extensions
 from auditor.static.provider_catalogues import drop_provider_catalogues
 from auditor.static.chosen_members import lower_cluster_environs, lower_named_members
@@ -865,6 +866,8 @@ class StaticEngine:
                 finding = self._finding(RawHit(file_rule, None, name), rel, 1, 1, 1, 1)  # type: ignore[arg-type]
                 if name.endswith(".cuh") and plain_cpp_header(data.decode("utf-8", errors="replace")):
                     return result       # a header with no CUDA in it (an enum, `#include <string>`): plain C++
+                if name.endswith((".cu", ".cuh")) and no_code(data.decode("utf-8", errors="replace")):
+                    return result       # comments, includes and an empty namespace only: nothing to port
                 if name.endswith((".cu", ".cuh")):
                     inv = inventory(data.decode("utf-8", errors="replace"), header=name.endswith(".cuh"))
                     line = inv.pop("first_kernel_line")
@@ -1121,6 +1124,7 @@ class StaticEngine:
             result.findings = drop_host_conversion_hints(result.findings, rel, text)   # convert_*.py, no device
             result.findings = drop_host_save_dtypes(result.findings, tree, text)   # built, saved, host only
             result.findings = drop_cast_host_float64(result.findings, tree)   # `self.m(C).type(torch.float32)`
+            result.findings = drop_host_smoke_float64(result.findings, tree)   # `net.double()` in a host smoke test
             result.findings = drop_storage_casts(result.findings, tree, text)   # `sd = {k: v.half()}` -> save_file(sd)
             result.findings = drop_provider_arm_devices(result.findings, tree, text)   # ORT's provider named
             result.findings = lower_ort_only(result.findings, text)   # "cuda" picks an ORT provider (falls back)

@@ -1936,6 +1936,48 @@ def _lower_probe_fallthroughs(findings: list, tree: ast.Module) -> list:
                        _FALLTHROUGH_NOTE)
 
 
+_LOAD_LOCATION_NOTE = "a probe that only picks where a checkpoint's tensors are loaded (the other arm makes the same " \
+    "load with `map_location` on the host): on Ascend the host arm loads it and the code moves the model on as written"
+
+
+def _without_location(stmt: ast.stmt) -> str | None:
+    """A one-statement arm's text with the `map_location` keyword of its calls left out (None unless the arm is one
+    statement holding a call)."""
+    if not isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Expr, ast.Return)) or \
+            not any(isinstance(n, ast.Call) for n in walk_list(stmt)):
+        return None
+    copy = ast.parse(ast.unparse(stmt)).body[0]
+    for n in walk_list(copy):
+        if isinstance(n, ast.Call):
+            n.keywords = [k for k in n.keywords if k.arg != "map_location"]
+    return ast.unparse(copy)
+
+
+def _load_location_probes(tree: ast.Module) -> list[tuple[Span, bool]]:
+    """The tests of `if torch.cuda.is_available(): ck = torch.load(f) else: ck = torch.load(f, map_location=
+    torch.device("cpu"))` (MONAI Label's `EpistemicScoring._load_model`, `torch.jit.load` likewise; tq54b, heldout70):
+    both arms make the same call, the host arm with a `map_location` the CUDA arm lacks, so the probe only decides
+    where the loaded tensors land. On Ascend the host arm runs; the model is moved to its device afterwards, and
+    nothing fails."""
+    out: list[tuple[Span, bool]] = []
+    for node in _walk(tree):
+        if not (isinstance(node, ast.If) and isinstance(node.test, ast.Call) and is_cuda_test(node.test)
+                and len(node.body) == 1 and len(node.orelse) == 1):
+            continue
+        located = [k for n in walk_list(node.orelse[0]) if isinstance(n, ast.Call) for k in n.keywords
+                   if k.arg == "map_location"]
+        cuda_arm = _without_location(node.body[0])
+        if located and cuda_arm is not None and cuda_arm == _without_location(node.orelse[0]) and \
+                cuda_arm == ast.unparse(node.body[0]):
+            out.append((node_span(node.test, open_end=True), True))
+    return out
+
+
+def _lower_load_location_probes(findings: list, tree: ast.Module) -> list:
+    return _lower_held(findings, tree, "torch.cuda.is_available", _load_location_probes, "load-location",
+                       _LOAD_LOCATION_NOTE)
+
+
 _COMPARED_DEFAULT_NOTE = "a default the function only compares with \"cuda\" (it selects no device here: with it the " \
     "branch written for the default runs, on Ascend too); the comparison is the line to port"
 
@@ -2135,7 +2177,7 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     findings = _drop_capability_keys(findings, tree)
     findings = apply_gate_regions(_drop_choiceless_tests(findings, tree), tree)
     findings = _lower_off_host_probes(_lower_redundant_cpu_moves(findings, tree), tree)
-    findings = _lower_probe_fallthroughs(findings, tree)
+    findings = _lower_load_location_probes(_lower_probe_fallthroughs(findings, tree), tree)
     findings = _lower_compared_only_defaults(findings, tree)
     return _lower_logged_queries(_lower_environment_reports(findings, tree), tree)
 

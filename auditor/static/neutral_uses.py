@@ -1447,6 +1447,25 @@ def drop_cast_host_float64(findings: list, tree: ast.AST) -> list:
     return [f for f in findings if f.code != "NPU208" or not any(a <= f.line <= b for a, b in spans)]
 
 
+def drop_host_smoke_float64(findings: list, tree: ast.AST) -> list:
+    """NPU208 (float64) in a module's smoke test that never leaves the host (tq54b, heldout70's PyMIC: `net =
+    SwinUNet(params); net.double()` on a `torch.from_numpy(np.random.rand(...))` input in `if __name__ ==
+    "__main__":`, and `Net = Net.double()` in `pymic/test/test_net3d.py`'s `def test_unet3d():`): the `__main__`
+    block, or a top-level `test_*` function without parameters (no fixture can hand it a device tensor), names no
+    device, move, accelerator or trainer (`_PLACES`), so its float64 network and input stay on the CPU (policy (e)).
+    A block that places anything, or calls a training routine, keeps them."""
+    if not isinstance(tree, ast.Module) or not any(f.code == "NPU208" for f in findings):
+        return findings
+    blocks = [n for n in tree.body if is_main_guard(n) or isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+              and n.name.startswith("test") and not (n.args.args or n.args.posonlyargs or n.args.kwonlyargs
+                                                     or n.args.vararg or n.args.kwarg)]
+    spans = [line_span(n) for n in blocks if not _PLACES.search(ast.unparse(n)) and not _TRAINS.search(
+        " ".join(ast_dotted(c.func) or "" for c in walk_list(n) if isinstance(c, ast.Call)))]
+    if not spans:
+        return findings
+    return [f for f in findings if f.code != "NPU208" or not any(a <= f.line <= b for a, b in spans)]
+
+
 def drop_host_save_dtypes(findings: list, tree: ast.AST, text: str) -> list:
     """The per-function form of `drop_host_conversion_hints` (tq45b, heldout52's Reasoning360: verl's model merger
     `save_hf_model_and_tokenizer` builds the model under `init_empty_weights()` with `torch_dtype=torch.bfloat16`,

@@ -2140,13 +2140,33 @@ def _vendored_copies(project: Any) -> tuple[dict[str, str], set[str]]:
                 continue
         found["/".join(copy) + "/"] = folder.rsplit("/", 1)[-1]
     found = {folder: name for folder, name in found.items()
-             if not any(other != folder and folder.startswith(other) for other in found)}
+             if not any(other != folder and folder.startswith(other) for other in found)
+             and not _written_for_tree(project, python, packages, folder, name)}
     # a copied source root holds the packages found directly in it (LORE's `lib/utils/`); a checkout copied deeper
     # inside one (detectron2 in SCHP's `mhp_extension/`) stays a copy of its own, with its own scripts and tools
     roots = _source_root_copies(project, python, held, own)
     return {**{folder: name for folder, name in found.items()
                if not any(folder.startswith(root) and folder.count("/") == root.count("/") + 1 for root in roots)},
             **roots}, set(roots)
+
+
+def _written_for_tree(project: Any, python: Collection[str], packages: Collection[str], folder: str,
+                      name: str) -> bool:
+    """Whether a package that imports itself by its bare name was written for this tree (tq54b, heldout70: MONAI
+    Label's `sample-apps/radiology/lib`, the radiology app's own package, which its `main.py` loads as `lib.configs`
+    and whose modules build on `monailabel.interfaces` / `monailabel.tasks`): a third of its modules at least import
+    a top-level package of the tree's own (a root folder with `__init__.py`, or one below `src/`), which another
+    project's package, copied in, never does (it predates the tree). An app or plug-in the tree's server loads is its
+    own code, not a copy (decision (t))."""
+    roots = {rel.split("/", 1)[0] if rel.split("/", 1)[0] not in _SOURCE_FOLDERS else "/".join(rel.split("/")[:2])
+             for rel in packages if rel.count("/") == (1 if rel.split("/", 1)[0] in _SOURCE_FOLDERS else 0)}
+    tree_packages = {root.rsplit("/", 1)[-1] for root in roots if not folder.startswith(root + "/")} - {name}
+    if not tree_packages:
+        return False
+    inside = [rel for rel in python if rel.startswith(folder)]
+    importing = sum(any(load and load[0] and str(load[0]).split(".", 1)[0] in tree_packages
+                        for load in (project.facts(rel) or {}).get("load", ())) for rel in inside)
+    return bool(inside) and importing * 3 >= len(inside)
 
 
 # a licence file of a checkout (at its root)
