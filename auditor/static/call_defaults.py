@@ -624,9 +624,17 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
                     record(func.attr, shape, node, MODULE_CALL)     # (never the calling file's own definition)
                 elif func.attr == "__init__" and isinstance(base, ast.Call) and isinstance(base.func, ast.Name) \
                         and base.func.id == "super" and owner is not None:
-                    for b in owner.bases:       # a subclass is constructed elsewhere (often by name): unknown
+                    # a subclass's own `__init__` handing on its parameters (`super().__init__(model_name, device,
+                    # l2_norm)`, pyserini's ClipTextEncoder; tq54c) calls the base as a construction does, whatever
+                    # builds the subclass (its own default is its own finding); anywhere else the base's call is
+                    # unknown (a subclass is constructed elsewhere, often by name)
+                    hands_on = caller == f"{owner.name}.__init__"
+                    for b in owner.bases:
                         if isinstance(b, ast.Name):
-                            record(b.id, _UNKNOWN_CALL)
+                            if hands_on:
+                                record(b.id, shape, node)
+                            else:
+                                record(b.id, _UNKNOWN_CALL)
                 else:
                     record("." + func.attr, shape, node)     # `obj.method(...)`: a call of every method of that name
                     if isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "super":
