@@ -64,3 +64,43 @@ def test_base_called_through_super_outside_init_stays_unknown(tmp_path):
     found = dedented_tree(tmp_path, {"encoders/clip.py": src, "encoders/cli.py": _CLIP_CLI})
     base = severity_at(found, "encoders/clip.py", src, "def __init__(self, model_name, device='cuda:0', l2_norm=True)")
     assert base["NPU003"] == "error"
+
+
+# a Ray transfer benchmark-test: a module-level table of shapes and dtypes, host tensors shipped between actors
+_RAY_TEST = """
+    import ray
+    import torch
+
+    TEST_CONFIGS: list[tuple[tuple[int, int], torch.dtype]] = [
+        ((5000, 5000), torch.float32),
+        ((10000, 10000), torch.float16),
+        ((20000, 20000), torch.float64),
+    ]
+
+
+    @ray.remote
+    class WriterActor:
+        def put(self, shape, dtype):
+            return {"input_ids": torch.randn(*shape).to(dtype)}
+
+
+    def main():
+        writer = WriterActor.remote()
+        for shape, dtype in TEST_CONFIGS:
+            ray.get(writer.put.remote(shape, dtype))
+"""
+
+
+def test_dtype_table_of_a_test_module_that_names_no_device_is_a_host_value(tmp_path):
+    found = dedented_tree(tmp_path, {"tests/test_ray_p2p.py": _RAY_TEST})
+    assert "NPU208" not in severity_at(found, "tests/test_ray_p2p.py", _RAY_TEST, "torch.float64),")
+    assert "NPU202" not in severity_at(found, "tests/test_ray_p2p.py", _RAY_TEST, "torch.float16),")
+
+
+def test_dtype_table_of_a_test_module_that_places_tensors_keeps_its_findings(tmp_path):
+    src = _RAY_TEST.replace("torch.randn(*shape).to(dtype)", "torch.randn(*shape, device='cuda').to(dtype)")
+    found = dedented_tree(tmp_path, {"tests/test_ray_p2p.py": src})
+    assert "NPU208" in severity_at(found, "tests/test_ray_p2p.py", src, "torch.float64),")
+    # the same table outside a test module is the program's own choice
+    found = dedented_tree(tmp_path / "lib", {"transfer/bench_configs.py": _RAY_TEST})
+    assert "NPU208" in severity_at(found, "transfer/bench_configs.py", _RAY_TEST, "torch.float64),")

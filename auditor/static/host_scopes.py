@@ -709,6 +709,8 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
     defaults = unused + fake_value_spans(tree, test_file(rel)) + (_cpu_setting_spans(tree) if "cpu" in text else [])
     host_tests = _host_test_functions(tree, lines, self_tests=not test_file(rel)) + \
         (_numpy_result_functions(tree) if ".numpy()" in text else [])
+    if test_file(rel):
+        host_tests += _deviceless_test_tables(tree, text)
     exports = _onnx_export_functions(tree) if "onnx" in text else []
     defaults += _host_astype_spans(tree) if ".astype(" in text else []
     following = _dtype_following_spans(tree) if _DTYPE_TEXT.search(text) else []
@@ -729,6 +731,20 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
             continue        # a torch API the support tables doubt, run on host tensors: the CPU kernel (policy (e))
         kept.append(f)
     return kept
+
+
+# an accelerator or a device named anywhere in a file (`input_ids` names none: the word must start there)
+_NAMES_DEVICE = re.compile(r"(?i)(?<![a-z])(?:cuda|npu|gpu|xpu|mps|mlu|hpu|device|autocast|accelerat)")
+
+
+def _deviceless_test_tables(tree: ast.AST, text: str) -> list[tuple[int, int]]:
+    """Spans of the module-level assignments of a test module that names no device and places nothing anywhere
+    (`TEST_CONFIGS = [((20000, 20000), torch.float64), ...]` of a Ray transfer test whose actors build and ship host
+    tensors; tq54c, TransferQueue's `test_ray_p2p.py`): the table's dtypes are those of host tensors (policy (e));
+    a module that names a device anywhere keeps them."""
+    if _NAMES_DEVICE.search(text) or _PLACES.search(text):
+        return []
+    return [line_span(stmt) for stmt in getattr(tree, "body", []) if isinstance(stmt, (ast.Assign, ast.AnnAssign))]
 
 
 # the dtype facts a precision rule reports (rules/precision.yaml) and the words that name each dtype in a test
