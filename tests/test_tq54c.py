@@ -104,3 +104,30 @@ def test_dtype_table_of_a_test_module_that_places_tensors_keeps_its_findings(tmp
     # the same table outside a test module is the program's own choice
     found = dedented_tree(tmp_path / "lib", {"transfer/bench_configs.py": _RAY_TEST})
     assert "NPU208" in severity_at(found, "transfer/bench_configs.py", _RAY_TEST, "torch.float64),")
+
+
+# a multimodal retriever's query encoder: embeddings normalised by faiss, then cast for a float16 index
+_UNIIR = """
+    import faiss
+
+
+    class UniIRQueryEncoder:
+        def encode(self, qid, query_txt, fp16=False):
+            query_embeddings = self.query_encoder.encode_batch(qids=[qid], query_txts=[query_txt], fp16=fp16)
+            if self.l2_norm:
+                query_embeddings = query_embeddings.astype('float32')
+                faiss.normalize_L2(query_embeddings)
+                query_embeddings = query_embeddings.astype('float16') if fp16 else query_embeddings
+            return query_embeddings
+"""
+
+
+def test_astype_of_an_array_handed_to_faiss_is_a_host_value(tmp_path):
+    found = dedented_tree(tmp_path, {"retrieval/encode/uniir.py": _UNIIR})
+    assert "NPU202" not in severity_at(found, "retrieval/encode/uniir.py", _UNIIR, "astype('float16')")
+
+
+def test_astype_of_an_array_faiss_never_sees_keeps_its_finding(tmp_path):
+    src = _UNIIR.replace("faiss.normalize_L2(query_embeddings)", "faiss.omp_set_num_threads(4)")
+    found = dedented_tree(tmp_path, {"retrieval/encode/uniir.py": src})
+    assert "NPU202" in severity_at(found, "retrieval/encode/uniir.py", src, "astype('float16')")

@@ -801,9 +801,22 @@ def _host_astype_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "astype" and \
                 (node.args or node.keywords):
             flow = flow or _HostFlow(tree)
-            if flow.value(node.func.value, _enclosing(tree, node.lineno), direct=False):
+            scope = _enclosing(tree, node.lineno)
+            if flow.value(node.func.value, scope, direct=False) or _faiss_array(node.func.value, scope):
                 out += [node_span(a) for a in [*node.args, *(k.value for k in node.keywords)]]
     return out
+
+
+def _faiss_array(node: ast.AST, scope) -> bool:
+    """A name its function hands to faiss (`faiss.normalize_L2(query_embeddings)` before `query_embeddings.astype(
+    'float16')`, pyserini's UniIR encoder; tq54c): faiss's Python functions take numpy arrays, which they read
+    through `swig_ptr` (`def normalize_L2(x): fvec_renorm_L2(x.shape[1], x.shape[0], swig_ptr(x))`,
+    https://github.com/facebookresearch/faiss/blob/main/faiss/python/extra_wrappers.py), so the array is on the
+    host."""
+    if not isinstance(node, ast.Name) or scope is None:
+        return False
+    return any(isinstance(n, ast.Call) and (ast_dotted(n.func) or "").startswith("faiss.") and
+               any(isinstance(a, ast.Name) and a.id == node.id for a in n.args) for n in walk_list(scope))
 
 
 # the coverage rules (rules/operator.yaml): a torch API the target's support tables mark unsupported or doubt
