@@ -131,3 +131,42 @@ def test_astype_of_an_array_faiss_never_sees_keeps_its_finding(tmp_path):
     src = _UNIIR.replace("faiss.normalize_L2(query_embeddings)", "faiss.omp_set_num_threads(4)")
     found = dedented_tree(tmp_path, {"retrieval/encode/uniir.py": src})
     assert "NPU202" in severity_at(found, "retrieval/encode/uniir.py", src, "astype('float16')")
+
+
+# a learned-sparse encoder: the router's top-k outputs copied to the host, then read one by one into term weights
+_SLIM = """
+    import torch
+
+
+    class SlimQueryEncoder:
+        def encode(self, inputs, topk=20):
+            logits = self.model(**inputs, return_dict=True).logits[:, 1:, :]
+            attention_mask = inputs["attention_mask"][:, 1:]
+            expert_weights, expert_ids = torch.topk(torch.relu(logits), dim=2, k=topk)
+            return self._output_to_weight_dicts(expert_weights.cpu(), expert_ids.cpu(), attention_mask.cpu())[0]
+
+        def _output_to_weight_dicts(self, batch_expert_weights, batch_expert_ids, batch_attention):
+            to_return = []
+            for batch_id in range(len(batch_expert_ids)):
+                vector = {}
+                for position, (topk_ids, topk_weights, score) in enumerate(zip(batch_expert_ids[batch_id],
+                                                                              batch_expert_weights[batch_id],
+                                                                              batch_attention[batch_id])):
+                    if score > 0:
+                        for expert_id, expert_weight in zip(topk_ids, topk_weights):
+                            term, weight = self.reverse_vocab[expert_id.item()], expert_weight.item()
+                            vector[term] = vector.get(term, 0) + weight
+                to_return.append(vector)
+            return to_return
+"""
+
+
+def test_item_on_rows_of_tensors_every_caller_copies_to_the_host_is_quiet(tmp_path):
+    found = dedented_tree(tmp_path, {"retrieval/encode/slim.py": _SLIM})
+    assert "NPU703" not in severity_at(found, "retrieval/encode/slim.py", _SLIM, "expert_id.item()")
+
+
+def test_item_on_rows_of_tensors_a_caller_leaves_on_the_device_keeps_its_finding(tmp_path):
+    src = _SLIM.replace("expert_ids.cpu(), attention_mask", "expert_ids, attention_mask")
+    found = dedented_tree(tmp_path, {"retrieval/encode/slim.py": src})
+    assert "NPU703" in severity_at(found, "retrieval/encode/slim.py", src, "expert_id.item()")
