@@ -170,3 +170,28 @@ def test_item_on_rows_of_tensors_a_caller_leaves_on_the_device_keeps_its_finding
     src = _SLIM.replace("expert_ids.cpu(), attention_mask", "expert_ids, attention_mask")
     found = dedented_tree(tmp_path, {"retrieval/encode/slim.py": src})
     assert "NPU703" in severity_at(found, "retrieval/encode/slim.py", src, "expert_id.item()")
+
+
+_GDR_TESTS = """
+    import importlib.util
+
+    import pytest
+    import torch
+
+    _has_cuda_python = importlib.util.find_spec("cuda") is not None
+    _has_bindings = importlib.util.find_spec("cuda.bindings") is not None
+
+
+    @pytest.mark.skipif(not (_has_cuda_python and torch.cuda.is_available()), reason="needs CUDA")
+    def test_staging_roundtrip():
+        t = torch.ones(4, device="cuda")
+        assert t.sum().item() == 4
+"""
+
+
+def test_cuda_python_looked_up_by_module_name_is_no_device_string(tmp_path):
+    found = dedented_tree(tmp_path, {"tests/test_gdr.py": _GDR_TESTS})
+    assert "NPU003" not in severity_at(found, "tests/test_gdr.py", _GDR_TESTS, 'find_spec("cuda")')
+    assert "NPU003" not in severity_at(found, "tests/test_gdr.py", _GDR_TESTS, 'find_spec("cuda.bindings")')
+    # the device string of the test itself stays
+    assert "NPU003" in severity_at(found, "tests/test_gdr.py", _GDR_TESTS, 'device="cuda"')
