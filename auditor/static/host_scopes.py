@@ -738,13 +738,14 @@ _NAMES_DEVICE = re.compile(r"(?i)(?<![a-z])(?:cuda|npu|gpu|xpu|mps|mlu|hpu|devic
 
 
 def _deviceless_test_tables(tree: ast.AST, text: str) -> list[tuple[int, int]]:
-    """Spans of the module-level assignments of a test module that names no device and places nothing anywhere
-    (`TEST_CONFIGS = [((20000, 20000), torch.float64), ...]` of a Ray transfer test whose actors build and ship host
+    """Spans of the module-level tables (assignments that call nothing) of a test module that names no device and
+    places nothing anywhere (`TEST_CONFIGS = [((20000, 20000), torch.float64), ...]` of a Ray transfer test whose actors build and ship host
     tensors; tq54c, TransferQueue's `test_ray_p2p.py`): the table's dtypes are those of host tensors (policy (e));
     a module that names a device anywhere keeps them."""
     if _NAMES_DEVICE.search(text) or _PLACES.search(text):
         return []
-    return [line_span(stmt) for stmt in getattr(tree, "body", []) if isinstance(stmt, (ast.Assign, ast.AnnAssign))]
+    return [line_span(stmt) for stmt in getattr(tree, "body", []) if isinstance(stmt, (ast.Assign, ast.AnnAssign))
+            and stmt.value is not None and not any(isinstance(n, ast.Call) for n in walk_list(stmt.value))]
 
 
 # the dtype facts a precision rule reports (rules/precision.yaml) and the words that name each dtype in a test
