@@ -195,3 +195,46 @@ def test_cuda_python_looked_up_by_module_name_is_no_device_string(tmp_path):
     assert "NPU003" not in severity_at(found, "tests/test_gdr.py", _GDR_TESTS, 'find_spec("cuda.bindings")')
     # the device string of the test itself stays
     assert "NPU003" in severity_at(found, "tests/test_gdr.py", _GDR_TESTS, 'device="cuda"')
+
+
+# a storage benchmark's Ray reader: the H2D step runs only when the user picked `--device gpu`
+_PERFTEST = """
+    import ray
+    import torch
+
+
+    @ray.remote
+    class ClientActor:
+        def get_data(self, partition_id, keys=None, move_to_gpu: bool = False):
+            result = fetch(keys=keys, partition_id=partition_id)
+            if move_to_gpu:
+                tensors = [v for v in result.values() if torch.is_tensor(v)]
+                torch.cuda.synchronize()
+                for t in tensors:
+                    t.to(0)
+                torch.cuda.synchronize()
+
+
+    class Tester:
+        def __init__(self, device):
+            self.device = device
+            self.reader = ClientActor.remote()
+
+        def run(self, partition_id, keys):
+            move_to_gpu = self.device == "gpu"
+            ray.get(self.reader.get_data.remote(partition_id=partition_id, keys=keys, move_to_gpu=move_to_gpu))
+"""
+
+
+def test_flag_every_call_sets_from_a_cuda_choice_gates_its_branch(tmp_path):
+    found = dedented_tree(tmp_path, {"scripts/perftest.py": _PERFTEST})
+    assert severity_at(found, "scripts/perftest.py", _PERFTEST, "torch.cuda.synchronize()")["NPU002"] == "warning"
+
+
+def test_flag_a_call_sets_from_anything_else_keeps_its_branch_an_error(tmp_path):
+    src = _PERFTEST.replace('move_to_gpu = self.device == "gpu"', "move_to_gpu = self.move")
+    found = dedented_tree(tmp_path, {"scripts/perftest.py": src})
+    assert severity_at(found, "scripts/perftest.py", src, "torch.cuda.synchronize()")["NPU002"] == "error"
+    src = _PERFTEST + "\n    def warm(reader):\n        reader.get_data.remote('p', move_to_gpu=True)\n"
+    found = dedented_tree(tmp_path / "b", {"scripts/perftest.py": src})
+    assert severity_at(found, "scripts/perftest.py", src, "torch.cuda.synchronize()")["NPU002"] == "error"
