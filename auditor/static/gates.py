@@ -1290,8 +1290,9 @@ def _cuda_passed_flag_branches(tree: ast.Module, flags: set[str]) -> list[tuple[
                         isinstance(node.test, ast.Name) and node.test.id == param or
                         isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) and any(
                             isinstance(v, ast.Name) and v.id == param for v in node.test.values)):
+                    shown = ast.unparse(passed[0])[:40] if passed[0] is not None else param
                     out.append((_stmt_region(node.body[0], node.body[-1]),
-                                f"if {param}: every call in this file passes it a CUDA test, {ast.unparse(passed[0])[:40]}"))
+                                f"if {param}: every call in this file passes it a CUDA test, {shown}"))
     return out
 
 

@@ -941,7 +941,7 @@ def _comfy_host_params(tree: ast.AST) -> dict[int, set[str]]:
     return out
 
 
-def _zipped_source(target: ast.AST, it: ast.AST, name: str) -> ast.AST | None:
+def _zipped_source(target: ast.AST, it: ast.AST, name: str) -> ast.expr | None:
     """The sequence whose rows a loop over `zip(a, b, ...)` (or `enumerate(zip(...))`) binds to `name`, or None."""
     if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and it.args and \
             isinstance(target, ast.Tuple) and len(target.elts) == 2:
