@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from tests.static_snippets import dedented_tree, severity_at
 
+
+def _at(root, rel: str, src: str, needle: str) -> dict[str, str]:
+    """code -> severity on the line of `src` (written alone at `rel` under `root`) where `needle` first occurs."""
+    return severity_at(dedented_tree(root, {rel: src}), rel, src, needle)
+
 # a retrieval toolkit's CLIP encoders: the base's default is handed on by the subclass's own `__init__`
 _CLIP = """
     import torch
@@ -123,14 +128,12 @@ _UNIIR = """
 
 
 def test_astype_of_an_array_handed_to_faiss_is_a_host_value(tmp_path):
-    found = dedented_tree(tmp_path, {"retrieval/encode/uniir.py": _UNIIR})
-    assert "NPU202" not in severity_at(found, "retrieval/encode/uniir.py", _UNIIR, "astype('float16')")
+    assert "NPU202" not in _at(tmp_path, "retrieval/encode/uniir.py", _UNIIR, "astype('float16')")
 
 
 def test_astype_of_an_array_faiss_never_sees_keeps_its_finding(tmp_path):
     src = _UNIIR.replace("faiss.normalize_L2(query_embeddings)", "faiss.omp_set_num_threads(4)")
-    found = dedented_tree(tmp_path, {"retrieval/encode/uniir.py": src})
-    assert "NPU202" in severity_at(found, "retrieval/encode/uniir.py", src, "astype('float16')")
+    assert "NPU202" in _at(tmp_path, "retrieval/encode/uniir.py", src, "astype('float16')")
 
 
 # a learned-sparse encoder: the router's top-k outputs copied to the host, then read one by one into term weights
@@ -162,14 +165,12 @@ _SLIM = """
 
 
 def test_item_on_rows_of_tensors_every_caller_copies_to_the_host_is_quiet(tmp_path):
-    found = dedented_tree(tmp_path, {"retrieval/encode/slim.py": _SLIM})
-    assert "NPU703" not in severity_at(found, "retrieval/encode/slim.py", _SLIM, "expert_id.item()")
+    assert "NPU703" not in _at(tmp_path, "retrieval/encode/slim.py", _SLIM, "expert_id.item()")
 
 
 def test_item_on_rows_of_tensors_a_caller_leaves_on_the_device_keeps_its_finding(tmp_path):
     src = _SLIM.replace("expert_ids.cpu(), attention_mask", "expert_ids, attention_mask")
-    found = dedented_tree(tmp_path, {"retrieval/encode/slim.py": src})
-    assert "NPU703" in severity_at(found, "retrieval/encode/slim.py", src, "expert_id.item()")
+    assert "NPU703" in _at(tmp_path, "retrieval/encode/slim.py", src, "expert_id.item()")
 
 
 _GDR_TESTS = """
@@ -227,14 +228,11 @@ _PERFTEST = """
 
 
 def test_flag_every_call_sets_from_a_cuda_choice_gates_its_branch(tmp_path):
-    found = dedented_tree(tmp_path, {"scripts/perftest.py": _PERFTEST})
-    assert severity_at(found, "scripts/perftest.py", _PERFTEST, "torch.cuda.synchronize()")["NPU002"] == "warning"
+    assert _at(tmp_path, "scripts/perftest.py", _PERFTEST, "torch.cuda.synchronize()")["NPU002"] == "warning"
 
 
 def test_flag_a_call_sets_from_anything_else_keeps_its_branch_an_error(tmp_path):
     src = _PERFTEST.replace('move_to_gpu = self.device == "gpu"', "move_to_gpu = self.move")
-    found = dedented_tree(tmp_path, {"scripts/perftest.py": src})
-    assert severity_at(found, "scripts/perftest.py", src, "torch.cuda.synchronize()")["NPU002"] == "error"
+    assert _at(tmp_path, "scripts/perftest.py", src, "torch.cuda.synchronize()")["NPU002"] == "error"
     src = _PERFTEST + "\n    def warm(reader):\n        reader.get_data.remote('p', move_to_gpu=True)\n"
-    found = dedented_tree(tmp_path / "b", {"scripts/perftest.py": src})
-    assert severity_at(found, "scripts/perftest.py", src, "torch.cuda.synchronize()")["NPU002"] == "error"
+    assert _at(tmp_path / "b", "scripts/perftest.py", src, "torch.cuda.synchronize()")["NPU002"] == "error"
