@@ -236,3 +236,67 @@ def test_flag_a_call_sets_from_anything_else_keeps_its_branch_an_error(tmp_path)
     assert _at(tmp_path, "scripts/perftest.py", src, "torch.cuda.synchronize()")["NPU002"] == "error"
     src = _PERFTEST + "\n    def warm(reader):\n        reader.get_data.remote('p', move_to_gpu=True)\n"
     assert _at(tmp_path / "b", "scripts/perftest.py", src, "torch.cuda.synchronize()")["NPU002"] == "error"
+
+
+# a storage client's GPU-direct staging buffer, built only when CUDA is initialised; its lock is tested on any host
+_STAGING = """
+    import threading
+
+    import torch
+
+
+    class GdrStaging:
+        def __init__(self, size):
+            self._size = size
+            self._lock = threading.Lock()
+            self._stream = None
+
+        def acquire(self):
+            return self._lock
+
+        def wait_for_current_stream(self):
+            event = torch.cuda.Event()
+            event.record(torch.cuda.current_stream())
+            self._stream.wait_event(event)
+"""
+_CLIENT = """
+    import torch
+
+    from store.staging import GdrStaging
+
+
+    class StoreClient:
+        def __init__(self, config):
+            eligible = config.get("use_gdr", False) and torch.cuda.is_initialized()
+            self._staging: GdrStaging | None = GdrStaging(config["size"]) if eligible else None
+
+
+    def make_client(config):
+        return StoreClient(config)
+"""
+_LOCK_TEST = """
+    from store.staging import GdrStaging
+
+
+    class TestGdrStagingLock:
+        def test_acquire(self):
+            staging = GdrStaging(1024)
+            with staging.acquire():
+                pass
+"""
+
+
+def _staging_tree(tmp_path, client: str) -> dict:
+    return dedented_tree(tmp_path, {"store/__init__.py": "", "store/staging.py": _STAGING, "store/client.py": client,
+                                    "tests/test_staging.py": _LOCK_TEST})
+
+
+def test_uncalled_method_of_a_class_built_only_behind_a_cuda_gate_is_a_warning(tmp_path):
+    found = _staging_tree(tmp_path, _CLIENT)
+    assert severity_at(found, "store/staging.py", _STAGING, "torch.cuda.Event()")["NPU014"] == "warning"
+
+
+def test_uncalled_method_of_a_class_built_without_a_gate_keeps_its_error(tmp_path):
+    client = _CLIENT.replace("GdrStaging(config[\"size\"]) if eligible else None", "GdrStaging(config[\"size\"])")
+    found = _staging_tree(tmp_path, client)
+    assert severity_at(found, "store/staging.py", _STAGING, "torch.cuda.Event()")["NPU014"] == "error"
