@@ -300,3 +300,29 @@ def test_uncalled_method_of_a_class_built_without_a_gate_keeps_its_error(tmp_pat
     client = _CLIENT.replace("GdrStaging(config[\"size\"]) if eligible else None", "GdrStaging(config[\"size\"])")
     found = _staging_tree(tmp_path, client)
     assert severity_at(found, "store/staging.py", _STAGING, "torch.cuda.Event()")["NPU014"] == "error"
+
+
+_RT = """
+    from typing import Any
+
+
+    class GdrStaging:
+        def __init__(self):
+            self._rt: Any = None
+
+        def lazy_init(self):
+            try:
+                from cuda.bindings import runtime as cudart
+            except ImportError:
+                from cuda import cudart
+            self._rt = cudart
+
+        def memcpy_async(self, dst, src, nbytes):
+            rt = self._rt
+            return rt.cudaMemcpyAsync(dst, src, nbytes)
+"""
+
+
+def test_an_attribute_declared_with_an_annotation_is_no_use_of_the_module_it_holds_later(tmp_path):
+    assert "NPU408" not in _at(tmp_path, "store/staging.py", _RT, "self._rt: Any = None")
+    assert "NPU408" in _at(tmp_path, "store/staging.py", _RT, "rt = self._rt")     # the read is the use

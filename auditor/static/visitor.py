@@ -1515,9 +1515,10 @@ class MatchVisitor(cst.CSTVisitor):
             self._enum_chosen(node.value)
             self._acquired_by_getattr(node.value)
         self._annotated.add(id(node.target))
-        if isinstance(node.target, cst.Name):
+        if isinstance(node.target, cst.Name) or self_attr(node.target) is not None:
             # `_fused_ce: Optional[Callable] = None` before `_fused_ce = LigerFusedLinearCrossEntropyFunction.apply`
-            # declares the name (as visit_AssignTarget's binding does); its calls are the uses (t22a)
+            # declares the name (as visit_AssignTarget's binding does); its calls are the uses (t22a); so does
+            # `self._rt: Any = None` before `self._rt = cudart` (TransferQueue's GDR staging; tq54c)
             self._handled.add(id(node.target))
         if isinstance(node.target, cst.Name) and node.value is not None and \
                 node.target.value in self._dataclass_field_names():
