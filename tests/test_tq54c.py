@@ -326,3 +326,25 @@ _RT = """
 def test_an_attribute_declared_with_an_annotation_is_no_use_of_the_module_it_holds_later(tmp_path):
     assert "NPU408" not in _at(tmp_path, "store/staging.py", _RT, "self._rt: Any = None")
     assert "NPU408" in _at(tmp_path, "store/staging.py", _RT, "rt = self._rt")     # the read is the use
+
+
+_CI = """
+    name: Python package
+    on: [push]
+    jobs:
+      build:
+        runs-on: ubuntu-latest
+        steps:
+        - name: Install dependencies
+          run: |
+            pip install torch torchvision --index-url https://download.pytorch.org/whl/cpu
+            pip install mooncake-transfer-engine-non-cuda
+            pip install kaldifeat-cuda
+"""
+
+
+def test_a_distribution_named_for_its_build_without_cuda_is_no_cuda_dependency(tmp_path):
+    found = dedented_tree(tmp_path, {".github/workflows/python-package.yml": _CI})
+    rel = ".github/workflows/python-package.yml"
+    assert "NPU440" not in severity_at(found, rel, _CI, "mooncake-transfer-engine-non-cuda")
+    assert "NPU440" in severity_at(found, rel, _CI, "kaldifeat-cuda")      # named for its CUDA build
