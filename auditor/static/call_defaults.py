@@ -560,6 +560,9 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
     # so its site is where the value is taken, behind a gate or as a dispatch table's entry for a CUDA key
     # (`{"cuda": run_graph, "cpu": run_eager}`); `isinstance(x, C)` and the like only make a name less gated
     called_funcs = {id(n.func) for n in module_nodes(tree) if isinstance(n, ast.Call)}
+    # a type annotation names a class without building or calling it (`self._gdr_staging: GdrStaging | None =
+    # GdrStaging(n) if gdr_eligible else None`: the construction is the site; tq54c)
+    annotated = {id(x) for n in module_nodes(tree) for a in _annotations(n) for x in walk_list(a)}
     dispatch: dict[int, str] = {}
     for n in module_nodes(tree):
         if isinstance(n, ast.Dict):
@@ -583,7 +586,7 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
             params = frozenset(x.arg for x in [*sig.posonlyargs, *sig.args, *sig.kwonlyargs]
                                if x.arg not in ("self", "cls"))
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in called_funcs and \
-                node.id not in _BUILTINS:
+                node.id not in _BUILTINS and id(node) not in annotated:
             sites.setdefault(node.id, []).append((caller, node.lineno, node.col_offset, dispatch.get(id(node), "")))
         if isinstance(node, ast.ClassDef):
             if not any(isinstance(i, (ast.FunctionDef, ast.AsyncFunctionDef)) and i.name == "__init__"
@@ -624,9 +627,17 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
                     record(func.attr, shape, node, MODULE_CALL)     # (never the calling file's own definition)
                 elif func.attr == "__init__" and isinstance(base, ast.Call) and isinstance(base.func, ast.Name) \
                         and base.func.id == "super" and owner is not None:
-                    for b in owner.bases:       # a subclass is constructed elsewhere (often by name): unknown
+                    # a subclass's own `__init__` handing on its parameters (`super().__init__(model_name, device,
+                    # l2_norm)`, pyserini's ClipTextEncoder; tq54c) calls the base as a construction does, whatever
+                    # builds the subclass (its own default is its own finding); anywhere else the base's call is
+                    # unknown (a subclass is constructed elsewhere, often by name)
+                    hands_on = caller == f"{owner.name}.__init__"
+                    for b in owner.bases:
                         if isinstance(b, ast.Name):
-                            record(b.id, _UNKNOWN_CALL)
+                            if hands_on:
+                                record(b.id, shape, node)
+                            else:
+                                record(b.id, _UNKNOWN_CALL)
                 else:
                     record("." + func.attr, shape, node)     # `obj.method(...)`: a call of every method of that name
                     if isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "super":
@@ -667,6 +678,17 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
                 for name, shapes in found.items()}
 
     return listed(calls), listed(main_calls), sorted(refs), switches, sites
+
+
+def _annotations(node: ast.AST) -> list[ast.expr]:
+    """The type annotations a node holds itself (a variable's, a parameter's, a function's return)."""
+    if isinstance(node, ast.AnnAssign):
+        return [node.annotation]
+    if isinstance(node, ast.arg):
+        return [node.annotation] if node.annotation is not None else []
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return [node.returns] if node.returns is not None else []
+    return []
 
 
 def _gated_sites(tree: ast.Module, sites: dict[str, list[tuple[str, int, int, str]]]) -> dict[str, list[list[Any]]]:

@@ -198,8 +198,10 @@ class _Tree:
                     out = self._all_gated([d.owner] if d.name == "__init__" else ["." + d.name], depth, rel)
                 if out is None and built and d.instance and d.name != "__init__" and \
                         not self._exported(rel, d.owner, listed):
-                    # a class constructed only behind a gate (not one a package exports: users build it too)
-                    out = self._all_gated([d.owner], depth, rel)
+                    # a class constructed only behind a gate (not one a package exports: users build it too); for
+                    # a method nothing in the tree calls, a test's own object never reaches it (tq54c)
+                    uncalled = "." + d.name not in self.sites and "." + d.name not in self.refs
+                    out = self._all_gated([d.owner], depth, rel, uncalled)
             if out is not None and self.unparsed and self._mentioned_unparsed(d.name):
                 out = None
         self._memo[at] = out
@@ -222,13 +224,17 @@ class _Tree:
         found = self.defs(rel)
         return found is not None and any(name in (d.key, d.owner) for d in found[0].values())
 
-    def _all_gated(self, names: list[str], depth: int, home: str) -> tuple[str, int, str] | None:
+    def _all_gated(self, names: list[str], depth: int, home: str,
+                   skip_tests: bool = False) -> tuple[str, int, str] | None:
         # a bare name in a file that defines a function or class of that name is that file's own (the example
         # scripts that each define and call their own `demo_sp`): sites elsewhere are the home file's only where the
-        # file does not define the name itself
+        # file does not define the name itself. `skip_tests`: the sites in tests pytest collects do not count
+        # (TransferQueue's lock-only test builds the GDR staging class whose stream helper nothing calls)
         sites = [s for n in names for s in self.sites.get(n, ())
                  if n.startswith(".") or s[0] == home or not self._defines(s[0], n)]
         sites += [s for n in names if not n.startswith(".") for s in self.sites.get(MODULE_CALL + n, ())]
+        if skip_tests:
+            sites = [s for s in sites if not _collected_test(s[0], s[1])]
         if not sites:
             return None                 # called from nowhere in the tree: an entry point or an API
         first = None

@@ -52,6 +52,7 @@ from auditor.static.report_rows import REPORT_DICT_MIN_ROWS, report_dict_rows
 from auditor.static.astutil import name_or_self_attr as _flag_name   # `use_cuda` / `self.use_cuda`: one reader
 from auditor.static.astutil import module_nodes as _walk   # (the name the passes below and engine use)
 from auditor.static.astutil import MESSAGE_CALLS, ast_dotted, pytest_fixture_name, scope_nodes, walk_list
+from auditor.static.host_values import own_scope_nodes
 
 Region = Span      # (first line, first col, last line, last col), 1-based lines, 0-based cols, end exclusive
 
@@ -1174,6 +1175,8 @@ def _built_gates(tree: ast.Module, extra: frozenset[str]) -> Gates:
     for fn, fixture in _cuda_fixture_requests(tree, flags, requirers):
         # `def test_x(fp32_enabled):` whose fixture chain reaches `distributed()`, which skips without CUDA
         add(_stmt_region(fn.body[0], fn.body[-1]), f"requesting the fixture {fixture}{_SKIPS_TEST}")
+    for region, how in _cuda_passed_flag_branches(tree, flags):
+        add(region, how)
     gates.regions, gates.hows = _sorted(gates.regions, gates.hows)
     gates.guarded = {q for q in guarded_quals if not any(u == q or q.startswith(u + ".") or u.startswith(q + ".")
                                                         for u in unguarded)}
@@ -1245,6 +1248,70 @@ _CUDA_AMP_CALLEES = ("cuda.amp.autocast", "cuda.amp.GradScaler")
 # keywords of a process launcher that give the number of processes (torch.multiprocessing.spawn's `nprocs`,
 # https://pytorch.org/docs/stable/multiprocessing.html#spawning-subprocesses; a test helper's `size` / `world_size`)
 _PROCESS_COUNTS = frozenset({"nprocs", "size", "world_size", "num_processes"})
+
+
+def _called_name(func: ast.expr) -> str | None:
+    """The function or method a call reaches: `f(...)`, `obj.f(...)`, and Ray's `actor.f.remote(...)` (an actor
+    method called through its handle, https://docs.ray.io/en/latest/ray-core/actors.html)."""
+    if isinstance(func, ast.Attribute) and func.attr == "remote" and isinstance(func.value, ast.Attribute):
+        return func.value.attr
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
+def _cuda_passed_flag_branches(tree: ast.Module, flags: set[str]) -> list[tuple[Region, str]]:
+    """The `if <param>:` bodies of a function (defined once in the module) whose every call there passes the
+    parameter a CUDA test, or a local bound only to one (`move_to_gpu = self.device == "gpu" and not self.use_gdr`
+    ... `self.reader.get_data.remote(..., move_to_gpu=move_to_gpu)`, whose `if move_to_gpu: ...
+    torch.cuda.synchronize()` runs only where the user chose the GPU; tq54c, TransferQueue's perftest): the flag is
+    handed on from the probe, and the body is what a gate makes of it."""
+    defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    for fn in _walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defs.setdefault(fn.name, []).append(fn)
+    calls: dict[str, list[tuple[ast.Call, ast.AST | None]]] = {}
+    for outer in [tree, *(f for fs in defs.values() for f in fs)]:
+        for node in own_scope_nodes(outer):
+            if isinstance(node, ast.Call) and (name := _called_name(node.func)) in defs:
+                calls.setdefault(name, []).append((node, None if outer is tree else outer))
+    out: list[tuple[Region, str]] = []
+    for name, found in calls.items():
+        if len(defs[name]) != 1:
+            continue
+        fn = defs[name][0]
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+        offset = 1 if params and params[0] in ("self", "cls") else 0
+        for i, param in enumerate(params[offset:]):
+            passed = [c.args[i] if i < len(c.args) and not any(isinstance(a, ast.Starred) for a in c.args[:i + 1])
+                      else next((k.value for k in c.keywords if k.arg == param), None) for c, _ in found]
+            if not all(v is not None and _cuda_value(v, scope, flags) for v, (_, scope) in zip(passed, found)):
+                continue
+            for node in own_scope_nodes(fn):
+                if isinstance(node, ast.If) and node.body and (
+                        isinstance(node.test, ast.Name) and node.test.id == param or
+                        isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) and any(
+                            isinstance(v, ast.Name) and v.id == param for v in node.test.values)):
+                    shown = ast.unparse(passed[0])[:40] if passed[0] is not None else param
+                    out.append((_stmt_region(node.body[0], node.body[-1]),
+                                f"if {param}: every call in this file passes it a CUDA test, {shown}"))
+    return out
+
+
+def _cuda_value(value: ast.AST, scope: ast.AST | None, flags: set[str]) -> bool:
+    """A CUDA test, or a name its function binds only to CUDA tests (and never takes as a parameter)."""
+    if is_cuda_test(value, flags):
+        return True
+    if not (isinstance(value, ast.Name) and scope is not None):
+        return False
+    nodes = own_scope_nodes(scope)
+    if any(isinstance(n, ast.arg) and n.arg == value.id for n in nodes):
+        return False
+    bound = [n for n in nodes if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With,
+                                                ast.NamedExpr)) and any(
+        isinstance(t, ast.Name) and t.id == value.id
+        for tgt in (n.targets if isinstance(n, ast.Assign) else [getattr(n, "target", None)]) if tgt is not None
+        for t in walk_list(tgt))]
+    return bool(bound) and all(isinstance(n, ast.Assign) and len(n.targets) == 1 and
+                               isinstance(n.targets[0], ast.Name) and is_cuda_test(n.value, flags) for n in bound)
 
 
 def _spawner(func: ast.expr) -> bool:

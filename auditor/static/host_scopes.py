@@ -709,6 +709,8 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
     defaults = unused + fake_value_spans(tree, test_file(rel)) + (_cpu_setting_spans(tree) if "cpu" in text else [])
     host_tests = _host_test_functions(tree, lines, self_tests=not test_file(rel)) + \
         (_numpy_result_functions(tree) if ".numpy()" in text else [])
+    if test_file(rel):
+        host_tests += _deviceless_test_tables(tree, text)
     exports = _onnx_export_functions(tree) if "onnx" in text else []
     defaults += _host_astype_spans(tree) if ".astype(" in text else []
     following = _dtype_following_spans(tree) if _DTYPE_TEXT.search(text) else []
@@ -729,6 +731,21 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
             continue        # a torch API the support tables doubt, run on host tensors: the CPU kernel (policy (e))
         kept.append(f)
     return kept
+
+
+# an accelerator or a device named anywhere in a file (`input_ids` names none: the word must start there)
+_NAMES_DEVICE = re.compile(r"(?i)(?<![a-z])(?:cuda|npu|gpu|xpu|mps|mlu|hpu|device|autocast|accelerat)")
+
+
+def _deviceless_test_tables(tree: ast.AST, text: str) -> list[tuple[int, int]]:
+    """Spans of the module-level tables (assignments that call nothing) of a test module that names no device and
+    places nothing anywhere (`TEST_CONFIGS = [((20000, 20000), torch.float64), ...]` of a Ray transfer test whose actors build and ship host
+    tensors; tq54c, TransferQueue's `test_ray_p2p.py`): the table's dtypes are those of host tensors (policy (e));
+    a module that names a device anywhere keeps them."""
+    if _NAMES_DEVICE.search(text) or _PLACES.search(text):
+        return []
+    return [line_span(stmt) for stmt in getattr(tree, "body", []) if isinstance(stmt, (ast.Assign, ast.AnnAssign))
+            and stmt.value is not None and not any(isinstance(n, ast.Call) for n in walk_list(stmt.value))]
 
 
 # the dtype facts a precision rule reports (rules/precision.yaml) and the words that name each dtype in a test
@@ -785,9 +802,22 @@ def _host_astype_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "astype" and \
                 (node.args or node.keywords):
             flow = flow or _HostFlow(tree)
-            if flow.value(node.func.value, _enclosing(tree, node.lineno), direct=False):
+            scope = _enclosing(tree, node.lineno)
+            if flow.value(node.func.value, scope, direct=False) or _faiss_array(node.func.value, scope):
                 out += [node_span(a) for a in [*node.args, *(k.value for k in node.keywords)]]
     return out
+
+
+def _faiss_array(node: ast.AST, scope) -> bool:
+    """A name its function hands to faiss (`faiss.normalize_L2(query_embeddings)` before `query_embeddings.astype(
+    'float16')`, pyserini's UniIR encoder; tq54c): faiss's Python functions take numpy arrays, which they read
+    through `swig_ptr` (`def normalize_L2(x): fvec_renorm_L2(x.shape[1], x.shape[0], swig_ptr(x))`,
+    https://github.com/facebookresearch/faiss/blob/main/faiss/python/extra_wrappers.py), so the array is on the
+    host."""
+    if not isinstance(node, ast.Name) or scope is None:
+        return False
+    return any(isinstance(n, ast.Call) and (ast_dotted(n.func) or "").startswith("faiss.") and
+               any(isinstance(a, ast.Name) and a.id == node.id for a in n.args) for n in walk_list(scope))
 
 
 # the coverage rules (rules/operator.yaml): a torch API the target's support tables mark unsupported or doubt
@@ -911,6 +941,69 @@ def _comfy_host_params(tree: ast.AST) -> dict[int, set[str]]:
     return out
 
 
+def _zipped_source(target: ast.AST, it: ast.AST, name: str) -> ast.expr | None:
+    """The sequence whose rows a loop over `zip(a, b, ...)` (or `enumerate(zip(...))`) binds to `name`, or None."""
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and it.args and \
+            isinstance(target, ast.Tuple) and len(target.elts) == 2:
+        target, it = target.elts[1], it.args[0]
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "zip" and
+            isinstance(target, ast.Tuple) and len(target.elts) == len(it.args)):
+        return None
+    return next((a for t, a in zip(target.elts, it.args) if isinstance(t, ast.Name) and t.id == name
+                 and not isinstance(a, ast.Starred)), None)
+
+
+def _cpu_passed_params(tree: ast.AST) -> dict[int, set[str]]:
+    """id of a private function or method (`_name`: called from its own module) -> the parameters every one of its
+    calls there passes a host copy, `x.cpu()` (pyserini's SLIM encoder: `self._output_to_weight_dicts(
+    expert_weights.cpu(), expert_ids.cpu(), ...)`, whose loop reads `expert_id.item()`; tq54c). A private name handed
+    on as a value, or never called, keeps its parameters the callers'."""
+    defs: dict[str, list] = {}
+    for fn in module_nodes(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name.startswith("_") and \
+                not fn.name.startswith("__"):
+            defs.setdefault(fn.name, []).append(fn)
+    if not defs:
+        return {}
+    calls: dict[str, list[ast.Call]] = {}
+    called = set()
+    for node in module_nodes(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            key = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) and \
+                isinstance(func.value, ast.Name) and func.value.id in ("self", "cls") else None
+            if key in defs:
+                calls.setdefault(key, []).append(node)
+                called.add(id(func))
+    handed = {n.id if isinstance(n, ast.Name) else n.attr for n in module_nodes(tree)
+              if isinstance(n, (ast.Name, ast.Attribute)) and id(n) not in called and isinstance(n.ctx, ast.Load)}
+    out: dict[int, set[str]] = {}
+    for name, fns in defs.items():
+        found = calls.get(name)
+        if len(fns) != 1 or not found or name in handed:
+            continue
+        fn = fns[0]
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+        if params and params[0] in ("self", "cls"):
+            params = params[1:]
+        host = set()
+        for i, param in enumerate(params):
+            passed = []
+            for call in found:
+                if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                    break
+                value = call.args[i] if i < len(call.args) else \
+                    next((k.value for k in call.keywords if k.arg == param), None)
+                passed.append(value)
+            else:
+                if all(isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "cpu" and
+                       not v.args for v in passed):
+                    host.add(param)
+        if host:
+            out[id(fn)] = host
+    return out
+
+
 def _comfy_widget(kind: ast.AST) -> bool:
     """`"FLOAT"` / `"INT"` / `"BOOLEAN"` / `"STRING"`, or a combo's list of choices (`(["nearest", "bilinear"],)`)."""
     return isinstance(kind, ast.Constant) and kind.value in _COMFY_WIDGET_TYPES or \
@@ -967,6 +1060,8 @@ class _HostFlow:
         self.memo: dict[int, bool] = {}
         self.pending: dict[tuple[str, int, int], None] = {}     # (an ordered set: the innermost name is last)
         self.host_params = _comfy_host_params(tree)
+        for key, names in _cpu_passed_params(tree).items():
+            self.host_params.setdefault(key, set()).update(names)
 
     def value(self, node: ast.AST, scope, depth: int = 0, direct: bool = True) -> bool:
         """Whether the expression is a tensor made on the host (methods other than moves keep it there). `direct`:
@@ -1055,6 +1150,9 @@ class _HostFlow:
             elif isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.target, ast.Name) and \
                     node.target.id == name and seeded_scope:
                 values.append(node.iter)    # `for m in mask:` of a ComfyUI MASK: its rows sit with it (pd24)
+            elif isinstance(node, (ast.For, ast.comprehension)) and seeded_scope and \
+                    (zipped := _zipped_source(node.target, node.iter, name)) is not None:
+                values.append(zipped)       # `for ids, ws in zip(batch_ids[b], batch_ws[b]):`: rows of each (tq54c)
             elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and self.loader_batch(node, name, scope):
                 seeded = True               # `for k, batch in enumerate(loader):` of a DataLoader (pd38)
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.NamedExpr,

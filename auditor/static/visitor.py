@@ -1271,6 +1271,17 @@ class MatchVisitor(cst.CSTVisitor):
         for hit in self.hits[first:]:
             hit.statement = node
 
+    def _claim_cuda_python_name(self, node: cst.Call) -> None:
+        """`importlib.util.find_spec("cuda")`, `pytest.importorskip("cuda.bindings")`: NVIDIA's cuda-python package
+        (top-level module `cuda`, https://nvidia.github.io/cuda-python/) looked up by name; the literal is a module
+        name, not a device string (tq54c, TransferQueue's GDR staging tests)."""
+        func = node.func
+        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        if last in _MODULE_LOOKUPS and node.args and node.args[0].keyword is None and \
+                isinstance(arg := node.args[0].value, cst.SimpleString) and isinstance(arg.evaluated_value, str) and \
+                arg.evaluated_value.split(".", 1)[0] == "cuda" and _MODULE_NAME.match(arg.evaluated_value):
+            self._handled.add(id(arg))
+
     def _dynamic_import(self, node: cst.Call) -> None:
         """`cuml = importlib.import_module("cuml")`, `triton = OptionalImport("triton")`: an import by a literal name
         is reported like the `import` statement it stands for (t14q); a look-up rule that matched the call itself
@@ -1504,9 +1515,10 @@ class MatchVisitor(cst.CSTVisitor):
             self._enum_chosen(node.value)
             self._acquired_by_getattr(node.value)
         self._annotated.add(id(node.target))
-        if isinstance(node.target, cst.Name):
+        if isinstance(node.target, cst.Name) or self_attr(node.target) is not None:
             # `_fused_ce: Optional[Callable] = None` before `_fused_ce = LigerFusedLinearCrossEntropyFunction.apply`
-            # declares the name (as visit_AssignTarget's binding does); its calls are the uses (t22a)
+            # declares the name (as visit_AssignTarget's binding does); its calls are the uses (t22a); so does
+            # `self._rt: Any = None` before `self._rt = cudart` (TransferQueue's GDR staging; tq54c)
             self._handled.add(id(node.target))
         if isinstance(node.target, cst.Name) and node.value is not None and \
                 node.target.value in self._dataclass_field_names():
@@ -2118,6 +2130,7 @@ class MatchVisitor(cst.CSTVisitor):
             cut = node.args[:1] if func.attr.value == "replace" else node.args
             self._label_edits.update(id(arg.value) for arg in cut)
         first_hit = len(self.hits)
+        self._claim_cuda_python_name(node)
         self._call_args.update((id(arg.value), node) for arg in node.args)
         if isinstance(func, cst.Attribute) and func.attr.value in _ROUTE_METHODS:
             # FastAPI's `response_model=` is the route's response type, read like an annotation (decisions 31 / 40;
@@ -2946,6 +2959,9 @@ class MatchVisitor(cst.CSTVisitor):
         return False
 
 
+# calls whose first argument names a module to look up or import
+_MODULE_LOOKUPS = frozenset({"find_spec", "find_loader", "importorskip", "__import__", "module_available",
+                             "package_available"}) | _MODULE_IMPORTERS
 # keyword arguments and dict keys whose string value is help / usage text (argparse, click, typer, HF `metadata=`)
 _HELP_KEYWORDS = frozenset({"help", "description", "epilog", "usage", "hint"})
 # a module's metadata read inside a message text (`x_cuda.__file__`, `flash_attn.__version__`): not a use (t14t)
