@@ -95,3 +95,33 @@ def test_operator_rows_in_a_module_without_a_converter_format_stay(coverage_engi
     src = _QUANTIZER.replace("from . import tflite as tfl", "from . import tensors as tfl")
     found = _coverage_rows(coverage_engine, tmp_path, {_QUANT_REL: src}, _QUANT_REL, "quantize_per_channel")
     assert found.get("NPU502") == "warning"
+
+
+# transformers' FlashAttention-2 forward as verl copies it: the autocast dtype read only under CUDA autocast
+_FA2_FORWARD = """
+    import torch
+
+
+    def llama_flash_attn_forward(self, hidden_states, attention_mask=None):
+        query_states = self.q_proj(hidden_states)
+        input_dtype = query_states.dtype
+        if input_dtype == torch.float32:
+            if torch.is_autocast_enabled():
+                target_dtype = torch.get_autocast_gpu_dtype()
+            else:
+                target_dtype = self.q_proj.weight.dtype
+            query_states = query_states.to(target_dtype)
+        return query_states
+"""
+
+
+def test_autocast_dtype_read_under_the_cuda_autocast_state_is_a_warning(tmp_path):
+    found = dedented_tree(tmp_path, {"verl/models/transformers/llama.py": _FA2_FORWARD})
+    assert severity_at(found, "verl/models/transformers/llama.py", _FA2_FORWARD,
+                       "get_autocast_gpu_dtype").get("NPU009") == "warning"
+
+
+def test_autocast_dtype_read_under_a_device_typed_autocast_state_stays_an_error(tmp_path):
+    src = _FA2_FORWARD.replace("torch.is_autocast_enabled()", "torch.is_autocast_enabled(query_states.device.type)")
+    found = dedented_tree(tmp_path, {"verl/models/transformers/llama.py": src})
+    assert severity_at(found, "verl/models/transformers/llama.py", src, "get_autocast_gpu_dtype").get("NPU009") == "error"
