@@ -125,3 +125,40 @@ def test_autocast_dtype_read_under_a_device_typed_autocast_state_stays_an_error(
     src = _FA2_FORWARD.replace("torch.is_autocast_enabled()", "torch.is_autocast_enabled(query_states.device.type)")
     found = dedented_tree(tmp_path, {"verl/models/transformers/llama.py": src})
     assert severity_at(found, "verl/models/transformers/llama.py", src, "get_autocast_gpu_dtype").get("NPU009") == "error"
+
+
+# an mmengine-style training config whose `training_args` dict the train script unpacks into TrainingArguments
+_TRAIN_CONFIG = """
+    training_args = dict(
+        output_dir="./logdir/finetune/",
+        deepspeed="./scripts/zero3.json",
+        bf16=True,
+        tf32=True,
+        num_train_epochs=1,
+        per_device_train_batch_size=4,
+        gradient_accumulation_steps=4,
+    )
+"""
+
+
+def test_tf32_in_training_arguments_dict_is_an_error(tmp_path):
+    found = dedented_tree(tmp_path, {"configs/finetune.py": _TRAIN_CONFIG})
+    assert severity_at(found, "configs/finetune.py", _TRAIN_CONFIG, "tf32=True").get("NPU248") == "error"
+
+
+def test_tf32_in_training_arguments_call_is_an_error(tmp_path):
+    src = """
+        from transformers import TrainingArguments
+
+
+        def build(out):
+            return TrainingArguments(output_dir=out, bf16=True, tf32=True)
+    """
+    found = dedented_tree(tmp_path, {"train.py": src})
+    assert severity_at(found, "train.py", src, "tf32=True").get("NPU248") == "error"
+
+
+def test_tf32_in_another_settings_dict_stays_a_warning(tmp_path):
+    src = _TRAIN_CONFIG.replace("per_device_train_batch_size", "batch_size")
+    found = dedented_tree(tmp_path, {"configs/finetune.py": src})
+    assert severity_at(found, "configs/finetune.py", src, "tf32=True").get("NPU248") == "warning"
