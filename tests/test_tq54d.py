@@ -162,3 +162,36 @@ def test_tf32_in_another_settings_dict_stays_a_warning(tmp_path):
     src = _TRAIN_CONFIG.replace("per_device_train_batch_size", "batch_size")
     found = dedented_tree(tmp_path, {"configs/finetune.py": src})
     assert severity_at(found, "configs/finetune.py", src, "tf32=True").get("NPU248") == "warning"
+
+
+# a trainer package's table of the precision names its configs may use (verl's utils/torch_dtypes.py)
+_PRECISION_TABLE = """
+    import torch
+
+
+    class PrecisionType(object):
+        HALF = "16"
+        FLOAT = "32"
+        FULL = "64"
+        BFLOAT = "bf16"
+        MIXED = "mixed"
+
+        @staticmethod
+        def to_dtype(precision):
+            return torch.bfloat16 if precision in ("bf16", "bfloat16") else torch.float32
+"""
+
+
+def test_a_member_of_a_precision_name_table_chooses_nothing(tmp_path):
+    found = dedented_tree(tmp_path, {"verl/utils/torch_dtypes.py": _PRECISION_TABLE})
+    assert "NPU201" not in severity_at(found, "verl/utils/torch_dtypes.py", _PRECISION_TABLE, 'BFLOAT = "bf16"')
+
+
+def test_a_lone_class_constant_naming_bf16_stays(tmp_path):
+    src = """
+        class KdaKernelConfig:
+            BLOCK = 64
+            RAW_K_FORMAT = "bf16"
+    """
+    found = dedented_tree(tmp_path, {"ops/kda.py": src})
+    assert severity_at(found, "ops/kda.py", src, 'RAW_K_FORMAT = "bf16"').get("NPU201") == "info"

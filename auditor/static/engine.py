@@ -44,7 +44,7 @@ from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, drop_hos
 from auditor.static.ort_only import drop_provider_arm_devices, lower_ort_only
 from auditor.static.unresolved_extensions import extension_module_of, may_call_extension
 from auditor.static.neutral_uses import drop_dtype_restores, drop_existence_probes, drop_host_conversion_hints, \
-    drop_storage_casts, \
+    drop_storage_casts, drop_precision_name_tables, \
     drop_math_backend_lists, \
     drop_host_model_optimizers, drop_namespace_calls, drop_overridden_bases, drop_replaced_autocasts, \
     drop_single_tensor_optimizers, \
@@ -1100,6 +1100,7 @@ class StaticEngine:
                 result.findings = drop_host_model_optimizers(result.findings, text, tree)   # a model never moved
             result.findings = drop_replaced_autocasts(result.findings, tree)   # `torch.autocast = own`
             result.findings = drop_dtype_restores(result.findings, tree)   # `if needs_upcasting: vae.to(fp16)`
+            result.findings = drop_precision_name_tables(result.findings, tree)   # `class P: BFLOAT = "bf16"`
             result.findings = drop_weightless_loader_dtypes(result.findings, tree)   # Tokenizer(torch_dtype=)
             result.findings = drop_fake_kernel_dtypes(result.findings, tree)   # @op.register_fake: shapes only
             result.findings = drop_ort_buffer_dtypes(result.findings, tree)   # ORT io-binding buffers: the export's
