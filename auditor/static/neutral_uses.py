@@ -1537,9 +1537,9 @@ def drop_precision_name_tables(findings: list, tree: ast.AST) -> list:
     for node in module_nodes(tree):
         if not isinstance(node, ast.ClassDef):
             continue
-        members = [s for s in node.body if isinstance(s, ast.Assign) and len(s.targets) == 1
-                   and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Constant)
-                   and isinstance(s.value.value, str) and s.value.value.lower() in _PRECISION_NAMES]
-        if len({s.value.value.lower() for s in members}) >= 3:
-            lines.update(s.lineno for s in members)
+        members = {s.lineno: s.value.value.lower() for s in node.body if isinstance(s, ast.Assign)
+                   and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Constant)
+                   and isinstance(s.value.value, str) and s.value.value.lower() in _PRECISION_NAMES}
+        if len(set(members.values())) >= 3:
+            lines.update(members)
     return [f for f in findings if not (f.code in _DTYPE_STRING_RULES and f.line in lines)] if lines else findings
