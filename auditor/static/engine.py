@@ -44,7 +44,7 @@ from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, drop_hos
 from auditor.static.ort_only import drop_provider_arm_devices, lower_ort_only
 from auditor.static.unresolved_extensions import extension_module_of, may_call_extension
 from auditor.static.neutral_uses import drop_dtype_restores, drop_existence_probes, drop_host_conversion_hints, \
-    drop_storage_casts, \
+    drop_storage_casts, drop_precision_name_tables, \
     drop_math_backend_lists, \
     drop_host_model_optimizers, drop_namespace_calls, drop_overridden_bases, drop_replaced_autocasts, \
     drop_single_tensor_optimizers, \
@@ -74,6 +74,7 @@ from auditor.static.flags import TOOL_RULES, derived_flag_findings
 from auditor.static.gates import apply_gates
 from auditor.static.flash_settings import drop_flash_setting_keys, drop_plain_sdpa_switches
 from auditor.static.inert_constructs import drop_inert_constructs
+from auditor.static.training_tf32 import raise_training_tf32
 from auditor.static.llama_cpp_options import drop_llama_cpp_flash_options
 from auditor.static.dtype_requirements import CAST_NOTE, REQUIRED_NOTE
 from auditor.static.visitor import MatchVisitor, RawHit
@@ -1104,6 +1105,7 @@ class StaticEngine:
                 result.findings = drop_host_model_optimizers(result.findings, text, tree)   # a model never moved
             result.findings = drop_replaced_autocasts(result.findings, tree)   # `torch.autocast = own`
             result.findings = drop_dtype_restores(result.findings, tree)   # `if needs_upcasting: vae.to(fp16)`
+            result.findings = drop_precision_name_tables(result.findings, tree)   # `class P: BFLOAT = "bf16"`
             result.findings = drop_weightless_loader_dtypes(result.findings, tree)   # Tokenizer(torch_dtype=)
             result.findings = drop_fake_kernel_dtypes(result.findings, tree)   # @op.register_fake: shapes only
             result.findings = drop_ort_buffer_dtypes(result.findings, tree)   # ORT io-binding buffers: the export's
@@ -1133,6 +1135,7 @@ class StaticEngine:
             result.findings = drop_inert_constructs(result.findings, tree, text)   # bare sdp_kernel(), ctypes fields
             result.findings = drop_plain_sdpa_switches(result.findings, tree)   # flash=True -> plain SDPA
             result.findings = drop_host_scopes(result.findings, rel, text, tree)    # unread defaults, host tests
+            result.findings = raise_training_tf32(result.findings, tree)   # TrainingArguments(tf32=True) raises
             result.findings = apply_value_reads(result.findings, rel, text, tree)   # host operands, predicates
             # optional imports used only in definitions the file never names: marked here, read per run (pd34)
             result.findings = mark_unnamed_guarded_uses(result.findings, tree, text)

