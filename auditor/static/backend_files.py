@@ -43,7 +43,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
-from auditor.backend_words import MEMBER_CUDA_BUILD, TORCH_CUDA_WHEEL, member_backend, name_word_backends
+from auditor.backend_words import MEMBER_CANN_BUILD, MEMBER_CUDA_BUILD, TORCH_CUDA_WHEEL, member_backend, name_word_backends
 from auditor.source import SourceError
 from auditor.static.backends import OTHER_BACKENDS, backends_in_text, discount_findings, undiscounted
 from auditor.static.ported import imports_ascend
@@ -88,7 +88,17 @@ def _name_backends(name: str) -> set[str]:
         found |= name_word_backends(word)
         if MEMBER_CUDA_BUILD.match(word.lower()):
             found.add("cuda")
+        elif MEMBER_CANN_BUILD.match(word.lower()):
+            found.add("npu")
     return found
+
+
+def _toolkit_tagged_pair(cuda_name: str, other: str) -> bool:
+    """Environment files of one per-hardware set, each named for its machine and its toolkit release: MagicDriveDiT's
+    `requirements/a800_cu118.yaml`, `h20_cu124.yaml` beside `910b_cann8.0.RC2_aarch64.yaml` (its README installs one
+    per machine; tq54e). `cuda_name` carries a CUDA build tag, `other` CANN's release tag and no CUDA word."""
+    return any(MEMBER_CUDA_BUILD.match(w.lower()) for w in _WORD.findall(cuda_name)) and \
+        any(MEMBER_CANN_BUILD.match(w.lower()) for w in _WORD.findall(other))
 
 
 @lru_cache(maxsize=4096)
@@ -217,6 +227,8 @@ def per_backend_sibling(path: Path, rel: str, members: ModuleMembers | None = No
                 continue
             if names and _tokens(other) <= _tokens(name):      # `Dockerfile.metax` for `Dockerfile.cuda`
                 return "/".join(parts[:-1] + [other])
+            if names == {"npu"} and _toolkit_tagged_pair(name, other) and (folder / other).is_file():
+                return "/".join(parts[:-1] + [other])   # `910b_cann8.0.RC2_aarch64.yaml` for `a800_cu118.yaml`
             if not names and _cpu_swap(name, other) and (folder / other).is_file() \
                     and not _imports_module(folder / other, name):   # `requirements-cpu.txt` for `requirements-gpu.txt`
                 return "/".join(parts[:-1] + [other])                  # (t11v)

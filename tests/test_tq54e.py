@@ -1,0 +1,166 @@
+"""Precision fixes of tq54e (session 54, tuned on heldout71's trees 5-8: MagicDriveDiT, Efficient-Computing, tpu-mq,
+CanglongPhysics).
+
+- flash-attention / xformers switches whose path the tree already routes to torch_npu, or that its scripts switch
+  off on the NPU (auditor/project/npu_switch_arms.py);
+- per-hardware environment files named for their machine and toolkit release (`a800_cu118.yaml` beside
+  `910b_cann8.0.RC2_aarch64.yaml`): the CUDA members of a set with an Ascend member (auditor/static/backend_files.py);
+
+Code written afresh in the shape of the trees' code, not copied; each test has its control.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from auditor.runner import run_static
+from tests.static_snippets import line_of, write_tree
+
+
+def _at(root: Path, rel: str, line: int) -> list[tuple[str, str, str]]:
+    """(code, severity, context) of the findings of the whole-tree static pass on one line of `rel`."""
+    return sorted((f.code, f.severity, (f.data or {}).get("context") or "")
+                  for r in run_static([root], jobs=1).results if r.path == rel for f in r.findings if f.line == line)
+
+
+# an Open-Sora-style DiT block whose flash path has a torch_npu arm
+BLOCKS = """\
+    import torch
+    import torch.nn as nn
+
+    if not torch.cuda.is_available():
+        import torch_npu
+        USE_NPU = True
+    else:
+        from flash_attn import flash_attn_func
+        USE_NPU = False
+
+
+    class SelfAttention(nn.Module):
+        def __init__(self, dim, num_heads=8, enable_flash_attn: bool = False):
+            super().__init__()
+            self.num_heads = num_heads
+            self.qkv = nn.Linear(dim, dim * 3)
+            self.enable_flash_attn = enable_flash_attn
+
+        def forward(self, x):
+            B, N, C = x.shape
+            use_flash = self.enable_flash_attn and (N > B)
+            q, k, v = self.qkv(x).view(B, N, 3, self.num_heads, -1).unbind(2)
+            if self.enable_flash_attn:
+                if USE_NPU:
+                    out = torch_npu.npu_fusion_attention(q, k, v, self.num_heads, "BSND")[0]
+                else:
+                    out = flash_attn_func(q, k, v)
+            else:
+                out = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+            return out.reshape(B, N, C)
+"""
+# the same block without the NPU arm: the switch still selects flash_attn on Ascend
+BLOCKS_CUDA = """\
+    import torch
+    import torch.nn as nn
+    from flash_attn import flash_attn_func
+
+
+    class SelfAttention(nn.Module):
+        def __init__(self, dim, num_heads=8, enable_flash_attn: bool = False):
+            super().__init__()
+            self.num_heads = num_heads
+            self.qkv = nn.Linear(dim, dim * 3)
+            self.enable_flash_attn = enable_flash_attn
+
+        def forward(self, x):
+            B, N, C = x.shape
+            q, k, v = self.qkv(x).view(B, N, 3, self.num_heads, -1).unbind(2)
+            if self.enable_flash_attn:
+                out = flash_attn_func(q, k, v)
+            else:
+                out = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+            return out.reshape(B, N, C)
+"""
+CONFIG = """\
+    model = dict(
+        type="DiT",
+        enable_flash_attn=True,
+        frame_emb=dict(type="FrameEmbedder", enable_xformers=True),
+    )
+"""
+TRAIN = """\
+    import torch
+    from mmengine.config import Config
+
+    USE_NPU = not torch.cuda.is_available()
+
+
+    def conf_set(cfg, key, value):
+        cfg.merge_from_dict({key: value})
+
+
+    def main(path):
+        cfg = Config.fromfile(path)
+        if USE_NPU:  # disable some kernels
+            conf_set(cfg, "model.frame_emb.enable_xformers", False)
+        return cfg
+"""
+TRAIN_CUDA = """\
+    import torch
+    from mmengine.config import Config
+
+
+    def conf_set(cfg, key, value):
+        cfg.merge_from_dict({key: value})
+
+
+    def main(path):
+        cfg = Config.fromfile(path)
+        if not torch.cuda.is_available():
+            print("running without xformers")
+        return cfg
+"""
+
+
+def test_a_flash_switch_whose_path_has_a_torch_npu_arm_is_info(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {"pkg/blocks.py": BLOCKS, "configs/dit.py": CONFIG, "train.py": TRAIN})
+    assert ("NPU357", "info", "npu-path") in _at(root, "configs/dit.py", line_of(CONFIG, "enable_flash_attn"))
+    assert ("NPU357", "info", "npu-path") in _at(root, "configs/dit.py", line_of(CONFIG, "enable_xformers"))
+
+
+def test_a_flash_switch_with_only_a_cuda_path_keeps_its_warning(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {"pkg/blocks.py": BLOCKS_CUDA, "configs/dit.py": CONFIG, "train.py": TRAIN_CUDA})
+    assert ("NPU357", "warning", "") in _at(root, "configs/dit.py", line_of(CONFIG, "enable_flash_attn"))
+    assert ("NPU357", "warning", "") in _at(root, "configs/dit.py", line_of(CONFIG, "enable_xformers"))
+
+
+ENV_CUDA = """\
+    name: dit
+    channels:
+      - defaults
+    dependencies:
+      - python=3.9
+      - pip:
+        - apex==0.1
+        - torch==2.4.0
+"""
+ENV_NPU = """\
+    name: dit
+    dependencies:
+      - python=3.9
+      - pip:
+        - apex==0.1+ascend
+        - torch==2.4.0
+        - torch_npu==2.4.0
+"""
+
+
+def test_a_cuda_tagged_environment_beside_a_cann_tagged_one_is_info(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {"requirements/a800_cu118.yaml": ENV_CUDA,
+                                 "requirements/910b_cann8.0.RC2_aarch64.yaml": ENV_NPU})
+    found = _at(root, "requirements/a800_cu118.yaml", line_of(ENV_CUDA, "apex"))
+    assert found and all(severity == "info" for _, severity, _ in found)
+
+
+def test_cuda_tagged_environments_alone_keep_their_findings(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {"requirements/a800_cu118.yaml": ENV_CUDA,
+                                 "requirements/h20_cu124.yaml": ENV_CUDA})
+    found = _at(root, "requirements/a800_cu118.yaml", line_of(ENV_CUDA, "apex"))
+    assert any(severity == "error" for _, severity, _ in found)
