@@ -5,6 +5,8 @@ CanglongPhysics).
   off on the NPU (auditor/project/npu_switch_arms.py);
 - per-hardware environment files named for their machine and toolkit release (`a800_cu118.yaml` beside
   `910b_cann8.0.RC2_aarch64.yaml`): the CUDA members of a set with an Ascend member (auditor/static/backend_files.py);
+- a package named for a chip (`tpu_mq/`, Sophgo's deploy target) holds XLA code only where the code shows it
+  (auditor/static/backends.py `_xla_code`).
 
 Code written afresh in the shape of the trees' code, not copied; each test has its control.
 """
@@ -164,3 +166,84 @@ def test_cuda_tagged_environments_alone_keep_their_findings(tmp_path: Path) -> N
                                  "requirements/h20_cu124.yaml": ENV_CUDA})
     found = _at(root, "requirements/a800_cu118.yaml", line_of(ENV_CUDA, "apex"))
     assert any(severity == "error" for _, severity, _ in found)
+
+
+# a quantization toolkit named for its deploy chip: plain torch observers and QAT modules
+OBSERVER = """\
+    import torch
+
+
+    class MSEObserver(torch.nn.Module):
+        def forward(self, x, scale, zero_point):
+            best = None
+            for i in range(80):
+                err = torch.fake_quantize_per_tensor_affine(x, scale.item(), int(zero_point.item()), 0, 255)
+                best = err if best is None else torch.minimum(best, err)
+            return best
+
+
+    if __name__ == "__main__":
+        inputs = torch.rand(2, 3, 224, 224).cuda()
+        print(MSEObserver()(inputs, torch.tensor(0.1), torch.tensor(0)))
+"""
+# PyTorch/XLA code under a `tpu/` folder: another backend's
+XLA_WORKER = """\
+    import torch
+    import torch_xla.core.xla_model as xm
+
+
+    def run(model, batch):
+        device = xm.xla_device()
+        out = model(batch.to(device))
+        if __name__ == "__main__":
+            out = out.cuda()
+        return out.sum().item()
+"""
+
+
+def test_a_package_named_for_a_chip_holding_plain_torch_keeps_its_findings(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {"tpu_mq/__init__.py": "", "tpu_mq/observer.py": OBSERVER})
+    found = _at(root, "tpu_mq/observer.py", line_of(OBSERVER, ".cuda()"))
+    assert ("NPU001", "error", "") in found
+
+
+def test_xla_code_under_a_tpu_folder_stays_another_backends(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {"tpu/__init__.py": "", "tpu/worker.py": XLA_WORKER})
+    found = _at(root, "tpu/worker.py", line_of(XLA_WORKER, ".cuda()"))
+    assert found and all(severity == "info" and context == "other-backend" for _, severity, context in found)
+
+
+# a training script that loads the Ascend shim when CUDA is absent, then asserts a device
+TRAIN_SHIM = """\
+    import torch
+    import torch.distributed as dist
+
+    if not torch.cuda.is_available():
+        import torch_npu
+        from torch_npu.contrib import transfer_to_npu
+
+
+    def main():
+        assert torch.cuda.is_available(), "Training currently requires at least one GPU."
+        dist.init_process_group(backend="nccl")
+        torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())
+"""
+
+
+def _messages(root: Path, rel: str, line: int) -> list[tuple[str, str]]:
+    return [(f.severity, f.message) for r in run_static([root], jobs=1).results if r.path == rel
+            for f in r.findings if f.line == line and f.code == "NPU002"]
+
+
+def test_a_torch_cuda_gate_under_transfer_to_npu_is_no_gate(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {"scripts/train.py": TRAIN_SHIM})
+    found = _messages(root, "scripts/train.py", line_of(TRAIN_SHIM, "set_device"))
+    assert found and all(sev == "info" and "remapped to the NPU" in msg and "runs only where CUDA" not in msg
+                         for sev, msg in found)
+
+
+def test_a_torch_cuda_gate_without_the_shim_keeps_its_note(tmp_path: Path) -> None:
+    src = TRAIN_SHIM.replace("        from torch_npu.contrib import transfer_to_npu\n", "")
+    root = write_tree(tmp_path, {"scripts/train.py": src})
+    found = _messages(root, "scripts/train.py", line_of(src, "set_device"))
+    assert found and all(sev == "warning" and "runs only where CUDA" in msg for sev, msg in found)
