@@ -247,3 +247,41 @@ def test_a_torch_cuda_gate_without_the_shim_keeps_its_note(tmp_path: Path) -> No
     root = write_tree(tmp_path, {"scripts/train.py": src})
     found = _messages(root, "scripts/train.py", line_of(src, "set_device"))
     assert found and all(sev == "warning" and "runs only where CUDA" in msg for sev, msg in found)
+
+
+# a detector's INT8 engine builder for TensorRT, one of its per-runtime quantization tools
+TRT_BUILDER = """\
+    import tensorrt as trt
+
+    TRT_LOGGER = trt.Logger()
+
+
+    def build_engine(onnx_file, calib, max_batch_size=32):
+        builder = trt.Builder(TRT_LOGGER)
+        network = builder.create_network(1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH))
+        config = builder.create_builder_config()
+        config.set_flag(trt.BuilderFlag.INT8)
+        config.int8_calibrator = calib
+        return builder.build_engine(network, config)
+"""
+MNN_QUANT = """\
+    import MNN
+
+
+    def quantize(model_file, out_file, config):
+        MNN.tools.mnnquant(model_file, out_file, config)
+"""
+
+
+def test_a_tensorrt_tool_beside_other_runtimes_tools_is_info(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {"tools/quantization/tensorrt/post_training/build.py": TRT_BUILDER,
+                                 "tools/quantization/mnn/quant.py": MNN_QUANT})
+    found = _at(root, "tools/quantization/tensorrt/post_training/build.py", line_of(TRT_BUILDER, "import tensorrt"))
+    assert found and all(severity == "info" for _, severity, _ in found)
+
+
+def test_a_tensorrt_tool_alone_keeps_its_error(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {"tools/quantization/tensorrt/post_training/build.py": TRT_BUILDER,
+                                 "tools/quantization/calib/data.py": "import numpy as np\n"})
+    found = _at(root, "tools/quantization/tensorrt/post_training/build.py", line_of(TRT_BUILDER, "import tensorrt"))
+    assert any(severity == "error" for _, severity, _ in found)

@@ -56,6 +56,11 @@ _PYTHON = (".py", ".pyw", ".pyi")
 # folders named for an NVIDIA-only inference engine: a benchmark's or server's `backends/tensorrt_llm/` beside
 # `backends/pytorch/`, `backends/openvino/` is the CUDA member of its per-backend set (t11v, tuned on heldout14)
 _NVIDIA_ENGINES = frozenset({"tensorrt_llm", "trtllm", "trt_llm", "tensorrt"})
+# folders named for a portable deploy runtime or quantizer beside such an engine's folder: Gold-YOLO's
+# `tools/quantization/tensorrt/` beside `mnn/` (Alibaba's MNN engine) and `ppq/` (OpenPPL's quantizer, many targets),
+# each one way to deploy the exported ONNX model; an Ascend deployment takes the ONNX export to its own compiler and
+# never runs the TensorRT member (policy (k); tq54e)
+_DEPLOY_RUNTIME_FOLDERS = frozenset({"onnx", "onnxruntime", "mnn", "ncnn", "tnn", "tflite", "coreml", "rknn", "ppq"})
 _CUDA_IMAGE_NOTE = "the NVIDIA image of a project that already runs on Ascend ({ascend} imports torch_npu): it " \
                    "stays for NVIDIA users, the Ascend build uses its own image; left as is"
 _SET_NOTE = "the CUDA member of a per-backend set of files ({sibling} beside it): add an Ascend member beside it; " \
@@ -261,7 +266,8 @@ def per_backend_sibling(path: Path, rel: str, members: ModuleMembers | None = No
         for other in _entries(str(parent)):
             if other != parts[i] and (parent / other).is_dir() and (
                     other.lower() in _FALLBACK_FOLDERS or _name_backends(other) & (OTHER_BACKENDS | {"npu"})
-                    or _fallback_twin(parts[i], other)):
+                    or _fallback_twin(parts[i], other)
+                    or parts[i].lower() in _NVIDIA_ENGINES and other.lower() in _DEPLOY_RUNTIME_FOLDERS):
                 return "/".join(parts[:i] + [other]) + "/"
         mapped = _dispatched_npu_member(str(parent), parts[i])
         if mapped is not None:                    # `kernels/cuda/` beside `kernels/dlinfer/`, `'ascend': 'dlinfer'`
