@@ -103,7 +103,8 @@ def apply_npu_switch_arms(results: list[FileResult], root: Path) -> int:
         return 0
     from auditor.project.setting_reads import summarized_facts
 
-    handled = {name for _, fact in summarized_facts(root, results, FACT, npu_switch_fact) for name in fact}
+    handled = {str(name) for _, fact in summarized_facts(root, results, FACT, npu_switch_fact)
+               if isinstance(fact, list) for name in fact}
     if not handled:
         return 0
     lowered = 0
