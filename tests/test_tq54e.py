@@ -285,3 +285,32 @@ def test_a_tensorrt_tool_alone_keeps_its_error(tmp_path: Path) -> None:
                                  "tools/quantization/calib/data.py": "import numpy as np\n"})
     found = _at(root, "tools/quantization/tensorrt/post_training/build.py", line_of(TRT_BUILDER, "import tensorrt"))
     assert any(severity == "error" for _, severity, _ in found)
+
+
+# a QAT module named for the deploy chip, in a file of plain torch modules
+FUSED = """\
+    import torch
+    import torch.nn as nn
+
+
+    class LinearBn1d_tpu(nn.Linear):
+        def bias_fake_quant(self, bias, scale):
+            if torch.nonzero(scale).size()[0] != scale.numel():
+                scale = scale.clamp(min=1e-8)
+            return bias / scale
+
+        def forward(self, x):
+            return super().forward(x.cuda())
+"""
+FUSED_XLA = FUSED.replace("import torch.nn as nn\n", "import torch.nn as nn\nimport torch_xla.core.xla_model as xm\n")
+
+
+def test_a_class_named_for_a_chip_in_plain_torch_keeps_its_findings(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {"quant/modules/linear_fused.py": FUSED})
+    assert ("NPU001", "error", "") in _at(root, "quant/modules/linear_fused.py", line_of(FUSED, "x.cuda()"))
+
+
+def test_a_class_named_for_a_tpu_in_xla_code_is_another_backends(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {"quant/modules/linear_fused.py": FUSED_XLA})
+    found = _at(root, "quant/modules/linear_fused.py", line_of(FUSED_XLA, "x.cuda()"))
+    assert all(severity == "info" for _, severity, _ in found)

@@ -678,8 +678,11 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
                 if kind is not None:
                     (ctx.npu if kind == "npu" else ctx.dispatch).append((start, end))
             if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and relevant \
-                    and _only_other(backends_in_text(_CAMEL.sub("_", stmt.name)) - mps_word()):
-                ctx.other.append((start, end))     # `class FastLinearROCm`, `def forward_xpu`
+                    and _only_other(named := backends_in_text(_CAMEL.sub("_", stmt.name)) - mps_word()) \
+                    and (named != {"xla"} or _xla_code(tree)):
+                # `class FastLinearROCm`, `def forward_xpu`; not tpu-mq's `class LinearBn1d_tpu` (plain torch QAT
+                # modules for Sophgo's deploy target; tq54e)
+                ctx.other.append((start, end))
             elif isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and relevant \
                     and backends_in_text(_CAMEL.sub("_", stmt.name)) == {"npu"}:
                 ctx.npu.append((start, end))       # `def get_npu_properties`, `class AscendAttentionBackend`
