@@ -127,6 +127,9 @@ MEMBER_WORDS = {word: _WORD_BACKENDS[word] for word in (
     "cuda", "nvidia", "cpu", "xpu", "rocm", "hip", "amd", "npu", "ascend", "cann", "mps", "metal", "hpu", "gaudi",
     "intel", "openvino", "vulkan", "tpu", "musa", "mlu", "ipex", "directml")}
 MEMBER_CUDA_BUILD = re.compile(r"^cu\d{2,3}$")      # `cu121`
+# CANN's toolkit release as a word of a file name (`910b_cann8.0.RC2_aarch64.yaml`, MagicDriveDiT's Ascend environment
+# beside `a800_cu118.yaml`): the Ascend counterpart of a CUDA build tag (tq54e)
+MEMBER_CANN_BUILD = re.compile(r"^cann\d+$")
 # torch's CUDA runtime wheels (`nvidia-cuda-runtime-cu12`, `nvidia-cudnn-cu12`, `nvidia-nccl-cu11`): what a pip
 # freeze of a CUDA torch environment lists beside torch (its `Requires-Dist` on Linux)
 TORCH_CUDA_WHEEL = re.compile(r"^nvidia-[a-z0-9-]+-cu\d{2}$")

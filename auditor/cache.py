@@ -104,6 +104,7 @@ FACTS: dict[str, int] = {
                           # 4: keys picked by the hardware (pd47); 5: values with a CPU fallback (tq48a);
                           # 6: reads held in a local name or formatted into a string before they are passed (tp51b)
                           # 7: keys picked from a device count, stored from any value the key does not feed (tq52a)
+    "npu_switches": 1,    # npu_switch_arms.npu_switch_fact: flash switches routed to torch_npu / off on the NPU (tq54e)
     "registry": 1,        # registry_choices.registry_fact: classes a dict display maps a string key to (lead, s52)
     "setting_keys": 1,    # setting_keywords.keys_fact: a YAML config's keyed scalars (h25a)
     "switch_fed": 2,      # switch_fed_settings.switch_facts: names feeding a switch, settings' bindings (lead, s42);

@@ -14,6 +14,7 @@ from auditor.project.launched import apply_launched_wrappers, apply_tf32_launche
 from auditor.project.local_builds import apply_local_builds
 from auditor.project.local_extras import apply_local_extras
 from auditor.project.makefile import apply_make_builds
+from auditor.project.npu_switch_arms import apply_npu_switch_arms
 from auditor.project.registry_choices import apply_registry_choices
 from auditor.project.setting_choices import apply_setting_choices
 from auditor.project.setting_keywords import apply_setting_keywords
@@ -38,6 +39,8 @@ def _tree_passes(results: list[FileResult], root: Path, rules,
     drop_code_read_settings(results, root)
     # t24b: config settings the tree's code passes to a call under a keyword a settings rule reads
     apply_setting_keywords(results, root, rules, product)
+    # tq54e: flash switches whose path the tree already routes to torch_npu, or switches off on the NPU
+    apply_npu_switch_arms(results, root)
 
 
 def _call_passes(results: list[FileResult], root: Path, rules,

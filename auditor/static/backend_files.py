@@ -43,7 +43,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
-from auditor.backend_words import MEMBER_CUDA_BUILD, TORCH_CUDA_WHEEL, member_backend, name_word_backends
+from auditor.backend_words import MEMBER_CANN_BUILD, MEMBER_CUDA_BUILD, TORCH_CUDA_WHEEL, member_backend, name_word_backends
 from auditor.source import SourceError
 from auditor.static.backends import OTHER_BACKENDS, backends_in_text, discount_findings, undiscounted
 from auditor.static.ported import imports_ascend
@@ -56,6 +56,11 @@ _PYTHON = (".py", ".pyw", ".pyi")
 # folders named for an NVIDIA-only inference engine: a benchmark's or server's `backends/tensorrt_llm/` beside
 # `backends/pytorch/`, `backends/openvino/` is the CUDA member of its per-backend set (t11v, tuned on heldout14)
 _NVIDIA_ENGINES = frozenset({"tensorrt_llm", "trtllm", "trt_llm", "tensorrt"})
+# folders named for a portable deploy runtime or quantizer beside such an engine's folder: Gold-YOLO's
+# `tools/quantization/tensorrt/` beside `mnn/` (Alibaba's MNN engine) and `ppq/` (OpenPPL's quantizer, many targets),
+# each one way to deploy the exported ONNX model; an Ascend deployment takes the ONNX export to its own compiler and
+# never runs the TensorRT member (policy (k); tq54e)
+_DEPLOY_RUNTIME_FOLDERS = frozenset({"onnx", "onnxruntime", "mnn", "ncnn", "tnn", "tflite", "coreml", "rknn", "ppq"})
 _CUDA_IMAGE_NOTE = "the NVIDIA image of a project that already runs on Ascend ({ascend} imports torch_npu): it " \
                    "stays for NVIDIA users, the Ascend build uses its own image; left as is"
 _SET_NOTE = "the CUDA member of a per-backend set of files ({sibling} beside it): add an Ascend member beside it; " \
@@ -88,7 +93,17 @@ def _name_backends(name: str) -> set[str]:
         found |= name_word_backends(word)
         if MEMBER_CUDA_BUILD.match(word.lower()):
             found.add("cuda")
+        elif MEMBER_CANN_BUILD.match(word.lower()):
+            found.add("npu")
     return found
+
+
+def _toolkit_tagged_pair(cuda_name: str, other: str) -> bool:
+    """Environment files of one per-hardware set, each named for its machine and its toolkit release: MagicDriveDiT's
+    `requirements/a800_cu118.yaml`, `h20_cu124.yaml` beside `910b_cann8.0.RC2_aarch64.yaml` (its README installs one
+    per machine; tq54e). `cuda_name` carries a CUDA build tag, `other` CANN's release tag and no CUDA word."""
+    return any(MEMBER_CUDA_BUILD.match(w.lower()) for w in _WORD.findall(cuda_name)) and \
+        any(MEMBER_CANN_BUILD.match(w.lower()) for w in _WORD.findall(other))
 
 
 @lru_cache(maxsize=4096)
@@ -220,6 +235,8 @@ def per_backend_sibling(path: Path, rel: str, members: ModuleMembers | None = No
                 continue
             if names and _tokens(other) <= _tokens(name):      # `Dockerfile.metax` for `Dockerfile.cuda`
                 return "/".join(parts[:-1] + [other])
+            if names == {"npu"} and _toolkit_tagged_pair(name, other) and (folder / other).is_file():
+                return "/".join(parts[:-1] + [other])   # `910b_cann8.0.RC2_aarch64.yaml` for `a800_cu118.yaml`
             if not names and _cpu_swap(name, other) and (folder / other).is_file() \
                     and not _imports_module(folder / other, name):   # `requirements-cpu.txt` for `requirements-gpu.txt`
                 return "/".join(parts[:-1] + [other])                  # (t11v)
@@ -252,7 +269,8 @@ def per_backend_sibling(path: Path, rel: str, members: ModuleMembers | None = No
         for other in _entries(str(parent)):
             if other != parts[i] and (parent / other).is_dir() and (
                     other.lower() in _FALLBACK_FOLDERS or _name_backends(other) & (OTHER_BACKENDS | {"npu"})
-                    or _fallback_twin(parts[i], other)):
+                    or _fallback_twin(parts[i], other)
+                    or parts[i].lower() in _NVIDIA_ENGINES and other.lower() in _DEPLOY_RUNTIME_FOLDERS):
                 return "/".join(parts[:i] + [other]) + "/"
         mapped = _dispatched_npu_member(str(parent), parts[i])
         if mapped is not None:                    # `kernels/cuda/` beside `kernels/dlinfer/`, `'ascend': 'dlinfer'`

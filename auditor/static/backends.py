@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import dataclasses
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
@@ -677,8 +678,11 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
                 if kind is not None:
                     (ctx.npu if kind == "npu" else ctx.dispatch).append((start, end))
             if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and relevant \
-                    and _only_other(backends_in_text(_CAMEL.sub("_", stmt.name)) - mps_word()):
-                ctx.other.append((start, end))     # `class FastLinearROCm`, `def forward_xpu`
+                    and _only_other(named := backends_in_text(_CAMEL.sub("_", stmt.name)) - mps_word()) \
+                    and (named != {"xla"} or _xla_code(tree)):
+                # `class FastLinearROCm`, `def forward_xpu`; not tpu-mq's `class LinearBn1d_tpu` (plain torch QAT
+                # modules for Sophgo's deploy target; tq54e)
+                ctx.other.append((start, end))
             elif isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and relevant \
                     and backends_in_text(_CAMEL.sub("_", stmt.name)) == {"npu"}:
                 ctx.npu.append((start, end))       # `def get_npu_properties`, `class AscendAttentionBackend`
@@ -1066,6 +1070,29 @@ def _apple_mps(tree: ast.Module | None) -> bool:
     return False
 
 
+# the libraries through which Python code runs on a TPU / XLA device: PyTorch/XLA, JAX (and Flax on it), TensorFlow
+_XLA_MODULES = frozenset({"torch_xla", "jax", "jaxlib", "flax", "libtpu", "tensorflow"})
+
+
+def _xla_code(tree: ast.Module | None) -> bool:
+    """Whether a file whose path names a TPU / XLA runs on one: it imports PyTorch/XLA, JAX or TensorFlow, or names
+    XLA in its code (`xm.xla_device()`, `torch.device("xla")`). `tpu` also names other vendors' chips: Sophgo's tpu-mq
+    (`tpu_mq/`, a PyTorch quantization toolkit whose QAT runs on CUDA before Sophgo's TPU-MLIR deploys the model)
+    holds plain torch code; the word in a path alone does not make the file XLA's (tq54e, as t11u reads MPS)."""
+    if tree is None:
+        return False
+    for node in module_nodes(tree):
+        if isinstance(node, ast.Import) and any(a.name.split(".", 1)[0] in _XLA_MODULES for a in node.names) or \
+                isinstance(node, ast.ImportFrom) and not node.level and \
+                (node.module or "").split(".", 1)[0] in _XLA_MODULES:
+            return True
+        word = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else \
+            node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+        if word is not None and "xla" in word.lower():
+            return True
+    return False
+
+
 def _mps_string(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str) and \
         (node.value == "mps" or node.value.startswith("mps:"))
@@ -1095,6 +1122,8 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
     on_path = path_backends(rel) if rel else set()
     if "mps" in on_path and not _apple_mps(ctx.tree):
         on_path = on_path - {"mps"}     # `mps_model.py`: a metric's model (MPS), not Apple's backend (t11u)
+    if "xla" in on_path and not _xla_code(ctx.tree):
+        on_path = on_path - {"xla"}     # `tpu_mq/observer.py`: Sophgo's deploy target's name, plain torch (tq54e)
     file_kind = "other-backend" if _only_other(on_path) or ctx.file_backend or \
         ctx.star_backend and _test_path(rel) else "ascend-code" \
         if on_path == {"npu"} else "platform-class" if rel and cuda_backend_module(rel) else None
@@ -1313,6 +1342,10 @@ def under_transfer_to_npu(findings: list, where: str) -> list:
                 f.data.get("dispatch_key"):     # a kernel registered for the CUDA key stays CUDA-only
             out.append(f)
             continue
+        if f.data.get("context") == "cuda-available-branch":
+            from auditor.static.gates import without_remapped_gate
+
+            f = dataclasses.replace(f, message=without_remapped_gate(f.message))    # the shim's probe passes: the gate is no gate
         out.append(as_info(f, "transfer-to-npu", f"remapped to the NPU at run time: {where} imports "
                                                  f"torch_npu.contrib.transfer_to_npu; native torch.npu calls avoid the shim"))
     return out

@@ -83,6 +83,19 @@ _COUNT = re.compile(r"(?:^|\.)(?:cuda\.device_count|_?(?:get_)?cuda_device_count
 _CUDA_WORD = re.compile(r"^(?:cuda|gpu)(?::\d*)?$", re.I)
 _GATED_NOTE = "in code that runs only where CUDA is present ({how}), which does not run on Ascend as written; " \
               "the gate is what to port: port the code behind it with it"
+# the note as it ends a message; `how` a gate on torch.cuda's own probes (`assert torch.cuda.is_available()`), which
+# torch_npu.contrib.transfer_to_npu patches to ask the NPU (tq54e)
+_GATED_TAIL = re.compile(re.escape(f" ({_GATED_NOTE})").replace(re.escape("{how}"), r"(?P<how>.*?)") + "$")
+
+
+def without_remapped_gate(message: str) -> str:
+    """`message` without its CUDA-gate note when the gate is a torch.cuda probe: under transfer_to_npu that probe
+    answers for the NPU, so the code behind it runs on Ascend (MagicDriveDiT's `assert torch.cuda.is_available()`
+    before `torch.cuda.set_device(...)` in a script that imports the shim)."""
+    m = _GATED_TAIL.search(message)
+    return message[:m.start()] if m is not None and "torch.cuda." in m.group("how") else message
+
+
 _TEST_MARK = "a test marked for CUDA"     # its dtype choices are the test's, kept as hints
 # `@pytest.mark.skip(reason=...)`, `@unittest.skip(...)` without a condition: the test runs on no backend (t11y)
 _SKIP_MARK = "a test marked skip, which runs on no backend"

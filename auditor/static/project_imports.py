@@ -304,6 +304,12 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
             reads = reads_fact(parsed)      # t23e: how it reads config keys (setting_reads, on a warm run too)
             if reads:
                 out[READS] = reads
+            if b"npu" in data or b"NPU" in data:
+                from auditor.project.npu_switch_arms import FACT as SWITCHES, npu_switch_fact
+
+                switches = npu_switch_fact(parsed)      # tq54e: flash switches it routes to torch_npu / turns off there
+                if switches:
+                    out[SWITCHES] = switches
             from auditor.project.registry_choices import FACT as REGISTRY, registry_fact
 
             registry = registry_fact(parsed)    # tp51d: its registries of implementations (registry_choices)
