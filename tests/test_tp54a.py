@@ -1,0 +1,52 @@
+"""Project-file families behind the misses on splits test151 / test152 (issue 15, session 54, helper tp54a; tuned on
+them from then on). Each test is a realistic file with the lines that must be found and the lines that must not."""
+from __future__ import annotations
+
+import textwrap
+
+from auditor.rules import load_rules
+from auditor.static import StaticEngine
+
+ENGINE = StaticEngine(load_rules())
+
+
+def _codes(name: str, text: str) -> list[tuple[int, str]]:
+    result = ENGINE.analyze_bytes(textwrap.dedent(text).encode(), name)
+    return [(f.line, f.code) for f in result.findings]
+
+
+# a federated-learning sweep: the FedProx loop's `--mu=$mu` lost its `\`, so bash runs the lines after it as a
+# command named `--comm_round=50` (the options glued to their `\` are still options: bash drops the `\`+newline and
+# the next line's indent separates the words); the device they select is what a port changes all the same
+_SWEEP = """\
+    for partition in noniid-labeldir iid-diff-quantity
+    do
+    \tfor mu in 0.001 0.01 0.1 1
+    \tdo
+    \t\tpython experiments.py --model=mlp \\
+    \t\t\t--dataset=$dataset \\
+    \t\t\t--alg=fedprox \\
+    \t\t\t--mu=$mu
+    \t\t\t--comm_round=50 \\
+    \t\t\t--partition=$partition \\
+    \t\t\t--beta=0.5\\
+    \t\t\t--device='{device}'\\
+    \t\t\t--datadir='./data/' \\
+    \t\t\t--init_seed=$init_seed
+    \tdone
+    done
+    """
+
+
+def test_options_after_a_lost_continuation_backslash_are_read():
+    assert _codes("scripts/fedprox.sh", _SWEEP.format(device="cuda:0")) == [(12, "NPU019")]
+    # the same with Windows line ends (the scripts were saved with CRLF)
+    crlf = textwrap.dedent(_SWEEP.format(device="cuda:0")).replace("\n", "\r\n").encode()
+    assert [(f.line, f.code) for f in ENGINE.analyze_bytes(crlf, "scripts/fedprox.sh").findings] == [(12, "NPU019")]
+
+
+def test_options_after_a_lost_continuation_backslash_on_the_cpu_stay_quiet():
+    assert _codes("scripts/fedprox.sh", _SWEEP.format(device="cpu")) == []
+    # a variable assignment is no option: `DEVICE=cuda:0` alone sets a shell variable no command reads
+    assert _codes("scripts/env.sh", "MODE=eval\npython eval.py --mode $MODE\n") == []
+
