@@ -50,3 +50,33 @@ def test_options_after_a_lost_continuation_backslash_on_the_cpu_stay_quiet():
     # a variable assignment is no option: `DEVICE=cuda:0` alone sets a shell variable no command reads
     assert _codes("scripts/env.sh", "MODE=eval\npython eval.py --mode $MODE\n") == []
 
+
+# a conda environment file without `channels:` (conda then takes the configured channels): still an environment
+_NO_CHANNELS = """\
+    name: hmr
+    dependencies:
+      - opencv
+      - {tf}
+      - vispy
+      - pyqt
+    """
+
+
+def test_environment_file_without_channels_is_read_as_one():
+    assert _codes("hmr.yml", _NO_CHANNELS.format(tf="tensorflow-gpu")) == [(4, "NPU440")]
+
+
+def test_environment_file_without_channels_on_cpu_and_other_dependency_lists_stay_quiet():
+    assert _codes("hmr.yml", _NO_CHANNELS.format(tf="tensorflow")) == []
+    # a Helm chart's `dependencies:` are mappings, not package specs: not a conda environment
+    chart = """\
+        apiVersion: v2
+        name: inference
+        version: 0.1.0
+        dependencies:
+          - name: gpu-operator
+            version: v23.9.1
+            repository: https://helm.ngc.nvidia.com/nvidia
+        """
+    # (read as a config: NVIDIA's Helm repository is the one finding, as before)
+    assert _codes("Chart.yaml", chart) == [(7, "NPU017")]

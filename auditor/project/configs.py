@@ -712,8 +712,21 @@ def _conda_environment(roots: list) -> bool:
     """A YAML document shaped as a conda environment file: a mapping with a `dependencies:` list and a `channels:`
     list (what `conda env export` writes and `conda env create -f` reads, whatever the file is called)."""
     keys = dict(_top_keys(roots))
-    return isinstance(keys.get("dependencies"), yaml.SequenceNode) and isinstance(keys.get("channels"),
-                                                                                  yaml.SequenceNode)
+    deps = keys.get("dependencies")
+    if not isinstance(deps, yaml.SequenceNode):
+        return False
+    if isinstance(keys.get("channels"), yaml.SequenceNode):
+        return True
+    # without `channels:` (conda then uses the configured channels; conda's "Creating an environment file manually"):
+    # only conda's own keys, and a list of package specs with at most a `pip:` list (hmr's `hmr.yml`, tp54a), not
+    # a Helm chart's or another tool's `dependencies:` of mappings
+    return isinstance(keys.get("name"), yaml.ScalarNode) and set(keys) <= _CONDA_ENV_KEYS and bool(deps.value) \
+        and all(isinstance(d, yaml.ScalarNode) or isinstance(d, yaml.MappingNode) and [
+            k.value for k, _ in d.value if isinstance(k, yaml.ScalarNode)] == ["pip"] for d in deps.value)
+
+
+# the top-level keys of a conda environment file (conda's `conda.env.env` reads these; `prefix` from `conda env export`)
+_CONDA_ENV_KEYS = frozenset({"name", "channels", "dependencies", "prefix", "variables"})
 
 
 _MAX_YAML_CUTS = 8
