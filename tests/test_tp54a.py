@@ -51,6 +51,56 @@ def test_options_after_a_lost_continuation_backslash_on_the_cpu_stay_quiet():
     assert _codes("scripts/env.sh", "MODE=eval\npython eval.py --mode $MODE\n") == []
 
 
+# 3D human-motion trees: `conda env export` of an environment where DROID-SLAM was built from its submodule; pip's
+# freeze lists what DROID-SLAM's setup.py installed (`droid_backends`, no version: 0.0.0; `lietorch` 0.2), both CUDA
+# extensions, and no PyPI release provides `droid-backends`
+_FROZEN_ENV = """\
+    name: motion
+    channels:
+      - defaults
+    dependencies:
+      - python=3.10.13
+      - pip:
+        - chumpy==0.70
+        - droid-backends==0.0.0
+        - einops==0.7.0
+        - lietorch==0.2
+        - smplx==0.1.28
+    """
+
+
+def test_frozen_droid_slam_extensions_in_an_environment_are_kernels():
+    found = _codes("env_build.yaml", _FROZEN_ENV)
+    assert found == [(8, "NPU360"), (10, "NPU360")]
+
+
+def test_frozen_environment_without_cuda_extensions_stays_quiet():
+    assert _codes("env_build.yaml", _FROZEN_ENV.replace("    - droid-backends==0.0.0\n", "")
+                  .replace("    - lietorch==0.2\n", "")) == []
+
+
+_DROID_INSTALL = """\
+    #!/usr/bin/env bash
+    set -e
+    pip install -r requirements.txt
+    pip install -e .
+
+    # install DROID-SLAM
+    cd {folder}
+    python setup.py install
+    cd ../..
+    """
+
+
+def test_setup_py_install_in_a_droid_slam_checkout_is_a_kernel_build():
+    found = _codes("install.sh", _DROID_INSTALL.format(folder="third-party/DROID-SLAM"))
+    assert (8, "NPU360") in found
+
+
+def test_setup_py_install_of_another_folder_stays_quiet():
+    assert _codes("install.sh", _DROID_INSTALL.format(folder="third-party/ViTPose")) == []
+
+
 # a conda environment file without `channels:` (conda then takes the configured channels): still an environment
 _NO_CHANNELS = """\
     name: hmr
