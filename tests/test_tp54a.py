@@ -130,3 +130,98 @@ def test_environment_file_without_channels_on_cpu_and_other_dependency_lists_sta
         """
     # (read as a config: NVIDIA's Helm repository is the one finding, as before)
     assert _codes("Chart.yaml", chart) == [(7, "NPU017")]
+
+
+# a detectron2-style tree: `train_net.py` calls the package's own `launch()`, which spawns one process per GPU and
+# creates an NCCL group after asserting CUDA (no CPU path); detectron2 upstream picks GLOO without a GPU instead
+# (facebookresearch/detectron2 detectron2/engine/launch.py: `backend="NCCL" if has_gpu else "GLOO"`)
+_LAUNCH = '''\
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+__all__ = ["launch"]
+
+
+def launch(main_func, num_gpus_per_machine, num_machines=1, machine_rank=0, dist_url=None, args=()):
+    world_size = num_machines * num_gpus_per_machine
+    if world_size > 1:
+        mp.spawn(_distributed_worker, nprocs=num_gpus_per_machine,
+                 args=(main_func, world_size, num_gpus_per_machine, machine_rank, dist_url, args), daemon=False)
+    else:
+        main_func(*args)
+
+
+def _distributed_worker(local_rank, main_func, world_size, num_gpus_per_machine, machine_rank, dist_url, args):
+    {check}
+    global_rank = machine_rank * num_gpus_per_machine + local_rank
+    dist.init_process_group(backend={backend}, init_method=dist_url, world_size=world_size, rank=global_rank)
+    torch.cuda.set_device(local_rank)
+    main_func(*args)
+'''
+
+_ENGINE_INIT = "from .launch import *\nfrom .defaults import default_argument_parser\n"
+
+_DEFAULTS = '''\
+import argparse
+
+
+def default_argument_parser():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--config-file", default="", metavar="FILE")
+    parser.add_argument("--num-gpus", type=int, default=1, help="number of gpus *per machine*")
+    parser.add_argument("--num-machines", type=int, default=1)
+    parser.add_argument("--dist-url", default="auto")
+    return parser
+'''
+
+_TRAIN_NET = '''\
+from vlkit.engine import default_argument_parser, launch
+
+
+def main(args):
+    return args
+
+
+if __name__ == "__main__":
+    args = default_argument_parser().parse_args()
+    launch(main, args.num_gpus, num_machines=args.num_machines, dist_url=args.dist_url, args=(args,))
+'''
+
+_TRAIN_SH = """\
+python3 train_net.py --num-gpus 4 --config-file ./configs/vqa/vqa.yaml
+CUDA_VISIBLE_DEVICES=0 python3 train_net.py --config-file configs/caption/base.yaml --num-gpus 1 OUTPUT_DIR ./out
+python3 train_net.py --config-file ./configs/vqa/vqa.yaml --num-gpus=1
+python3 train_net.py --config-file ./configs/vqa/vqa.yaml
+"""
+
+
+_ASSERT = 'assert torch.cuda.is_available(), "cuda is not available. Please check your installation."'
+
+
+def _launcher_tree(root, backend: str, check: str = _ASSERT) -> None:
+    from static_snippets import write_tree
+
+    write_tree(root, {"vlkit/__init__.py": "", "vlkit/engine/__init__.py": _ENGINE_INIT,
+                      "vlkit/engine/launch.py": _LAUNCH.format(backend=backend, check=check),
+                      "vlkit/engine/defaults.py": _DEFAULTS, "train_net.py": _TRAIN_NET,
+                      "configs/vqa/train.sh": _TRAIN_SH})
+
+
+def test_launch_through_the_trees_own_nccl_launcher_starts_nccl_ranks(tmp_path):
+    from static_snippets import tree_codes_by_line
+
+    _launcher_tree(tmp_path, '"NCCL"')
+    found = tree_codes_by_line(tmp_path, "configs/vqa/train.sh")
+    assert "NPU143" in found.get(1, set())
+    # one rank (`--num-gpus 1`, `--num-gpus=1`: the launcher calls main in place) and no rank option: no group
+    for line in (2, 3, 4):
+        assert "NPU143" not in found.get(line, set()), line
+
+
+def test_launch_through_a_launcher_that_falls_back_to_gloo_stays_quiet(tmp_path):
+    from static_snippets import tree_codes_by_line
+
+    _launcher_tree(tmp_path, '"NCCL" if has_gpu else "GLOO"', check="has_gpu = torch.cuda.is_available()")
+    found = tree_codes_by_line(tmp_path, "configs/vqa/train.sh")
+    assert all("NPU143" not in codes for codes in found.values())
