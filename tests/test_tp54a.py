@@ -225,3 +225,31 @@ def test_launch_through_a_launcher_that_falls_back_to_gloo_stays_quiet(tmp_path)
     _launcher_tree(tmp_path, '"NCCL" if has_gpu else "GLOO"', check="has_gpu = torch.cuda.is_available()")
     found = tree_codes_by_line(tmp_path, "configs/vqa/train.sh")
     assert all("NPU143" not in codes for codes in found.values())
+
+
+# an AI2 Beaker experiment spec: each task's `envVars` list sets the container's variables, as Kubernetes' `env` does
+_BEAKER = """\
+    version: v2-alpha
+    description: instruction tuning
+    tasks:
+      - name: instruct
+        image:
+          beaker: someone/ni-exp
+        command: ["deepspeed", "src/run_s2s.py", "--do_train"]
+        envVars:
+          - name: {name}
+            value: PCI_BUS_ID
+          - name: TRANSFORMERS_CACHE
+            value: ./cache/
+        result:
+          path: /output
+    """
+
+
+def test_beaker_task_env_vars_are_the_containers_environment():
+    assert (9, "NPU004") in _codes("beaker_configs/default_experiment.yaml", _BEAKER.format(name="CUDA_DEVICE_ORDER"))
+
+
+def test_beaker_task_env_vars_without_cuda_names_stay_quiet():
+    found = _codes("beaker_configs/default_experiment.yaml", _BEAKER.format(name="WANDB_PROJECT"))
+    assert all(line not in (9, 10, 11, 12) for line, _ in found)

@@ -43,7 +43,10 @@ _ENV_KEYS = {"env", "environment", "envs", "env_vars", "environment_variables", 
              # Hydra's `hydra.job.env_set` (Hydra docs, "Job Configuration": variables set for the job's run)
              "env_set",
              # a Databricks cluster spec's variables for the driver and workers (Clusters API `spark_env_vars`, tp46a)
-             "spark_env_vars"}
+             "spark_env_vars",
+             # Beaker's experiment spec: a task's `envVars: [{name, value}]` (allenai/beaker-py TaskSpec.env_vars,
+             # "List of environment variables passed to the container"; Tk-Instruct's beaker_configs, tp54a)
+             "envvars"}
 # a Spark setting that sets a variable in the executors' / application master's / driver pod's environment
 # (`spark.executorEnv.NCCL_DEBUG`, `spark.yarn.appMasterEnv.X`, `spark.kubernetes.driverEnv.X`; Spark docs,
 # "Configuration: Environment Variables"), read as that variable (tp46a)
