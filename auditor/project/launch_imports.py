@@ -100,13 +100,13 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
     asserted: set[int] | None = None
     nccl = None
     for f in (findings or []) if defaults is not None else []:
-        if f.category != "distributed" or f.line in defaults or not (
+        if f.category != "distributed" or f.line in (defaults or ()) or not (
                 "nccl" in (f.symbol or "").lower() or f.name in _NCCL_STARTERS):
             continue
         context = (f.data or {}).get("context")
         if context == "cuda-available-branch" and f.severity == "warning":
-            # lowered only for an `assert torch.cuda.is_available()` before it: no CPU path, the backend is the
-            # only one the ranks start (xmodaler's engine/launch.py, from detectron2's; tp54a)
+            # lowered behind a gate; when the gate is an `assert torch.cuda.is_available()` before it there is no
+            # CPU path, the backend is the only one the ranks start (xmodaler's engine/launch.py; tp54a)
             asserted = _after_cuda_asserts(tree) if asserted is None else asserted
             context = None if f.line in asserted else context
         elif f.severity != "error":
