@@ -88,7 +88,7 @@ FACTS: dict[str, int] = {
     "source_installs": 1,  # requirements.SOURCE_INSTALLS: CUDA extensions a VCS requirement installs (NPU954, tk45)
     "called_scripts": 3,  # called_scripts.script_call: a shell line's call of another script of the tree (t19c);
                           # 2: the words after the script (t20b); 3: a script's functions (shell_functions, h25a)
-    "hard_imports": 13,    # launch_imports.import_failure_facts: unconditional imports, CUDA-only ones (s15e); 2: a
+    "hard_imports": 14,    # launch_imports.import_failure_facts: unconditional imports, CUDA-only ones (s15e); 2: a
                           # setup.py's CUDA extension names (t16a); 3: a hard-coded NCCL backend (pd6); 4: a
                           # comparison with "nccl" is none (t22c); 5: not a `.x_cuda` known by its name only (t22d);
                           # 6: an NCCL default the module's own call leaves in place, argparse options (pd37);
@@ -99,6 +99,8 @@ FACTS: dict[str, int] = {
                           # 11: a library trainer that starts NCCL itself (NPU989, tp52b)
                           # 12: a script that spawns its own ranks with torch.multiprocessing (tp53b)
                           # 13: Meta's Llama reference `Llama.build` starts NCCL itself (NPU994, tp53b)
+                          # 14: NCCL after an `assert torch.cuda.is_available()` is hard-coded (tp54a; with the
+                          #     launched calls' `ones`, the rank options given 1)
     "setting_reads": 7,   # setting_reads.reads_fact: config keys a Python file reads, sections it hands over (t23e);
                           # 2: reads passed as keywords, names passed on (t24b); 3: passed to a trainer (pd37);
                           # 4: keys picked by the hardware (pd47); 5: values with a CPU fallback (tq48a);

@@ -43,7 +43,10 @@ _ENV_KEYS = {"env", "environment", "envs", "env_vars", "environment_variables", 
              # Hydra's `hydra.job.env_set` (Hydra docs, "Job Configuration": variables set for the job's run)
              "env_set",
              # a Databricks cluster spec's variables for the driver and workers (Clusters API `spark_env_vars`, tp46a)
-             "spark_env_vars"}
+             "spark_env_vars",
+             # Beaker's experiment spec: a task's `envVars: [{name, value}]` (allenai/beaker-py TaskSpec.env_vars,
+             # "List of environment variables passed to the container"; Tk-Instruct's beaker_configs, tp54a)
+             "envvars"}
 # a Spark setting that sets a variable in the executors' / application master's / driver pod's environment
 # (`spark.executorEnv.NCCL_DEBUG`, `spark.yarn.appMasterEnv.X`, `spark.kubernetes.driverEnv.X`; Spark docs,
 # "Configuration: Environment Variables"), read as that variable (tp46a)
@@ -712,8 +715,21 @@ def _conda_environment(roots: list) -> bool:
     """A YAML document shaped as a conda environment file: a mapping with a `dependencies:` list and a `channels:`
     list (what `conda env export` writes and `conda env create -f` reads, whatever the file is called)."""
     keys = dict(_top_keys(roots))
-    return isinstance(keys.get("dependencies"), yaml.SequenceNode) and isinstance(keys.get("channels"),
-                                                                                  yaml.SequenceNode)
+    deps = keys.get("dependencies")
+    if not isinstance(deps, yaml.SequenceNode):
+        return False
+    if isinstance(keys.get("channels"), yaml.SequenceNode):
+        return True
+    # without `channels:` (conda then uses the configured channels; conda's "Creating an environment file manually"):
+    # only conda's own keys, and a list of package specs with at most a `pip:` list (hmr's `hmr.yml`, tp54a), not
+    # a Helm chart's or another tool's `dependencies:` of mappings
+    return isinstance(keys.get("name"), yaml.ScalarNode) and set(keys) <= _CONDA_ENV_KEYS and bool(deps.value) \
+        and all(isinstance(d, yaml.ScalarNode) or isinstance(d, yaml.MappingNode) and [
+            k.value for k, _ in d.value if isinstance(k, yaml.ScalarNode)] == ["pip"] for d in deps.value)
+
+
+# the top-level keys of a conda environment file (conda's `conda.env.env` reads these; `prefix` from `conda env export`)
+_CONDA_ENV_KEYS = frozenset({"name", "channels", "dependencies", "prefix", "variables"})
 
 
 _MAX_YAML_CUTS = 8

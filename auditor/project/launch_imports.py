@@ -97,10 +97,23 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
     # pd6: the first hard-coded NCCL backend anywhere in the file (VideoMAEv2's `args.dist_backend = 'nccl'` inside
     # utils.init_distributed_mode): a multi-process launch of a script importing it starts an NCCL process group
     defaults = _nccl_default_lines(tree)
-    nccl = None if defaults is None else next(([f.line, f.code, f.symbol or ""] for f in findings or []
-                 if f.category == "distributed" and f.severity == "error" and not (f.data or {}).get("context")
-                 and ("nccl" in (f.symbol or "").lower() or f.name in _NCCL_STARTERS) and f.line not in defaults),
-                None)
+    asserted: set[int] | None = None
+    nccl = None
+    for f in (findings or []) if defaults is not None else []:
+        if f.category != "distributed" or f.line in (defaults or ()) or not (
+                "nccl" in (f.symbol or "").lower() or f.name in _NCCL_STARTERS):
+            continue
+        context = (f.data or {}).get("context")
+        if context == "cuda-available-branch" and f.severity == "warning":
+            # lowered behind a gate; when the gate is an `assert torch.cuda.is_available()` before it there is no
+            # CPU path, the backend is the only one the ranks start (xmodaler's engine/launch.py; tp54a)
+            asserted = _after_cuda_asserts(tree) if asserted is None else asserted
+            context = None if f.line in asserted else context
+        elif f.severity != "error":
+            continue
+        if not context:
+            nccl = [f.line, f.code, f.symbol or ""]
+            break
     for stmt in tree.body:
         if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
             continue
@@ -131,6 +144,23 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
     if imports:
         out["imports"] = imports[:_MAX_IMPORTS]
     return out
+
+
+def _after_cuda_asserts(tree: ast.Module) -> set[int]:
+    """The lines of the statements that follow an `assert torch.cuda.is_available()` in its own block: code that runs
+    only once the assert passed, with no other path (gates.py lowers its findings as behind a gate)."""
+    from auditor.static.gates import is_cuda_test
+
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        for block in (getattr(node, name, None) for name in ("body", "orelse", "finalbody")):
+            if not isinstance(block, list):
+                continue
+            for i, stmt in enumerate(block[:-1]):
+                if isinstance(stmt, ast.Assert) and is_cuda_test(stmt.test):
+                    lines.update(range(block[i + 1].lineno, (block[-1].end_lineno or block[-1].lineno) + 1))
+                    break
+    return lines
 
 
 # torch.multiprocessing's process starters: a script calling one starts its ranks itself, one process per GPU
@@ -296,6 +326,10 @@ def failing_imports(start: str, facts_of: Callable[[str], dict | None], folders:
             held = facts.get(NCCL)
             if NCCL not in chains and isinstance(held, list) and len(held) in (3, 4):
                 chains[NCCL] = chain + [f"{rel}:{held[0]} `{held[2]}` ({held[1]})"]
+                if facts.get(SPAWNS) and rel != start:
+                    # the module that hard-codes NCCL starts the ranks itself: a detectron2-style `launch()` helper
+                    # the script calls (xmodaler's engine/launch.py: mp.spawn, then NCCL; tp54a)
+                    chains[SPAWNS] = [rel]
                 if len(held) == 4:
                     chains[NCCL_OPTION] = [held[3]]     # the NCCL is an argparse option's default
             for line, module, level, names in facts.get("imports") or []:
@@ -394,7 +428,8 @@ def launch_import_findings(result: FileResult, root: Path, rules_by_category: di
         if key not in cache:
             cache[key] = failing_imports(start, facts_of, folders, _tree_extensions(root, (base, root), facts_of))
         for category, chain in cache[key].items():
-            if category == NCCL and not call.get("multi_process") and not _spawns_ranks(call, facts_of(start)):
+            if category == NCCL and not call.get("multi_process") and not _spawns_ranks(
+                    call, facts_of(start), bool(cache[key].get(SPAWNS))):
                 continue        # one process (`python train.py`): the script's distributed branch may never run
             if category == NCCL and set(cache[key].get(NCCL_OPTION) or ()) & {
                     o.replace("-", "_") for o in call.get("options") or [] if isinstance(o, str)}:
@@ -417,12 +452,15 @@ _RANKS_OPTION_RE = re.compile(r"(?:^|[-_])(?:n?gpus?|world|nprocs?|num[-_]?proc|
                               r"(?:$|[-_])", re.I)
 
 
-def _spawns_ranks(call: dict, facts: dict | None) -> bool:
+def _spawns_ranks(call: dict, facts: dict | None, launcher_spawns: bool = False) -> bool:
     """A one-process launch whose script starts its ranks itself (I2SB's `python train.py --n-gpu-per-node $N_GPU`:
-    torch.multiprocessing `Process` per GPU, each calling init_process_group): the launched file spawns and the line
-    passes an option for the number of ranks or the distributed mode (tp53b, decision 33)."""
-    return bool((facts or {}).get(SPAWNS)) and any(
-        isinstance(o, str) and _RANKS_OPTION_RE.search(o) for o in call.get("options") or [])
+    torch.multiprocessing `Process` per GPU, each calling init_process_group): the launched file spawns, or
+    (`launcher_spawns`) the module of its NCCL chain does, and the line passes an option for the number of ranks or
+    the distributed mode (tp53b, decision 33), not one rank (`--num-gpus 1`: detectron2-style launchers call the
+    main function in place, tp54a)."""
+    ones = set(call.get("ones") or ())
+    return (bool((facts or {}).get(SPAWNS)) or launcher_spawns) and any(
+        isinstance(o, str) and _RANKS_OPTION_RE.search(o) and o not in ones for o in call.get("options") or [])
 
 
 def _variable_script_findings(result: FileResult, root: Path, call: dict, where: tuple[int, int, int], rule,

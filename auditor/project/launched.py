@@ -113,6 +113,11 @@ def launched_call_options(words: list[str], cwd: str | None) -> tuple[dict[str, 
     options = sorted({o.lstrip("-").split("=", 1)[0] for o in words[at + 1:]
                       if o.startswith("-") and len(o.lstrip("-")) > 0 and not o[1:2].isdigit()})
     call["options"] = options[:_MAX_OPTIONS]
+    # the options given the value 1 (`--num-gpus 1`, `--world_size=1`): a launch that asks for one rank (tp54a)
+    ones = sorted({o.lstrip("-").split("=", 1)[0] for i, o in enumerate(words[at + 1:], at + 1) if o.startswith("--")
+                   and (o.endswith("=1") or "=" not in o and words[i + 1:i + 2] == ["1"])})
+    if ones:
+        call["ones"] = ones[:_MAX_OPTIONS]
     configs = _config_files(words[at + 1:], cwd)
     if configs:
         call["configs"] = configs

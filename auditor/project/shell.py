@@ -2525,6 +2525,20 @@ _COMMAND_CHECK_RE = re.compile(r"(?:^|[:_])(?:check_?cmds?|need_?cmds?|require_?
 _PROGRAM_EXPANSION_RE = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
 
 
+def _option_assignments(command) -> list:
+    """The leading `--name=value` words of a command that tree-sitter-bash reads as assignments: no shell variable's
+    name starts with `-`, so bash runs them as the command's own words (the tail of a broken continuation)."""
+    glued = []
+    for child in command.children:
+        if child.type != "variable_assignment":
+            break
+        name, value = child.child_by_field_name("name"), child.child_by_field_name("value")
+        if name is None or value is None or not name.text.startswith(b"-"):
+            break
+        glued.append(child)
+    return glued
+
+
 def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree, under_launcher: bool = False) -> None:
     """One command: what it runs, installs and asks for; `under_launcher`: it runs in a script string that srun /
     mpirun starts once per task."""
@@ -2535,6 +2549,15 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
             and c.start_byte >= name_node.end_byte] + _after_redirect(node)
     words = [_word(name_node)] + [_word(a) for a in args]
     nodes = [name_node] + args
+    glued = _option_assignments(node)
+    if glued:
+        # `--mu=$mu` ends a launch without its `\`, so bash runs the next lines (`--comm_round=50 \ ... --device=
+        # 'cuda:0'\`) as a command named by their first option (NIID-Bench's scripts; tp54a): the broken
+        # continuation's options, read as any other tail's (tree-sitter-bash parses `--x=v` as an assignment)
+        missing = name_node.text == b""
+        words = [f"{a.child_by_field_name('name').text.decode()}={_word(a.child_by_field_name('value'))}"
+                 for a in glued] + words[missing:]
+        nodes = glued + nodes[missing:]
     held = _PROGRAM_EXPANSION_RE.fullmatch(words[0])
     if held and (program := col.script_vars.get(held.group(1), "").strip("\"'")) \
             and program.rsplit("/", 1)[-1] in _PIP | _RUNNERS:
