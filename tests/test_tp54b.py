@@ -260,3 +260,40 @@ def test_a_script_fp16_load_dtype_keeps_its_hint(tmp_path):
         model = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=torch.float16)
         """)
     assert "NPU202" in codes_of_line(found, 3)
+
+
+def test_nvidia_index_of_the_scripts_own_nvidia_requirement_is_quiet(tmp_path):
+    """solo-learn's setup.py: the DALI extra is the finding; the redist index it resolves from is not another one."""
+    from tests.static_snippets import audit_file, codes_of_line
+
+    found = audit_file(tmp_path / "solo", "setup.py", """\
+        from setuptools import find_packages, setup
+
+        EXTRA_REQUIREMENTS = {
+            "dali": ["nvidia-dali-cuda110"],
+            "umap": ["matplotlib", "seaborn", "pandas", "umap-learn"],
+        }
+
+        setup(
+            name="solo-learn",
+            packages=find_packages(exclude=["tests"]),
+            extras_require=EXTRA_REQUIREMENTS,
+            dependency_links=["https://developer.download.nvidia.com/compute/redist"],
+        )
+        """)
+    assert codes_of_line(found, 4)
+    assert not codes_of_line(found, 12)
+    # no NVIDIA requirement of its own: the index line is the only word of NVIDIA's packages, and keeps its finding
+    found = audit_file(tmp_path / "composer", "setup.py", """\
+        from setuptools import find_packages, setup
+
+        install_requires = ['torch>=2.6.0,<2.7.1', 'pynvml>=11.5.0,<12']
+
+        setup(
+            name='mosaicml',
+            packages=find_packages(exclude=['tests*']),
+            install_requires=install_requires,
+            dependency_links=['https://developer.download.nvidia.com/compute/redist'],
+        )
+        """)
+    assert codes_of_line(found, 9)
