@@ -145,7 +145,8 @@ def _launch_values(call: dict, folder: str, defaults: list[tuple[str, object]]) 
     """(option, value, passed) a launch runs its script with: the name-like values it passes, then the defaults of
     the options it leaves alone, from the argparse of the files in the script's folder and below (CenterNet's
     `src/main.py` reads `src/lib/opts.py` through `_init_paths`); a default two files give differently is skipped."""
-    passed = call.get("values") if isinstance(call.get("values"), dict) else {}
+    held = call.get("values")
+    passed: dict = held if isinstance(held, dict) else {}
     given = {str(o) for o in call.get("options") or []}
     seen: dict[str, set[str]] = {}
     for rel, fact in defaults:
@@ -157,6 +158,19 @@ def _launch_values(call: dict, folder: str, defaults: list[tuple[str, object]]) 
     return out
 
 
+def _facts_of(results: list[FileResult], top: Path, analyze: Callable[[], Callable[[bytes, str], FileResult]],
+              cache: dict) -> Callable[[str], dict | None]:
+    """launch_imports' facts_of over the run's Python files, the file reader built only when a file is missing."""
+    by_rel = {r.path: r for r in results if r.path.endswith(".py")}
+    reader: list = []
+
+    def read(data: bytes, rel: str) -> FileResult:
+        if not reader:
+            reader.append(analyze())
+        return reader[0](data, rel)
+    return facts_reader(top, by_rel, read, cache)
+
+
 def apply_launch_choices(results: list[FileResult], root: Path, rules,
                          analyze: Callable[[], Callable[[bytes, str], FileResult]], product: str = "a2") -> None:
     """Add a finding to each launch line whose option value (passed, or the script's default) names a registry entry
@@ -166,15 +180,8 @@ def apply_launch_choices(results: list[FileResult], root: Path, rules,
     if rule is None or not launching:
         return
     top = (root if root.is_dir() else root.parent).resolve()
-    by_rel = {r.path: r for r in results if r.path.endswith(".py")}
-    reader: list = []
-
-    def read(data: bytes, rel: str) -> FileResult:
-        if not reader:
-            reader.append(analyze())
-        return reader[0](data, rel)
     cache: dict = {}
-    facts_of = facts_reader(top, by_rel, read, cache)
+    facts_of = _facts_of(results, top, analyze, cache)
     held: dict[str, list[tuple[str, object]]] = {}
     chains: dict[tuple[str, str], list[str] | None] = {}
     for result in launching:
@@ -220,14 +227,7 @@ def apply_registry_choices(results: list[FileResult], root: Path, rules,
     if rule is None or not configs:
         return
     top = (root if root.is_dir() else root.parent).resolve()
-    by_rel = {r.path: r for r in results if r.path.endswith(".py")}
-    reader: list = []
-
-    def read(data: bytes, rel: str) -> FileResult:
-        if not reader:
-            reader.append(analyze())
-        return reader[0](data, rel)
-    facts_of = facts_reader(top, by_rel, read, {})
+    facts_of = _facts_of(results, top, analyze, {})
     chains: dict[str, list[str] | None] = {}
     registries: list[tuple[str, object]] | None = None
     for result in configs:
