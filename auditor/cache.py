@@ -39,9 +39,10 @@ FACTS: dict[str, int] = {
                           # 6: aliases re-exported by `from torch.cuda.* import` (tk45)
                           # 7: `len(ids)` of the CUDA device ids is a count among the gates; imports under a user option
                           #    from a package imported at the top are not guarded (tq53b)
-    "facts": 4,           # project_imports.import_facts: load, main, mark; a shell script's launch, ascend (FORMAT 4); 2: configs (t18b)
+    "facts": 5,           # project_imports.import_facts: load, main, mark; a shell script's launch, ascend (FORMAT 4); 2: configs (t18b)
                           # 3: a shell script's modules, trains, scripts (unreached_defs reads no script again; h44)
                           # 4: a launch's script on a continuation line (lead, session 51)
+                          # 5: a launch's name-like option values, `values` (tp54b)
     "triton": 1,          # backends.triton_facts (FORMAT 5)
     "make": 1,            # makefile.note_suppressions: each `make` call's suppression comments (FORMAT 5)
     "tree": 10,           # project_imports.tree_facts: ops, getattr, hydra, shim; framework (FORMAT 6); 2: choices (t18b); 3: members (pd31)
@@ -88,7 +89,7 @@ FACTS: dict[str, int] = {
     "source_installs": 1,  # requirements.SOURCE_INSTALLS: CUDA extensions a VCS requirement installs (NPU954, tk45)
     "called_scripts": 3,  # called_scripts.script_call: a shell line's call of another script of the tree (t19c);
                           # 2: the words after the script (t20b); 3: a script's functions (shell_functions, h25a)
-    "hard_imports": 14,    # launch_imports.import_failure_facts: unconditional imports, CUDA-only ones (s15e); 2: a
+    "hard_imports": 15,    # launch_imports.import_failure_facts: unconditional imports, CUDA-only ones (s15e); 2: a
                           # setup.py's CUDA extension names (t16a); 3: a hard-coded NCCL backend (pd6); 4: a
                           # comparison with "nccl" is none (t22c); 5: not a `.x_cuda` known by its name only (t22d);
                           # 6: an NCCL default the module's own call leaves in place, argparse options (pd37);
@@ -101,6 +102,7 @@ FACTS: dict[str, int] = {
                           # 13: Meta's Llama reference `Llama.build` starts NCCL itself (NPU994, tp53b)
                           # 14: NCCL after an `assert torch.cuda.is_available()` is hard-coded (tp54a; with the
                           #     launched calls' `ones`, the rank options given 1)
+                          # 15: kernel warnings on unconditional imports, `soft` (tp54b)
     "setting_reads": 7,   # setting_reads.reads_fact: config keys a Python file reads, sections it hands over (t23e);
                           # 2: reads passed as keywords, names passed on (t24b); 3: passed to a trainer (pd37);
                           # 4: keys picked by the hardware (pd47); 5: values with a CPU fallback (tq48a);
@@ -108,6 +110,7 @@ FACTS: dict[str, int] = {
                           # 7: keys picked from a device count, stored from any value the key does not feed (tq52a)
     "npu_switches": 1,    # npu_switch_arms.npu_switch_fact: flash switches routed to torch_npu / off on the NPU (tq54e)
     "registry": 1,        # registry_choices.registry_fact: classes a dict display maps a string key to (lead, s52)
+    "option_defaults": 1,  # registry_choices.option_defaults_fact: argparse options' name-like defaults (tp54b)
     "setting_keys": 1,    # setting_keywords.keys_fact: a YAML config's keyed scalars (h25a)
     "switch_fed": 2,      # switch_fed_settings.switch_facts: names feeding a switch, settings' bindings (lead, s42);
                           # 2: notebooks too

@@ -31,6 +31,7 @@ FACT = "hard"
 CATEGORIES = ("kernel", "attention", "third_party")
 NCCL = "nccl"       # the facts' key of a hard-coded NCCL backend, and the launch kind `import-nccl` (pd6)
 NCCL_OPTION = "nccl-option"     # failing_imports' key of the option whose default that backend is (tp51c)
+SOFT = "soft"         # the facts' key of a kernel warning on an unconditional import (tp54b)
 SPAWNS = "spawns"     # the facts' key of a script that starts its own ranks (torch.multiprocessing, tp53b)
 MAX_HOPS = 6          # the launched file and up to five modules of the tree between it and the failing import (MAGI-1's
                       # entry.py reaches flash_attn through a package __init__, the pipeline and the model: six files)
@@ -92,8 +93,15 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
               and not (f.data or {}).get("context")
               and (f.symbol or "").split(".", 1)[0] not in _IMPORTS_ON_ASCEND + _LIBRARIES_IMPORTING_ON_ASCEND
               and not _named_extension(f.symbol or "")]
+    # tp54b: a kernel warning on such an import (`from ._ext import dcn_v2 as _backend`, NPU891: the project's own
+    # compiled extension, known by its name) is no import failure, but an implementation chosen by name that imports
+    # it runs that kernel (launch choices, registry_choices.py)
+    soft_wanted = [f for f in findings if f.category == "kernel" and f.severity == "warning"
+                   and not (f.data or {}).get("context")
+                   and (f.symbol or "").split(".", 1)[0] not in _IMPORTS_ON_ASCEND + _LIBRARIES_IMPORTING_ON_ASCEND]
     imports: list[list] = []
     hits: list[list] = []
+    soft: list[list] = []
     # pd6: the first hard-coded NCCL backend anywhere in the file (VideoMAEv2's `args.dist_backend = 'nccl'` inside
     # utils.init_distributed_mode): a multi-process launch of a script importing it starts an NCCL process group
     defaults = _nccl_default_lines(tree)
@@ -121,6 +129,9 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
         for f in wanted:
             if stmt.lineno <= f.line <= end and not any(h[1] == f.category for h in hits):
                 hits.append([stmt.lineno, f.category, f.code, f.symbol or ""])
+        for f in soft_wanted:
+            if stmt.lineno <= f.line <= end and not soft:
+                soft.append([stmt.lineno, f.category, f.code, f.symbol or ""])
         if isinstance(stmt, ast.Import):
             imports.extend([stmt.lineno, a.name, 0, []] for a in stmt.names if _first_party_candidate(a.name, 0))
         elif _first_party_candidate(stmt.module or "", stmt.level):
@@ -135,6 +146,8 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
         out["built_if"] = built_if
     if hits:
         out["hits"] = hits
+    if soft:
+        out[SOFT] = soft
     if nccl is not None:
         option = _argparse_default_option(tree, nccl[0])
         out[NCCL] = nccl + [option] if option else nccl
@@ -304,14 +317,14 @@ def _loaded_paths(rel: str, module: str, level: int, names: list[str], folders: 
 
 
 def failing_imports(start: str, facts_of: Callable[[str], dict | None], folders: list[str],
-                    extensions: dict[str, str] | None = None) -> dict[str, list[str]]:
+                    extensions: dict[str, str] | None = None, soft: bool = False) -> dict[str, list[str]]:
     """{category: the import chain, as text per hop} for a launched file of the tree (`start`, relative to the root):
     the first chain (fewest hops) from its unconditional imports to an error finding of each category. `folders`:
     where a top-level import is looked for (the script's own folder first, as `sys.path[0]`, then the launch's);
     `facts_of(rel)`: a tree file's `hard` facts, None when the tree has no such file; `extensions`: {module path
     (`pkg/_C`, as a relative import inside the tree resolves it, or the installed name `turbo_diffusion_ops`): where
     the tree's setup.py builds it as a CUDA extension}, an import of which is a kernel hit (installed by `pip install
-    .`, that module is the nvcc-built library, t16a)."""
+    .`, that module is the nvcc-built library, t16a); `soft`: kernel warnings on imports count too (SOFT)."""
     extensions = extensions or {}
     chains: dict[str, list[str]] = {}
     seen = {start}
@@ -320,7 +333,7 @@ def failing_imports(start: str, facts_of: Callable[[str], dict | None], folders:
         following: list[tuple[str, list[str]]] = []
         for rel, chain in frontier:
             facts = facts_of(rel) or {}
-            for line, category, code, symbol in facts.get("hits") or []:
+            for line, category, code, symbol in (facts.get("hits") or []) + ((facts.get(SOFT) or []) if soft else []):
                 if category not in chains:
                     chains[category] = chain + [f"{rel}:{line} `{symbol}` ({code})"]
             held = facts.get(NCCL)

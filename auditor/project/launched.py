@@ -118,10 +118,36 @@ def launched_call_options(words: list[str], cwd: str | None) -> tuple[dict[str, 
                    and (o.endswith("=1") or "=" not in o and words[i + 1:i + 2] == ["1"])})
     if ones:
         call["ones"] = ones[:_MAX_OPTIONS]
+    values = option_values(words[at + 1:])
+    if values:
+        call["values"] = values
     configs = _config_files(words[at + 1:], cwd)
     if configs:
         call["configs"] = configs
     return call, at
+
+
+# a name-like option value (`--arch resdcn_18`, `--model=dla_34`): not a number, path, list or expansion
+_NAME_VALUE_RE = re.compile(r"[A-Za-z_][\w.-]{0,63}")
+
+
+def name_value(value: str) -> bool:
+    return _NAME_VALUE_RE.fullmatch(value) is not None
+
+
+def option_values(words: list[str]) -> dict[str, str]:
+    """{option: value} of the name-like values a launch passes (`--arch resdcn_18` -> arch: resdcn_18, `-` read as
+    `_`): what a script's registry of implementations may be keyed by (launch choices, registry_choices.py)."""
+    out: dict[str, str] = {}
+    for i, word in enumerate(words):
+        if not word.startswith("--") or len(out) >= _MAX_OPTIONS:
+            continue
+        name, eq, value = word[2:].partition("=")
+        if not eq:
+            value = words[i + 1] if i + 1 < len(words) else ""
+        if name and name_value(value):
+            out.setdefault(_option_name(name), value)
+    return out
 
 
 # options that name the YAML file a script reads its settings from (`--config configs/train.yaml`, Wonder3D)

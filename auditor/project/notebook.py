@@ -223,6 +223,53 @@ def _unshifted(summary: dict, shifted: dict[int, tuple[int, int]]) -> dict:
     return summary
 
 
+def _imported_names(line: str) -> list[str]:
+    """The names an import line binds (`import torch.backends.cudnn as cudnn` -> cudnn; `import torch.cuda` -> torch)."""
+    try:
+        tree = ast.parse(line.strip())
+    except SyntaxError:
+        return []
+    return [(a.asname or a.name).split(".", 1)[0] for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
+            for a in node.names]
+
+
+def _drop_unused_imports(findings: list, python_code: list[str]) -> list:
+    """Without the torch imports no cell of the notebook uses (tp54b): each cell is read alone, so the engine's
+    "imported here and never used" (host_scopes, info) is checked against every cell; a name no other line spells runs
+    nothing on Ascend, and the project labels read such an import `none` (ssd.pytorch's demo and rcg's viz notebook:
+    `import torch.backends.cudnn as cudnn`, never used). A name a later cell uses keeps its finding."""
+    out = []
+    for f in findings:
+        line = python_code[f.line - 1] if (f.data or {}).get("context") == "unused-import" \
+            and 0 < f.line <= len(python_code) else None
+        names = _imported_names(line) if line else []
+        if names and not any(re.search(rf"(?<![\w.]){re.escape(n)}\b", other)
+                             for n in names for i, other in enumerate(python_code) if i != f.line - 1):
+            continue
+        out.append(f)
+    return out
+
+
+# `torch_dtype=` just before the finding's column: the dtype a model is loaded or built in
+_LOAD_DTYPE_RE = re.compile(r"\btorch_dtype\s*=\s*$")
+
+
+def _drop_fp16_load_dtypes(findings: list, python_code: list[str]) -> list:
+    """Without the fp16 hint (NPU202, info) on a notebook's `torch_dtype=torch.float16` (tp54b): the weights load in
+    fp16 on the NPU as they do on CUDA, and the project labels read the keyword `none` in notebooks (lead decision
+    30's project-file reading: test16, test78, test83, test123, test144, test151, test156; one `weight_dtype =
+    torch.float16` assignment of test35 reads `precision`, and stays reported). A script's keyword keeps its hint
+    (the static splits label it `precision`, decision 36)."""
+    out = []
+    for f in findings:
+        text = python_code[f.line - 1] if f.code == "NPU202" and f.severity == "info" \
+            and 0 < f.line <= len(python_code) else ""
+        if text and f.col > 0 and _LOAD_DTYPE_RE.search(text[:f.col - 1]):
+            continue
+        out.append(f)
+    return out
+
+
 def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     text, error = decode_text(data, rel)
     if text is None:
@@ -355,6 +402,7 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
             result.findings.append(replace(f, message=f"{f.message} [cell {number}, line {f.line - base}]",
                                            fix="none", data={"cell": number, "cell_line": f.line - base}))
     result.lines = offset
+    result.findings = _drop_fp16_load_dtypes(_drop_unused_imports(result.findings, python_code), python_code)
     result.findings = engine.notebook_fallback_defaults(result.findings, "\n".join(python_code))
     result.findings.sort(key=lambda f: f.sort_key())
     return result

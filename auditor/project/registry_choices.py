@@ -28,9 +28,12 @@ import re
 from pathlib import Path
 from typing import Callable
 
-from auditor.findings import FileResult
+from auditor.astnodes import module_nodes_of
+from auditor.findings import FileResult, Finding
 from auditor.project.launch_imports import facts_reader, failing_imports
-from auditor.project.makefile import call_finding
+from auditor.project.launched import (SUMMARY_KEY, launch_bases, launched_word_position, name_value,
+                                      resolve_launched)
+from auditor.project.makefile import call_finding, recorded_calls, unsuppressed
 from auditor.project.setting_choices import result_text
 from auditor.project.setting_keywords import config_file
 from auditor.project.setting_reads import summarized_facts
@@ -44,6 +47,8 @@ _DEFAULTS_ENTRY_RE = re.compile(r"^\s+-\s+(?:override\s+)?([\w/.-]+(?:@[\w.]+)?)
                                 r"\s*(?:#.*)?$")
 _TOP_SCALAR_RE = re.compile(r"^([A-Za-z_]\w*)\s*:\s*([\"']?)([A-Za-z_][\w.-]*)\2\s*(?:#.*)?$")
 FACT = "registry"     # the summary key of a Python file's registry entries (auditor/cache.py FACTS)
+DEFAULTS = "option_defaults"    # the summary key of a Python file's name-like argparse defaults (tp54b)
+_LAUNCH_RULE = "launch-choice-cuda-kernel-implementation"     # NPU992 (rules/project_launch_choices.yaml)
 
 
 def _choices(text: str, stem: str) -> list[tuple[int, int, int, str]]:
@@ -86,17 +91,132 @@ def registry_fact(tree: ast.AST | None) -> dict | None:
     return out or None
 
 
+def option_defaults_fact(tree: ast.AST | None) -> dict | None:
+    """{option: default} of the argparse options a file defines with a name-like string default
+    (`add_argument('--arch', default='dla_34')` -> arch: dla_34, `-` read as `_`); None when it has none. Kept in the
+    file's summary (a warm run parses no Python file for it)."""
+    if not isinstance(tree, ast.Module):
+        return None
+    out: dict[str, str] = {}
+    for node in module_nodes_of(tree, (ast.Call,)):
+        if not (isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"):
+            continue
+        flags = [a.value[2:] for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+                 and a.value.startswith("--")]
+        default = next((k.value for k in node.keywords if k.arg == "default"), None)
+        if flags and isinstance(default, ast.Constant) and isinstance(default.value, str) \
+                and name_value(default.value):
+            out.setdefault(flags[0].replace("-", "_"), default.value)
+    return out or None
+
+
+def _entries(fact: dict, value: str, suffixed: bool) -> list:
+    """The imports a registry maps `value` to; `suffixed`: also the key `value` is with a depth suffix
+    (`resdcn_18`, `dla34` -> `resdcn`, `dla`: CenterNet's `create_model` splits `arch` at `_`, as torchvision-style
+    model factories name a family and its depth)."""
+    out = list(fact.get(value) or [])
+    if suffixed:
+        base = re.fullmatch(r"(.+?)[_-]?\d+", value)
+        if base and base.group(1) != value:
+            out += fact.get(base.group(1)) or []
+    return out
+
+
 def _kernel_chain(value: str, registries: list[tuple[str, object]],
-                  facts_of: Callable[[str], dict | None]) -> list[str] | None:
-    """The import chain from the registry entry `value`'s class to a CUDA-only kernel finding, None when none."""
+                  facts_of: Callable[[str], dict | None], suffixed: bool = False) -> list[str] | None:
+    """The import chain from the registry entry `value`'s class to a CUDA-only kernel finding, None when none;
+    `suffixed` (a launch's option value): a depth-suffixed value names its family's entry, and a kernel warning on an
+    import (the project's own compiled extension, known by its name) ends a chain too."""
     for rel, fact in registries:
-        for imported in (fact.get(value) or []) if isinstance(fact, dict) else []:
+        for imported in _entries(fact, value, suffixed) if isinstance(fact, dict) else []:
             def one_import(path: str, _rel=rel, _imported=imported) -> dict | None:
                 return {"imports": [_imported]} if path == _rel else facts_of(path)
-            chain = failing_imports(rel, one_import, [""]).get(_CATEGORY)
+            chain = failing_imports(rel, one_import, [""], soft=suffixed).get(_CATEGORY)
             if chain:
                 return chain
     return None
+
+
+def _under(rel: str, folder: str) -> bool:
+    return not folder or rel.startswith(folder + "/")
+
+
+def _launch_values(call: dict, folder: str, defaults: list[tuple[str, object]]) -> list[tuple[str, str, bool]]:
+    """(option, value, passed) a launch runs its script with: the name-like values it passes, then the defaults of
+    the options it leaves alone, from the argparse of the files in the script's folder and below (CenterNet's
+    `src/main.py` reads `src/lib/opts.py` through `_init_paths`); a default two files give differently is skipped."""
+    held = call.get("values")
+    passed: dict = held if isinstance(held, dict) else {}
+    given = {str(o) for o in call.get("options") or []}
+    seen: dict[str, set[str]] = {}
+    for rel, fact in defaults:
+        if _under(rel, folder) and isinstance(fact, dict):
+            for option, value in fact.items():
+                seen.setdefault(option, set()).add(str(value))
+    out = [(str(o), str(v), True) for o, v in sorted(passed.items())]
+    out += [(o, next(iter(v)), False) for o, v in sorted(seen.items()) if len(v) == 1 and o not in given]
+    return out
+
+
+def _facts_of(results: list[FileResult], top: Path, analyze: Callable[[], Callable[[bytes, str], FileResult]],
+              cache: dict) -> Callable[[str], dict | None]:
+    """launch_imports' facts_of over the run's Python files, the file reader built only when a file is missing."""
+    by_rel = {r.path: r for r in results if r.path.endswith(".py")}
+    reader: list = []
+
+    def read(data: bytes, rel: str) -> FileResult:
+        if not reader:
+            reader.append(analyze())
+        return reader[0](data, rel)
+    return facts_reader(top, by_rel, read, cache)
+
+
+def apply_launch_choices(results: list[FileResult], root: Path, rules,
+                         analyze: Callable[[], Callable[[bytes, str], FileResult]], product: str = "a2") -> None:
+    """Add a finding to each launch line whose option value (passed, or the script's default) names a registry entry
+    of the script's folder built on a CUDA-only kernel (tp54b: `python main.py ctdet --arch resdcn_18`)."""
+    rule = next((r for r in rules if r.name == _LAUNCH_RULE), None)
+    launching = [r for r in results if (r.summary or {}).get(SUMMARY_KEY)]
+    if rule is None or not launching:
+        return
+    top = (root if root.is_dir() else root.parent).resolve()
+    cache: dict = {}
+    facts_of = _facts_of(results, top, analyze, cache)
+    held: dict[str, list[tuple[str, object]]] = {}
+    chains: dict[tuple[str, str], list[str] | None] = {}
+    for result in launching:
+        calls, bases = recorded_calls(result, top, SUMMARY_KEY)
+        have = {(f.line, f.category) for f in result.findings}
+        new: list[Finding] = []
+        for call in calls:
+            if not isinstance(call, dict) or not isinstance(call.get("file"), str) or call.get("script_var"):
+                continue
+            found = resolve_launched(call["file"], (bases[-1],) if call.get("own_folder") else
+                                     launch_bases(bases, top), cache)
+            try:
+                start = found[1].resolve().relative_to(top).as_posix() if found else None
+            except ValueError:
+                start = None
+            where = launched_word_position(call)
+            if start is None or (where[0], _CATEGORY) in have:
+                continue
+            if not held:        # the tree's registries and defaults, only once a launch names a file of it
+                held[FACT] = summarized_facts(top, results, FACT, registry_fact)
+                held[DEFAULTS] = summarized_facts(top, results, DEFAULTS, option_defaults_fact)
+            folder = start.rsplit("/", 1)[0] if "/" in start else ""
+            registries = [(rel, fact) for rel, fact in held[FACT] if _under(rel, folder)]
+            for option, value, passed in _launch_values(call, folder, held[DEFAULTS]) if registries else []:
+                if (folder, value) not in chains:
+                    chains[(folder, value)] = _kernel_chain(value, registries, facts_of, suffixed=True)
+                chain = chains[(folder, value)]
+                if chain:
+                    symbol = f"--{option} {value}" if passed else f"{value} (the default of --{option})"
+                    message = rule.message.replace("{symbol}", symbol) + " (" + " -> ".join(chain) + ")"
+                    new.append(call_finding(rule, product, result, where, message, symbol,
+                                            {"launched": call["file"], "chain": chain}))
+                    have.add((where[0], _CATEGORY))
+                    break
+        result.findings.extend(unsuppressed(new, calls, Path(result.path), top) if new else [])
 
 
 def apply_registry_choices(results: list[FileResult], root: Path, rules,
@@ -107,14 +227,7 @@ def apply_registry_choices(results: list[FileResult], root: Path, rules,
     if rule is None or not configs:
         return
     top = (root if root.is_dir() else root.parent).resolve()
-    by_rel = {r.path: r for r in results if r.path.endswith(".py")}
-    reader: list = []
-
-    def read(data: bytes, rel: str) -> FileResult:
-        if not reader:
-            reader.append(analyze())
-        return reader[0](data, rel)
-    facts_of = facts_reader(top, by_rel, read, {})
+    facts_of = _facts_of(results, top, analyze, {})
     chains: dict[str, list[str] | None] = {}
     registries: list[tuple[str, object]] | None = None
     for result in configs:

@@ -10,6 +10,7 @@ import configparser
 import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Iterator
+from urllib.parse import urlsplit
 
 from auditor.astnodes import literal_strings, node_lines, parents_of, walk_list
 from auditor.findings import FileError, FileResult, Finding
@@ -679,6 +680,10 @@ def raises_without_cuda(tree: ast.Module) -> Iterator[tuple[ast.Raise, list[ast.
             yield from ((s, [n.test for n in chain]) for s in cur.orelse if isinstance(s, ast.Raise))
 
 
+# the hosts of NVIDIA's own package indexes (DALI's redist, pypi.nvidia.com, NGC's)
+_NVIDIA_INDEX_HOSTS = frozenset({"developer.download.nvidia.com", "pypi.nvidia.com", "pypi.ngc.nvidia.com"})
+
+
 def add_setup_py_requirements(engine: "StaticEngine", data: bytes, rel: str, result: FileResult) -> None:
     """Add the dependency findings of setup.py to the Python pass's result for the same file."""
     text, error = decode_text(data, rel)
@@ -697,9 +702,15 @@ def add_setup_py_requirements(engine: "StaticEngine", data: bytes, rel: str, res
         _report(col, node.lineno, line, str(node.value).strip(), node.col_offset)
         if id(node) in extras:
             _lower_opt_in(col, before, extras[id(node)], _EXTRAS_NOTE)
+    # tp54b: an NVIDIA index the script's own `nvidia-*` requirement comes from (solo-learn's `"dali":
+    # ["nvidia-dali-cuda110"]` beside `dependency_links=[".../compute/redist"]`): the requirement is the finding, and
+    # pip ignores dependency_links since 19.0 (https://setuptools.pypa.io/en/latest/deprecated/dependency_links.html)
+    served = any(str(n.value).strip().lower().startswith("nvidia-") for n in requirements)
     for link in dependency_links(tree):
         # `setup(dependency_links=["https://developer.download.nvidia.com/compute/redist"])`: a package index
         url = str(link.value).strip()
+        if served and urlsplit(url).hostname in _NVIDIA_INDEX_HOSTS:
+            continue
         col.add(matchers(engine).match_requirement("index:" + url), "index:" + url, link.lineno, link.col_offset + 2,
                 link.col_offset + 2 + len(url))
     build = next((r for r in engine.compiled.rules if r.code == "NPU370"), None)

@@ -15,7 +15,7 @@ from auditor.project.local_builds import apply_local_builds
 from auditor.project.local_extras import apply_local_extras
 from auditor.project.makefile import apply_make_builds
 from auditor.project.npu_switch_arms import apply_npu_switch_arms
-from auditor.project.registry_choices import apply_registry_choices
+from auditor.project.registry_choices import apply_launch_choices, apply_registry_choices
 from auditor.project.setting_choices import apply_setting_choices
 from auditor.project.setting_keywords import apply_setting_keywords
 from auditor.project.setting_reads import drop_code_read_settings, one_walk_per_run
@@ -55,3 +55,4 @@ def _call_passes(results: list[FileResult], root: Path, rules,
     apply_launch_imports(results, root, rules, analyze, product)      # s15e: launched scripts that fail at import
     apply_setting_choices(results, root, rules, product)     # t18b: config values that select a CUDA-only module
     apply_registry_choices(results, root, rules, analyze, product)    # tp51d: Hydra choices of a CUDA kernel class
+    apply_launch_choices(results, root, rules, analyze, product)      # tp54b: launch option values choosing one

@@ -315,6 +315,11 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
             registry = registry_fact(parsed)    # tp51d: its registries of implementations (registry_choices)
             if registry:
                 out[REGISTRY] = registry
+            from auditor.project.registry_choices import DEFAULTS, option_defaults_fact
+
+            defaults = option_defaults_fact(parsed)     # tp54b: its argparse defaults a launch may leave (launch choices)
+            if defaults:
+                out[DEFAULTS] = defaults
     from auditor.static.backend_files import ascend_image_fact
 
     image = ascend_image_fact(data, rel)     # FORMAT 13: a Dockerfile built for Ascend (ascend_dockerfile_sibling)
