@@ -73,12 +73,15 @@ def _named_extension(symbol: str) -> bool:
     return symbol.startswith(".") and not symbol.startswith("._C")
 
 
-def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
+def import_failure_facts(tree: ast.AST | None, findings, rel: str = "",
+                         cuda_test: Callable[[ast.AST], bool] | None = None) -> dict:
     """`imports`: [line, module, level, names] of each import statement of the module body itself (a statement under
     try, if, with or def is not unconditional) that may name a module of the tree; `hits`: [line, category, code,
     symbol] of each error finding of CATEGORIES on such a statement; for a setup.py, `extensions`: {module: line} of
     the CUDA extensions it always builds (t16a), and `built_if`: those it builds only under a condition (what an
-    import of the name loads, crossfile._built_extensions; not a launch's failure). Empty when there is none."""
+    import of the name loads, crossfile._built_extensions; not a launch's failure). Empty when there is none.
+    `cuda_test`: the static layer's reading of a CUDA test (gates.is_cuda_test, handed in by the worker: this layer
+    does not import the static one), for the NCCL backend that follows an `assert torch.cuda.is_available()`."""
     if not isinstance(tree, ast.Module):
         return {}
     from auditor.project.setup_py import built_cuda_extensions, cuda_extension_names
@@ -115,7 +118,7 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
         if context == "cuda-available-branch" and f.severity == "warning":
             # lowered behind a gate; when the gate is an `assert torch.cuda.is_available()` before it there is no
             # CPU path, the backend is the only one the ranks start (xmodaler's engine/launch.py; tp54a)
-            asserted = _after_cuda_asserts(tree) if asserted is None else asserted
+            asserted = (_after_cuda_asserts(tree, cuda_test) if cuda_test else set()) if asserted is None else asserted
             context = None if f.line in asserted else context
         elif f.severity != "error":
             continue
@@ -159,11 +162,9 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
     return out
 
 
-def _after_cuda_asserts(tree: ast.Module) -> set[int]:
+def _after_cuda_asserts(tree: ast.Module, is_cuda_test: Callable[[ast.AST], bool]) -> set[int]:
     """The lines of the statements that follow an `assert torch.cuda.is_available()` in its own block: code that runs
     only once the assert passed, with no other path (gates.py lowers its findings as behind a gate)."""
-    from auditor.static.gates import is_cuda_test
-
     lines: set[int] = set()
     for node in ast.walk(tree):
         for block in (getattr(node, name, None) for name in ("body", "orelse", "finalbody")):

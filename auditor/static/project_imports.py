@@ -296,7 +296,9 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
             # chain: tests/test_reliability.py's bounded-memory audit)
             parsed = tree if tree is not None else _parse(as_text(data)) \
                 if b"import" in data and len(data) <= _MAX_SCRIPT_BYTES else None
-            hard = import_failure_facts(parsed, findings, rel)
+            from auditor.static.gates import is_cuda_test
+
+            hard = import_failure_facts(parsed, findings, rel, is_cuda_test)
             if hard:        # s15e: its unconditional imports and the CUDA-only ones that fail (launch_imports)
                 out[FACT] = hard
             from auditor.project.setting_reads import FACT as READS, reads_fact
