@@ -309,9 +309,9 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
             if b"npu" in data or b"NPU" in data:
                 from auditor.project.npu_switch_arms import FACT as SWITCHES, npu_switch_fact
 
-                switches = npu_switch_fact(parsed)      # tq54e: flash switches it routes to torch_npu / turns off there
-                if switches:
-                    out[SWITCHES] = switches
+                routed = npu_switch_fact(parsed)      # tq54e: flash switches it routes to torch_npu / turns off there
+                if routed:
+                    out[SWITCHES] = routed
             from auditor.project.registry_choices import FACT as REGISTRY, registry_fact
 
             registry = registry_fact(parsed)    # tp51d: its registries of implementations (registry_choices)
