@@ -110,7 +110,8 @@ FACTS: dict[str, int] = {
                           # 7: keys picked from a device count, stored from any value the key does not feed (tq52a)
     "npu_switches": 1,    # npu_switch_arms.npu_switch_fact: flash switches routed to torch_npu / off on the NPU (tq54e)
     "registry": 1,        # registry_choices.registry_fact: classes a dict display maps a string key to (lead, s52)
-    "option_defaults": 1,  # registry_choices.option_defaults_fact: argparse options' name-like defaults (tp54b)
+    "option_defaults": 2,  # registry_choices.option_defaults_fact: argparse options' name-like defaults (tp54b);
+                          # 2: launched.name_defaults' (dest=, aliases, dataclass fields; lead, s55)
     "setting_keys": 1,    # setting_keywords.keys_fact: a YAML config's keyed scalars (h25a)
     "switch_fed": 2,      # switch_fed_settings.switch_facts: names feeding a switch, settings' bindings (lead, s42);
                           # 2: notebooks too

@@ -70,6 +70,27 @@ def as_info(finding: Finding, kind: str, note: str, severity: str = "info") -> F
                    message=f"{finding.message} ({note})")
 
 
+def lower_findings(result: FileResult, why: Callable[[Finding], tuple[str, str] | None]) -> int:
+    """Lower to info, in `result`, each finding `why` gives a (context, note) for (as_info); returns how many. The
+    tree passes' shape: a fact of the whole tree decides, file by file, which findings are already taken care of."""
+    lowered = 0
+    kept = []
+    for f in result.findings:
+        reason = why(f)
+        if reason is not None:
+            f = as_info(f, *reason)
+            lowered += 1
+        kept.append(f)
+    result.findings = kept
+    return lowered
+
+
+def above_info(reason: tuple[str, str], finding: Finding) -> tuple[str, str] | None:
+    """`reason` for a finding above info, for lower_findings (`partial(above_info, (context, note))`: every finding
+    of the file is taken care of)."""
+    return reason if finding.severity != "info" else None
+
+
 def assign_fingerprints(findings: Iterable[Finding], key_path: Callable[[str], str] | None = None) -> list[Finding]:
     """Sort findings and give each a fingerprint that survives edits which move lines.
 

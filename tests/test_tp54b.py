@@ -183,11 +183,13 @@ def test_a_registry_outside_the_launched_folder_is_not_read(tmp_path):
 
 
 def test_option_values_of_a_launch():
-    from auditor.project.launched import option_values
+    from auditor.project.launched import option_pairs, option_values
 
     words = ["--arch", "resdcn_18", "--lr", "5e-4", "--gpus", "0,1", "--model=dla_34", "--resume", "--out",
-             "runs/x", "--name", "$NAME"]
-    assert option_values(words) == {"arch": "resdcn_18", "model": "dla_34"}
+             "runs/x", "--name", "$NAME", "--world-size=1"]
+    pairs = option_pairs(words)
+    assert ("gpus", "0,1") in pairs and ("world-size", "1") in pairs
+    assert option_values(pairs) == {"arch": "resdcn_18", "model": "dla_34"}
 
 
 def test_a_warm_run_takes_the_defaults_from_the_summaries(tmp_path, monkeypatch):

@@ -113,12 +113,12 @@ def launched_call_options(words: list[str], cwd: str | None) -> tuple[dict[str, 
     options = sorted({o.lstrip("-").split("=", 1)[0] for o in words[at + 1:]
                       if o.startswith("-") and len(o.lstrip("-")) > 0 and not o[1:2].isdigit()})
     call["options"] = options[:_MAX_OPTIONS]
+    pairs = option_pairs(words[at + 1:])
     # the options given the value 1 (`--num-gpus 1`, `--world_size=1`): a launch that asks for one rank (tp54a)
-    ones = sorted({o.lstrip("-").split("=", 1)[0] for i, o in enumerate(words[at + 1:], at + 1) if o.startswith("--")
-                   and (o.endswith("=1") or "=" not in o and words[i + 1:i + 2] == ["1"])})
+    ones = sorted({name for name, value in pairs if value == "1"})
     if ones:
         call["ones"] = ones[:_MAX_OPTIONS]
-    values = option_values(words[at + 1:])
+    values = option_values(pairs)
     if values:
         call["values"] = values
     configs = _config_files(words[at + 1:], cwd)
@@ -135,17 +135,27 @@ def name_value(value: str) -> bool:
     return _NAME_VALUE_RE.fullmatch(value) is not None
 
 
-def option_values(words: list[str]) -> dict[str, str]:
+def option_pairs(words: list[str]) -> list[tuple[str, str]]:
+    """(option, value) of each long option of a launch's words, the option as spelled without its dashes: `--x=v`,
+    and `--x v` (the next word, whatever it is: a flag's pair is read by what the caller keeps)."""
+    out = []
+    for i, word in enumerate(words):
+        if not word.startswith("--"):
+            continue
+        name, eq, value = word[2:].partition("=")
+        if name:
+            out.append((name, value if eq else words[i + 1] if i + 1 < len(words) else ""))
+    return out
+
+
+def option_values(pairs: list[tuple[str, str]]) -> dict[str, str]:
     """{option: value} of the name-like values a launch passes (`--arch resdcn_18` -> arch: resdcn_18, `-` read as
     `_`): what a script's registry of implementations may be keyed by (launch choices, registry_choices.py)."""
     out: dict[str, str] = {}
-    for i, word in enumerate(words):
-        if not word.startswith("--") or len(out) >= _MAX_OPTIONS:
-            continue
-        name, eq, value = word[2:].partition("=")
-        if not eq:
-            value = words[i + 1] if i + 1 < len(words) else ""
-        if name and name_value(value):
+    for name, value in pairs:
+        if len(out) >= _MAX_OPTIONS:
+            break
+        if name_value(value):
             out.setdefault(_option_name(name), value)
     return out
 
@@ -419,6 +429,19 @@ def option_defaults(tree: ast.AST) -> dict[str, Any]:
                 if "default" in kw:
                     defaults.setdefault(_NODES, {}).setdefault(name, kw["default"])
     return defaults
+
+
+def name_defaults(tree: ast.AST) -> dict[str, list] | None:
+    """option_defaults' name-like string defaults (`add_argument('--arch', default='dla_34')`, a dataclass field's
+    `field(default="fa2")`), each with the option words a launch may give it by (its flags and short aliases, `-`
+    read as `_`; a field's own name): {name: [default, [word, ...]]}; None when there is none. What a launch that
+    leaves the option alone runs with (registry_choices' launch choices)."""
+    defaults = option_defaults(tree)
+    aliases = defaults.get(_ALIASES) or {}
+    out = {name: [value, [word for word, dest in aliases.items() if dest == name] or [name]]
+           for name, value in defaults.items()
+           if not name.startswith("--") and isinstance(value, str) and name_value(value)}
+    return out or None
 
 
 def _test_taken(test: ast.expr, defaults: dict[str, Any]) -> tuple[str, bool] | None:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from auditor.astnodes import ast_dotted, module_nodes_of, walk_list
 from auditor.backend_words import backends_in_text
-from auditor.findings import FileResult, as_info
+from auditor.findings import FileResult, lower_findings
 
 FACT = "npu_switches"     # the summary key of a Python file's switch names (auditor/cache.py FACTS)
 _RULE = "flash-attention-switch"      # NPU357 (rules/settings.yaml)
@@ -107,14 +107,7 @@ def apply_npu_switch_arms(results: list[FileResult], root: Path) -> int:
                if isinstance(fact, list) for name in fact}
     if not handled:
         return 0
-    lowered = 0
-    for result in results:
-        kept = []
-        for f in result.findings:
-            if f.name == _RULE and f.severity != "info" and not f.data.get("context") and \
-                    (f.symbol or "").rsplit(".", 1)[-1] in handled:
-                f = as_info(f, "npu-path", _NOTE)
-                lowered += 1
-            kept.append(f)
-        result.findings = kept
-    return lowered
+    def why(f) -> tuple[str, str] | None:
+        return ("npu-path", _NOTE) if f.name == _RULE and f.severity != "info" and not f.data.get("context") and \
+            (f.symbol or "").rsplit(".", 1)[-1] in handled else None
+    return sum(lower_findings(result, why) for result in results)

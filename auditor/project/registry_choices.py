@@ -28,10 +28,9 @@ import re
 from pathlib import Path
 from typing import Callable
 
-from auditor.astnodes import module_nodes_of
 from auditor.findings import FileResult, Finding
 from auditor.project.launch_imports import facts_reader, failing_imports
-from auditor.project.launched import (SUMMARY_KEY, launch_bases, launched_word_position, name_value,
+from auditor.project.launched import (SUMMARY_KEY, launch_bases, launched_word_position, name_defaults,
                                       resolve_launched)
 from auditor.project.makefile import call_finding, recorded_calls, unsuppressed
 from auditor.project.setting_choices import result_text
@@ -92,22 +91,9 @@ def registry_fact(tree: ast.AST | None) -> dict | None:
 
 
 def option_defaults_fact(tree: ast.AST | None) -> dict | None:
-    """{option: default} of the argparse options a file defines with a name-like string default
-    (`add_argument('--arch', default='dla_34')` -> arch: dla_34, `-` read as `_`); None when it has none. Kept in the
-    file's summary (a warm run parses no Python file for it)."""
-    if not isinstance(tree, ast.Module):
-        return None
-    out: dict[str, str] = {}
-    for node in module_nodes_of(tree, (ast.Call,)):
-        if not (isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"):
-            continue
-        flags = [a.value[2:] for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
-                 and a.value.startswith("--")]
-        default = next((k.value for k in node.keywords if k.arg == "default"), None)
-        if flags and isinstance(default, ast.Constant) and isinstance(default.value, str) \
-                and name_value(default.value):
-            out.setdefault(flags[0].replace("-", "_"), default.value)
-    return out or None
+    """launched.name_defaults of a file's options (`--arch` default `dla_34` -> arch: [dla_34, [arch]]); None when it
+    has none. Kept in the file's summary (a warm run parses no Python file for it)."""
+    return name_defaults(tree) if isinstance(tree, ast.Module) else None
 
 
 def _entries(fact: dict, value: str, suffixed: bool) -> list:
@@ -147,14 +133,18 @@ def _launch_values(call: dict, folder: str, defaults: list[tuple[str, object]]) 
     `src/main.py` reads `src/lib/opts.py` through `_init_paths`); a default two files give differently is skipped."""
     held = call.get("values")
     passed: dict = held if isinstance(held, dict) else {}
-    given = {str(o) for o in call.get("options") or []}
+    given = {str(o).replace("-", "_") for o in call.get("options") or []}     # as option_defaults spells them
     seen: dict[str, set[str]] = {}
+    words: dict[str, list[str]] = {}
     for rel, fact in defaults:
         if _under(rel, folder) and isinstance(fact, dict):
-            for option, value in fact.items():
-                seen.setdefault(option, set()).add(str(value))
+            for option, held_default in fact.items():
+                if isinstance(held_default, list) and len(held_default) == 2:
+                    seen.setdefault(option, set()).add(str(held_default[0]))
+                    words.setdefault(option, [str(w) for w in held_default[1]] or [option])
     out = [(str(o), str(v), True) for o, v in sorted(passed.items())]
-    out += [(o, next(iter(v)), False) for o, v in sorted(seen.items()) if len(v) == 1 and o not in given]
+    out += [(words[o][0], next(iter(v)), False) for o, v in sorted(seen.items())
+            if len(v) == 1 and not given & {o, *words[o]}]
     return out
 
 

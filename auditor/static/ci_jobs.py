@@ -31,12 +31,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 import yaml
 
 from auditor.project import is_github_workflow as _is_workflow
 from auditor.source import SourceError
+from auditor.findings import above_info, lower_findings
 from auditor.static.backends import as_info, backends_in_text
 from auditor.static.project_imports import as_text, held_tree, read_counted
 
@@ -345,11 +347,6 @@ def apply_colab_notebooks(results: list, files: Sequence[tuple[Path, str]], proj
         if not tie:
             continue
         note = _COLAB_NOTE.format(why=tie)
-        kept = []
-        for f in result.findings:
-            if f.severity != "info":    # a line already read in context (a CUDA-gated branch) too: Colab runs it
-                f = as_info(f, "colab-notebook", note)
-                lowered += 1
-            kept.append(f)
-        result.findings = kept
+        # a line already read in context (a CUDA-gated branch) too: Colab runs it
+        lowered += lower_findings(result, partial(above_info, ("colab-notebook", note)))
     return lowered

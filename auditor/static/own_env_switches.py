@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 from auditor.discover import MAX_FILE_BYTES
+from auditor.findings import Finding, lower_findings
 from auditor.source import SourceError
-from auditor.static.backends import as_info
 from auditor.static.project_imports import kept_fact, read_counted
 
 _READ = r"""(?:os\.)?(?:environ\.get|getenv)\(\s*['"]{0}['"][^()]*\)|(?:os\.)?environ\[\s*['"]{0}['"]\s*\]"""
@@ -80,17 +81,10 @@ def apply_own_env_switches(results: list, files: Sequence[tuple[Path, str]], pro
             reads.setdefault(result.path, set()).add(line)
     if not switches:
         return 0
-    changed = 0
-    for result in results:
-        kept = []
-        for f in result.findings:
-            if f.code == "NPU004" and f.severity != "info" and f.symbol in switches:
-                if f.line in reads.get(result.path, ()):
-                    f = as_info(f, "own-switch", _READ_NOTE)
-                    changed += 1
-                elif f.fix == "none":
-                    f = as_info(f, "own-switch", _SET_NOTE.format(where=switches[f.symbol]))
-                    changed += 1
-            kept.append(f)
-        result.findings = kept
-    return changed
+    def why(read: set[int], f: Finding) -> tuple[str, str] | None:
+        if f.code != "NPU004" or f.severity == "info" or f.symbol not in switches:
+            return None
+        if f.line in read:
+            return "own-switch", _READ_NOTE
+        return ("own-switch", _SET_NOTE.format(where=switches[f.symbol])) if f.fix == "none" else None
+    return sum(lower_findings(result, partial(why, reads.get(result.path, set()))) for result in results)

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
 from auditor.discover import MAX_FILE_BYTES
-from auditor.findings import as_info
+from auditor.findings import above_info, lower_findings
 from auditor.source import SourceError
 from auditor.static.astutil import ast_dotted, if_chains
 from auditor.static.chosen_members import arm_imports
@@ -241,13 +242,7 @@ def apply_release_members(results: list, files: Sequence[tuple[Path, str]], proj
         note = next((n for folder, n in members.items() if result.path.startswith(folder)), None)
         if note is None:
             continue
-        kept = []
-        for f in result.findings:
-            if f.severity != "info":
-                f = as_info(f, "per-release", note)
-                changed += 1
-            kept.append(f)
-        result.findings = kept
+        changed += lower_findings(result, partial(above_info, ("per-release", note)))
     return changed
 
 
