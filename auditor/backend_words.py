@@ -4,6 +4,7 @@ One table of words (`_BACKEND_ALIASES`, with the name-only `_VARIANT_WORDS` and 
 reads fewer or more words names its subset here (`MEMBER_WORDS`)."""
 from __future__ import annotations
 
+import ast
 import re
 
 # Words that name an accelerator backend; gpu/nvidia count as cuda, hip/amd as rocm, ascend/hccl as npu.
@@ -100,6 +101,22 @@ def backends_in_text(text: str) -> set[str]:
 # images (`intel-sycl-*` by its SYCL word). cuBLAS / hipBLAS are CUDA's and ROCm's BLAS (the llama.cpp build options GGML_CUDA / GGML_HIP once were
 # LLAMA_CUBLAS / LLAMA_HIPBLAS), L4T is NVIDIA's Linux for Jetson, SYCL is Intel's oneAPI GPU path. Not read in
 # code: `cublas` in an identifier is a library call, not a backend choice.
+def backends_in_expression(node: ast.AST) -> set[str]:
+    """backends_in_text over the words of an expression, without building its source text: names, attributes,
+    keyword names and strings (`is_torch_npu_available()`, `device.type == "npu"`, `torch.npu.is_available()`)."""
+    words: list[str] = []
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            words.append(n.id)
+        elif isinstance(n, ast.Attribute):
+            words.append(n.attr)
+        elif isinstance(n, ast.keyword) and n.arg:
+            words.append(n.arg)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+            words.append(n.value)
+    return backends_in_text(" ".join(words))
+
+
 _VARIANT_WORDS = {"cublas": "cuda", "l4t": "cuda", "jetson": "cuda", "hipblas": "rocm", "sycl": "xpu",
                   "vulkan": "vulkan", "metal": "mps"}
 # (not `intel`: `finetune_intel_gpu.yaml` is an Intel GPU's, and boost's `config/intel.hpp` names a compiler)

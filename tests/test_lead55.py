@@ -61,3 +61,16 @@ def test_a_default_under_dest_is_still_the_run_s_choice(tmp_path):
     tree["experiments/ddd_3dop.sh"] = "cd src\npython main.py ddd --network hourglass --gpus 0,1\ncd ..\n"
     root = write_tree(tmp_path / "CenterNet2", tree)
     assert "NPU992" not in tree_codes_by_line(root, "experiments/ddd_3dop.sh").get(2, set())
+
+
+def test_backends_of_an_expression_read_without_its_source():
+    from auditor.backend_words import backends_in_expression
+
+    def backends(source: str) -> set[str]:
+        return backends_in_expression(ast.parse(source, mode="eval").body)
+
+    assert backends('device.type == "npu"') == {"npu"}
+    assert backends("is_torch_npu_available() or is_torch_cuda_available()") == {"npu", "cuda"}
+    assert backends("f(use_npu=True)") == {"npu"}                 # a keyword's name is a word of the test
+    assert backends("torch.npu.is_available()") == {"npu"}
+    assert backends("self.enable_flash_attn and x > 0") == set()

@@ -30,7 +30,7 @@ import re
 from pathlib import Path
 
 from auditor.astnodes import ast_dotted, module_nodes_of, walk_list
-from auditor.backend_words import backends_in_text
+from auditor.backend_words import backends_in_expression
 from auditor.findings import FileResult, lower_findings
 
 FACT = "npu_switches"     # the summary key of a Python file's switch names (auditor/cache.py FACTS)
@@ -57,7 +57,7 @@ def _tested_switches(test: ast.expr) -> set[str]:
 
 def _npu_test(test: ast.expr) -> bool:
     """`if USE_NPU:`, `if is_npu_available():`, `if device.type == "npu":` (not a negated one)."""
-    return not isinstance(test, ast.UnaryOp) and backends_in_text(ast.unparse(test)) == {"npu"}
+    return not isinstance(test, ast.UnaryOp) and backends_in_expression(test) == {"npu"}
 
 
 def _npu_arm(node: ast.If) -> bool:

@@ -11,7 +11,7 @@ import ast
 import re
 from dataclasses import replace
 
-from auditor.backend_words import backends_in_text
+from auditor.backend_words import backends_in_expression
 from auditor.findings import Finding
 from auditor.static.astutil import ast_dotted, name_or_self_attr   # one dotted-name reader for the ast passes
 from auditor.static.host_values import HOST_SYNC_RULES
@@ -39,7 +39,7 @@ def _asks_npu_too(value: ast.expr) -> bool:
     the NPU. The flag is True on Ascend, so a test that reads it takes the same branch there (tuned_pd28, LLamaTuner's
     `_is_fp16_available`); `cuda_ok and not is_npu()` stays a CUDA-only flag."""
     return isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) and any(
-        not (isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not)) and "npu" in backends_in_text(ast.unparse(v))
+        not (isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not)) and "npu" in backends_in_expression(v)
         for v in value.values)
 
 
