@@ -202,6 +202,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
                             "test153": 40,
                             "test156": 40,
                             "test158": 40,
+                            "test157": 40,
                             "test151": 40,
                             "test154": 40,
                             "test155": 40,
@@ -566,7 +567,8 @@ SEVEN_PER_REPOSITORY_DRAWS = [("test65", 1665, 16, 61), ("test67", 1667, 15, 83)
                               ("test156", 1856, 13, 32),
                               ("test154", 1854, 15, 54),
                               ("test155", 1855, 14, 48),
-                              ("test158", 1858, 14, 37)]
+                              ("test158", 1858, 14, 37),
+                              ("test157", 1857, 12, 33)]
 
 
 @pytest.mark.parametrize("split, seed, repositories, files", SEVEN_PER_REPOSITORY_DRAWS)
