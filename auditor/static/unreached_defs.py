@@ -1978,6 +1978,92 @@ def _build_folder_scripts(project: Any, python: Collection[str]) -> set[str]:
     return {rel for rel in python for folder in folders if rel.startswith(folder) and "/" not in rel[len(folder):]}
 
 
+_CHECK_SCRIPT = re.compile(r"^(?:test|check)(?:_\w+)?\.py$|^\w+_test\.py$")
+_CHECK_NOTE = ("nothing this tree runs reaches it: a check script of the extension `{}` builds with its own setup.py "
+               "(it imports the extension's modules by bare name, as run from that folder after `python setup.py "
+               "build install`); no launch of the tree runs it and no module imports it, policy (j); port it if you "
+               "run the extension's own checks")
+
+
+def _extension_checks(project: Any) -> dict[str, str]:
+    """The check scripts of an extension build folder in a tree that no host runs (tq55a, heldout72: perception_models'
+    DETA copy of Deformable-DETR's `models/ops/`, whose `test.py` compares the built MultiScaleDeformableAttention op
+    with its PyTorch reference on `.cuda()` tensors): a `test.py` / `test_*.py` / `check*.py` directly beside a
+    `setup.py` that builds with setuptools or torch's cpp_extension (`_build_folder_scripts`), importing a package of
+    that folder by its bare name (`from functions.ms_deform_attn_func import ...`, which resolves only when run from
+    the folder), with no `__init__.py` beside it (no package of the tree holds it), that no shell script, container
+    file or README command runs and no module imports by its name. The extension's own check, which upstream keeps
+    beside its build: policy (j), info. File -> the folder."""
+    paths = getattr(project, "paths", {})
+    python = [rel for rel in paths if rel.endswith(".py")]
+    scripts = {rel for rel in _build_folder_scripts(project, python)
+               if _CHECK_SCRIPT.match(rel.rsplit("/", 1)[-1]) and "/" in rel}
+    if not scripts:
+        return {}
+    launched = _shell_launches(project) | _container_launches(project) | _readme_facts(project)["launches"]
+    out: dict[str, str] = {}
+    for rel in sorted(scripts):
+        folder, stem = rel.rsplit("/", 1)[0], rel.rsplit("/", 1)[-1].removesuffix(".py")
+        if f"{folder}/__init__.py" in paths or _launched(rel, launched):
+            continue
+        own = [str(load[0]) for load in (project.facts(rel) or {}).get("load", ()) if load and load[0]
+               and str(load[0]).split(".", 1)[0] not in ("", stem)
+               and f"{folder}/{str(load[0]).split('.', 1)[0]}/__init__.py" in paths]
+        if own and not any(stem in (str(load[0]).rsplit(".", 1)[-1], *map(str, load[1]))
+                           for other in python if other != rel
+                           for load in (project.facts(other) or {}).get("load", ()) if load and load[0]):
+            out[rel] = folder
+    return out
+
+
+_HELPER_NOTE = ("nothing this tree runs reaches it: a build helper module (it imports {}) that no setup.py or other "
+                "module of the tree imports and no launch runs, so no build of the tree uses it; port it if you build "
+                "with it")
+# the build tools a helper module builds with at install time (torch's cpp_extension is left out: its `load()` builds
+# at run time, so a module importing it may be a kernel loader a library's users import)
+_SETUP_TOOLS = ("setuptools", "distutils", "skbuild")
+
+
+def _unused_build_helpers(project: Any) -> dict[str, str]:
+    """Modules of a package that build with setuptools / distutils / scikit-build (a `BuildExtension` subclass and its
+    `PyCudaExtension` / `PyCPUExtension` factories, tq55a: heldout72's GammaGL `gammagl/utils/ggl_build_extension.py`,
+    whose import in setup.py is commented out) that no file of the tree imports, with no `__main__` block and no
+    `setup` imported (a build script run by hand), run by no shell script, container file or README command: a build
+    helper no build of the tree uses. File -> the build modules it imports."""
+    paths = getattr(project, "paths", {})
+    python = [rel for rel in paths if rel.endswith(".py")]
+    out: dict[str, str] = {}
+    for rel in python:
+        folder, name = rel.rsplit("/", 1) if "/" in rel else ("", rel)
+        if name in ("setup.py", "__init__.py", "__main__.py") or f"{folder}/__init__.py" not in paths:
+            continue
+        facts = project.facts(rel) or {}
+        loads = [load for load in facts.get("load", ()) if load and load[0]]
+        tools = sorted({str(load[0]).split(".", 1)[0] for load in loads if str(load[0]).startswith(_SETUP_TOOLS)})
+        if tools and not facts.get("main") and not any("setup" in map(str, load[1]) for load in loads):
+            out[rel] = ", ".join(f"`{tool}`" for tool in tools)
+    if not out:
+        return {}
+    launched = _shell_launches(project) | _container_launches(project) | _readme_facts(project)["launches"]
+    stems = {rel: rel.rsplit("/", 1)[-1].removesuffix(".py") for rel in out}
+    named = {str(part) for other in python for load in (project.facts(other) or {}).get("load", ())
+             if load and load[0] for part in (str(load[0]).rsplit(".", 1)[-1], *load[1])}
+    return {rel: tools for rel, tools in out.items() if stems[rel] not in named and not _launched(rel, launched)}
+
+
+def _lower_build_files(results: list, project: Any) -> int:
+    """The findings of an extension build folder's check scripts (`_extension_checks`) and of build helpers nothing
+    imports (`_unused_build_helpers`), lowered to info; the count lowered."""
+    if not any(r.findings for r in results if r.path.endswith(".py") and "/" in r.path):
+        return 0
+    notes = {rel: _CHECK_NOTE.format(folder) for rel, folder in _extension_checks(project).items()}
+    notes.update((rel, _HELPER_NOTE.format(tools)) for rel, tools in _unused_build_helpers(project).items()
+                 if rel not in notes)
+    if not notes:
+        return 0
+    return _lower_spans(results, {rel: {} for rel in notes}, {rel: [(1, _END)] for rel in notes}, notes, set())
+
+
 def _empty_module(project: Any, path: Any) -> bool:
     """Whether a Python file holds no statement besides a docstring (an empty package marker)."""
     from auditor.source import SourceError
@@ -2662,7 +2748,7 @@ def _readme_facts(project: Any) -> dict[str, Any]:
     from auditor.source import SourceError
     from auditor.static.project_imports import read_counted
 
-    out: dict[str, Any] = {"credited": {}, "launches": set()}
+    out: dict[str, Any] = {"credited": {}, "launches": set(), "words": set()}
     root = _tree_root(project)
     for name in _READMES:
         if root is None:
@@ -2691,6 +2777,7 @@ def _readme_facts(project: Any) -> dict[str, Any]:
                 out["launches"].update(path.lstrip("./") for path in _README_SCRIPT.findall(line))
         for repo in _GITHUB_PAGE.findall(text):
             credited.pop(_fold(repo), None)
+        out["words"] = {_fold(word) for word in re.findall(r"[A-Za-z_][\w-]*", text)}
         break
     try:
         setattr(project, _README_FACT, out)
@@ -2726,6 +2813,79 @@ def _credited_copies(project: Any) -> dict[str, str]:
         if any(str(load[0]).split(".", 1)[0] == top for rel in python if not rel.startswith(folder)
                for load in (project.facts(rel) or {}).get("load", ()) if load and load[0]):
             out[folder] = name
+    return out
+
+
+_VERSIONED_NOTE = ("nothing this tree runs reaches it: `{}` is a copy of another project's package: it carries that "
+                   "project's release version ({}), while this tree packages nothing to publish it and its README never "
+                   "names it; of it this tree imports or runs only part; port it if you run it")
+_PACKAGING = ("setup.py", "setup.cfg", "pyproject.toml")
+_RELEASE_FACT = "release_version"       # an `__init__.py`'s `__version__` string (`_release_version`), kept in its summary
+_RELEASE = re.compile(r"^\d+\.\d+(?:\.\d+)?")
+
+
+def _release_version(project: Any, path: Any) -> str:
+    """The string a package's `__init__.py` binds to `__version__` at its top level ("" without one)."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    try:
+        tree = ast.parse(read_counted(project, path))
+    except (OSError, SourceError, SyntaxError, ValueError):
+        return ""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__version__" for t in node.targets) \
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return node.value.value
+    return ""
+
+
+def _versioned_copies(project: Any) -> dict[str, str]:
+    """Packages a tree carries with another project's release version (tq55a, heldout72: EzAudio's root `audiotools/`,
+    descript's audiotools with its `__version__ = "0.7.3"`, and `src/modules/dac/`, descript-audio-codec's `dac` with
+    `__version__ = "1.0.0"`): a package at the top of its import root (its folder is no package) whose `__init__.py`
+    binds `__version__` to a release string (`1.0`, `0.7.3`), in a tree with no packaging file (`setup.py`,
+    `setup.cfg`, `pyproject.toml`) in the package's folder or any folder above it, whose root README never names it.
+    A version is what a published distribution reports (PEP 396's `__version__`, PEP 440's release segment); a tree
+    that packages nothing publishes no release, and a package of its own it would document. As for a credited copy,
+    only a package the tree uses as a library: other Python code imports it by its name, and no script or container
+    file of the tree launches a program of it. Folder -> "name version"."""
+    paths = getattr(project, "paths", {})
+    summaries = getattr(project, "summaries", {})
+    changed: set[str] = getattr(project, "changed", set())
+    packaging = {rel.rsplit("/", 1)[0] if "/" in rel else "" for rel in paths if rel.rsplit("/", 1)[-1] in _PACKAGING}
+    if "" in packaging:
+        return {}
+    python = [rel for rel in paths if rel.endswith(".py")]
+    inits = {rel.removesuffix("/__init__.py") for rel in python if rel.endswith("/__init__.py")}
+    candidates = sorted(folder for folder in inits if folder.rsplit("/", 1)[0] not in inits or "/" not in folder)
+    candidates = [folder for folder in candidates
+                  if not any(part in _BENCH_FOLDERS or _TEST_SUITE.match(part) for part in folder.split("/"))
+                  and not any(folder == above or folder.startswith(f"{above}/") for above in packaging)]
+    if not candidates:
+        return {}
+    words = _readme_facts(project)["words"]
+    found: dict[str, str] = {}
+    for folder in candidates:
+        name = folder.rsplit("/", 1)[-1]
+        if _fold(name) in words:
+            continue
+        init = f"{folder}/__init__.py"
+        version = kept_fact(summaries.get(init), _RELEASE_FACT, lambda held: isinstance(held, str),
+                            lambda: _release_version(project, paths[init]), changed, init)
+        if _RELEASE.match(version):
+            found[f"{folder}/"] = f"{name} {version}"
+    if not found:
+        return {}
+    launched = _shell_launches(project) | _container_launches(project)
+    out = {}
+    for folder, label in found.items():
+        top = folder.rstrip("/").rsplit("/", 1)[-1]
+        if any(_launched(rel, launched) for rel in python if rel.startswith(folder)):
+            continue
+        if any(str(load[0]).split(".", 1)[0] == top for rel in python if not rel.startswith(folder)
+               for load in (project.facts(rel) or {}).get("load", ()) if load and load[0]):
+            out[folder] = label
     return out
 
 
@@ -3146,7 +3306,7 @@ def apply_unreached_defs(results: list, project: Any) -> int:
     if not host_note:
         return _lower_copies(results, project) + _lower_stale_duplicates(results, project) + \
             lower_unnamed_guarded_uses(results, project) + _lower_passed_programs(results, project) + \
-            _lower_unselected_backends(results, project)
+            _lower_unselected_backends(results, project) + _lower_build_files(results, project)
     app = host_note == _APP_NOTE
     # (an application's copied checkouts run only as far as its entries import them, as in any other tree: AnyDoor's
     # DINOv2 checkout, whose evaluation and training programs nothing imports; tq51c)
@@ -3210,7 +3370,10 @@ def _lower_copies(results: list, project: Any) -> int:
     licensed = {folder: name for folder, name in _licensed_copies(project).items()
                 if not any(folder.startswith(c) or c.startswith(folder) for c in copies)}
     copies = {**copies, **licensed}
-    credited = {**credited, **licensed}
+    versioned = {folder: label for folder, label in _versioned_copies(project).items()
+                 if not any(folder.startswith(c) or c.startswith(folder) for c in copies)}
+    copies = {**copies, **{folder: label.split(" ", 1)[0] for folder, label in versioned.items()}}
+    credited = {**credited, **licensed, **versioned}
     if not copies or not any(r.findings for r in results if r.path.endswith(".py") and r.path.startswith(tuple(copies))):
         return 0
     entries = _copy_entries(project, copies, credited)
@@ -3246,7 +3409,9 @@ def _lower_copies(results: list, project: Any) -> int:
     for rel in spans:
         copy = _copy_of(rel, copies) or ""
         name = copies.get(copy, "")
-        if copy in licensed:
+        if copy in versioned:
+            note, name = _VERSIONED_NOTE, versioned[copy].split(" ", 1)[-1]
+        elif copy in licensed:
             note, name = _LICENSED_NOTE, licensed[copy]
         elif copy in credited:
             note, name = _CREDITED_NOTE, credited[copy]
