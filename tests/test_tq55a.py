@@ -276,3 +276,19 @@ def test_build_helper_setup_py_imports_keeps_its_warning(tmp_path):
     found = _library_tree(tmp_path, setup)
     assert severity_at(found, "gammagl/utils/ggl_build_extension.py", _HELPER, "('WITH_CUDA', None)")["NPU311"] == \
         "warning"
+
+
+def test_module_importing_only_distutils_version_helpers_is_no_build_helper(tmp_path):
+    model = '''
+from distutils.version import LooseVersion
+
+import torch
+
+
+def make_window(n):
+    if LooseVersion(torch.__version__) >= LooseVersion("1.7"):
+        return torch.hann_window(n).cuda()
+    return torch.hann_window(n)
+'''
+    found = _library_tree(tmp_path, extra={"gammagl/utils/window.py": model})
+    assert severity_at(found, "gammagl/utils/window.py", model, ".cuda()")["NPU001"] == "error"

@@ -2021,8 +2021,22 @@ _HELPER_NOTE = ("nothing this tree runs reaches it: a build helper module (it im
                 "module of the tree imports and no launch runs, so no build of the tree uses it; port it if you build "
                 "with it")
 # the build tools a helper module builds with at install time (torch's cpp_extension is left out: its `load()` builds
-# at run time, so a module importing it may be a kernel loader a library's users import)
-_SETUP_TOOLS = ("setuptools", "distutils", "skbuild")
+# at run time, so a module importing it may be a kernel loader a library's users import), and distutils' build parts
+# (its `version.LooseVersion`, `util.strtobool` and `sysconfig` are run-time helpers of any module)
+_SETUP_TOOLS = ("setuptools", "skbuild")
+_DISTUTILS_BUILD = frozenset({"core", "command", "extension", "ccompiler", "cmd", "unixccompiler", "msvccompiler"})
+
+
+def _build_tool(load: Any) -> str | None:
+    """The build tool an import loads (`setuptools.command.build_ext` -> setuptools), None for another module."""
+    module = str(load[0])
+    parts = module.split(".")
+    if parts[0] in _SETUP_TOOLS:
+        return parts[0]
+    if parts[0] == "distutils" and (len(parts) > 1 and parts[1] in _DISTUTILS_BUILD or
+                                    len(parts) == 1 and set(map(str, load[1] or ())) & _DISTUTILS_BUILD):
+        return "distutils"
+    return None
 
 
 def _unused_build_helpers(project: Any) -> dict[str, str]:
@@ -2040,7 +2054,7 @@ def _unused_build_helpers(project: Any) -> dict[str, str]:
             continue
         facts = project.facts(rel) or {}
         loads = [load for load in facts.get("load", ()) if load and load[0]]
-        tools = sorted({str(load[0]).split(".", 1)[0] for load in loads if str(load[0]).startswith(_SETUP_TOOLS)})
+        tools = sorted({tool for load in loads if (tool := _build_tool(load))})
         if tools and not facts.get("main") and not any("setup" in map(str, load[1]) for load in loads):
             out[rel] = ", ".join(f"`{tool}`" for tool in tools)
     if not out:
