@@ -111,20 +111,19 @@ def cuda_arm_spans(tree: ast.Module) -> list[list[int]]:
     forced = {target.id for node in tree.body if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
               and node.value.value is True for target in node.targets if isinstance(target, ast.Name)}
     spans: list[list[int]] = []
-    for node in ast.walk(tree):
-        flag = _flag_of(node.test) if isinstance(node, ast.If) else None
-        if flag is None or flag[0] not in sides or flag[0] in forced or not isinstance(node, ast.If):
+    for test in (n for n in ast.walk(tree) if isinstance(n, ast.If)):
+        flag = _flag_of(test.test)
+        if flag is None or flag[0] not in sides or flag[0] in forced:
             continue
-        arm = node.body if flag[1] == sides[flag[0]] else node.orelse
+        arm = test.body if flag[1] == sides[flag[0]] else test.orelse
         if arm:
             spans.append(_span(arm))
     if not spans:
         return []
     inside = lambda line: any(a <= line <= b for a, b in spans)     # noqa: E731
     reads: dict[str, list[int]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            reads.setdefault(node.id, []).append(node.lineno)
+    for name in (n for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)):
+        reads.setdefault(name.id, []).append(name.lineno)
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             lines = reads.get(stmt.targets[0].id, [])
