@@ -2818,15 +2818,21 @@ def _credited_copies(project: Any) -> dict[str, str]:
     found = {f"{folder}/": credited[_fold(folder)] for folder in sorted(folders) if _fold(folder) in credited}
     if not found:
         return {}
+    return _used_as_library(project, python, found)
+
+
+def _used_as_library(project: Any, python: Collection[str], found: dict[str, str]) -> dict[str, str]:
+    """Of `found` (package folder -> value), the folders the tree uses as a library: Python code outside the folder
+    imports its package by name, and no shell script or container file launches a program of it."""
     launched = _shell_launches(project) | _container_launches(project)
     out = {}
-    for folder, name in found.items():
-        top = folder.rstrip("/")
+    for folder, value in found.items():
+        top = folder.rstrip("/").rsplit("/", 1)[-1]
         if any(_launched(rel, launched) for rel in python if rel.startswith(folder)):
             continue
         if any(str(load[0]).split(".", 1)[0] == top for rel in python if not rel.startswith(folder)
                for load in (project.facts(rel) or {}).get("load", ()) if load and load[0]):
-            out[folder] = name
+            out[folder] = value
     return out
 
 
@@ -2891,16 +2897,7 @@ def _versioned_copies(project: Any) -> dict[str, str]:
             found[f"{folder}/"] = f"{name} {version}"
     if not found:
         return {}
-    launched = _shell_launches(project) | _container_launches(project)
-    out = {}
-    for folder, label in found.items():
-        top = folder.rstrip("/").rsplit("/", 1)[-1]
-        if any(_launched(rel, launched) for rel in python if rel.startswith(folder)):
-            continue
-        if any(str(load[0]).split(".", 1)[0] == top for rel in python if not rel.startswith(folder)
-               for load in (project.facts(rel) or {}).get("load", ()) if load and load[0]):
-            out[folder] = label
-    return out
+    return _used_as_library(project, python, found)
 
 
 def _fork_programs(project: Any, renamed: Collection[str]) -> set[str]:
