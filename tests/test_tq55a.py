@@ -181,6 +181,12 @@ def test_extension_check_script_a_shell_script_runs_keeps_its_error(tmp_path):
     assert severity_at(found, "apps/detr/models/ops/test.py", _OPS_TEST, "dtype=torch.long).cuda()")["NPU001"] == "error"
 
 
+def test_extension_check_script_the_folders_readme_documents_keeps_its_error(tmp_path):
+    readme = "# Yuan vLLM\n\nEdit the model path in test.py, then run it to generate.\n"
+    found = _ops_tree(tmp_path, {"apps/detr/models/ops/README.md": readme})
+    assert severity_at(found, "apps/detr/models/ops/test.py", _OPS_TEST, "dtype=torch.long).cuda()")["NPU001"] == "error"
+
+
 def test_script_beside_a_setup_py_that_imports_no_extension_package_keeps_its_error(tmp_path):
     test = _OPS_TEST.replace("from functions.ms_deform_attn_func import", "from models.ops.functions.ms_deform_attn_func import")
     found = _ops_tree(tmp_path, {"apps/detr/models/ops/test.py": test})

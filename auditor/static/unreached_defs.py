@@ -2004,7 +2004,7 @@ def _extension_checks(project: Any) -> dict[str, str]:
     out: dict[str, str] = {}
     for rel in sorted(scripts):
         folder, stem = rel.rsplit("/", 1)[0], rel.rsplit("/", 1)[-1].removesuffix(".py")
-        if f"{folder}/__init__.py" in paths or _launched(rel, launched):
+        if f"{folder}/__init__.py" in paths or _launched(rel, launched) or _readme_names(project, folder, f"{stem}.py"):
             continue
         own = [str(load[0]) for load in (project.facts(rel) or {}).get("load", ()) if load and load[0]
                and str(load[0]).split(".", 1)[0] not in ("", stem)
@@ -2063,6 +2063,27 @@ def _unused_build_helpers(project: Any) -> dict[str, str]:
     named = imported_names(project)
     return {rel: tools for rel, tools in out.items()
             if rel.rsplit("/", 1)[-1].removesuffix(".py") not in named and not _launched(rel, launched)}
+
+
+def _readme_names(project: Any, folder: str, name: str) -> bool:
+    """Whether a README of `folder` names the file `name` (Yuan-2.0's `3rdparty/vllm/README_yuan_vllm.md` documenting
+    its `test_yuan_1prompt.py` inference script beside vLLM's setup.py): a program the folder documents."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    root = _tree_root(project)
+    try:
+        readmes = [p for p in (root / folder).iterdir() if p.is_file() and p.name.upper().startswith("README")] \
+            if root is not None else []
+    except OSError:
+        return False
+    for path in readmes:
+        try:
+            if name.encode() in read_counted(project, path, _README_BYTES, prefix=True):
+                return True
+        except (OSError, SourceError):
+            continue
+    return False
 
 
 def _lower_build_files(results: list, project: Any) -> int:
