@@ -35,13 +35,13 @@ from auditor.static.switch_fed_settings import drop_switch_fed_settings
 from auditor.static.unread_fields import drop_unread_attention_fields
 from auditor.static.call_defaults import drop_overridden_defaults, lower_off_autocasts, \
     lower_forwarded_flags, lower_self_flag_branches, lower_unset_attribute_branches, lower_unswitched_flags
-from auditor.static.unreached_defs import apply_unreached_defs
+from auditor.static.unreached_defs import apply_unreached_defs, lower_upstream_module_copies
 from auditor.static.example_helpers import lower_unnamed_example_helpers
 from auditor.static.stale_keywords import lower_stale_keywords
 from auditor.static.caller_gates import lower_gated_callees
 from auditor.static.crossfile import drop_ascend_flash_modules, propagate
 from auditor.static.neutral_uses import drop_handled_parallel_type_tests, lower_config_imports, \
-    lower_disabled_autocasts, lower_upstream_module_copies
+    lower_disabled_autocasts
 from auditor.static.device_shims import apply_device_shims
 from auditor.static.other_npu import apply_other_npu
 from auditor.static.vendor_packages import apply_vendor_packages

@@ -34,6 +34,9 @@ _CUDA_WORD = re.compile(r"cuda|gpu|nccl", re.I)
 _IMPORT_CODES = frozenset({"NPU416"})
 _NOTE = "the tree's copy builds it for the CPU without CUDA ({where} picks `CppExtension`): it imports on Ascend; " \
         "its CUDA entry points are reported where they are called"
+_ARM_NOTE = "in the CUDA arm of the build's own choice between its CUDA and its CPU extension: on a host without " \
+            "nvcc (an Ascend host) the build takes the CPU arm, so nothing here runs there (decision (n)); port it " \
+            "if you build the CUDA kernels"
 _TEST_NOTE = "the build's own choice of its CPU arm ({where} builds `CppExtension` without CUDA): on Ascend it " \
              "builds the CPU binding; nothing to port here"
 
@@ -64,6 +67,71 @@ def cpu_fallback_builds(tree: ast.Module) -> dict[str, int]:
     return out
 
 
+def _builder_kind(node: ast.AST) -> str | None:
+    """"cuda" / "cpu" when a call builds a CUDA / CPU extension (`CUDAExtension(...)`, tensorlayerx's
+    `PyCUDAExtension(...)`, `PyCppExtension(...)`), else None."""
+    if not isinstance(node, ast.Call):
+        return None
+    name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr \
+        if isinstance(node.func, ast.Attribute) else ""
+    return "cuda" if name.endswith("CUDAExtension") or name.endswith("CudaExtension") else \
+        "cpu" if name.endswith("CppExtension") or name.endswith("CPUExtension") else None
+
+
+def _arm_kinds(body: list[ast.stmt]) -> set[str]:
+    return {kind for stmt in body for node in ast.walk(stmt) if (kind := _builder_kind(node))}
+
+
+def _flag_of(test: ast.expr) -> tuple[str, bool] | None:
+    """(flag, polarity) of an `if FLAG:` / `if not FLAG:` test."""
+    if isinstance(test, ast.Name):
+        return test.id, True
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Name):
+        return test.operand.id, False
+    return None
+
+
+def _span(body: list[ast.stmt]) -> list[int]:
+    return [body[0].lineno, max(getattr(stmt, "end_lineno", None) or stmt.lineno for stmt in body)]
+
+
+def cuda_arm_spans(tree: ast.Module) -> list[list[int]]:
+    """The lines a setup.py runs only when it builds the CUDA extension (tq55a, heldout72's GammaGL: `if not WITH_CUDA:
+    PyCppExtension(...) else: PyCUDAExtension(define_macros=[cuda_macro, ...])`, `WITH_CUDA` found from nvcc): the
+    CUDA arm of an `if FLAG:` whose other arm builds the CPU extension, every other arm of that flag on its CUDA side
+    (`if WITH_CUDA: ops_types = ["cpu", "cuda"]`), and a module-level assignment whose name only those arms read
+    (`cuda_macro = ("COMPILE_WITH_CUDA", True)`). Not a flag the module binds to True: that build takes its CUDA arm."""
+    sides: dict[str, bool] = {}         # flag -> the polarity of its CUDA side
+    ifs = [node for node in ast.walk(tree) if isinstance(node, ast.If) and node.orelse]
+    for node in ifs:
+        flag = _flag_of(node.test)
+        body, other = _arm_kinds(node.body), _arm_kinds(node.orelse)
+        if flag is not None and {"cuda", "cpu"} <= body | other and body != other and len(body) == len(other) == 1:
+            sides[flag[0]] = flag[1] == (body == {"cuda"})
+    forced = {target.id for node in tree.body if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+              and node.value.value is True for target in node.targets if isinstance(target, ast.Name)}
+    spans: list[list[int]] = []
+    for test in (n for n in ast.walk(tree) if isinstance(n, ast.If)):
+        flag = _flag_of(test.test)
+        if flag is None or flag[0] not in sides or flag[0] in forced:
+            continue
+        arm = test.body if flag[1] == sides[flag[0]] else test.orelse
+        if arm:
+            spans.append(_span(arm))
+    if not spans:
+        return []
+    inside = lambda line: any(a <= line <= b for a, b in spans)     # noqa: E731
+    reads: dict[str, list[int]] = {}
+    for name in (n for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)):
+        reads.setdefault(name.id, []).append(name.lineno)
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            lines = reads.get(stmt.targets[0].id, [])
+            if lines and all(inside(line) for line in lines):
+                spans.append([stmt.lineno, getattr(stmt, "end_lineno", None) or stmt.lineno])
+    return spans
+
+
 def _arm_tests(tree: ast.Module) -> set[int]:
     """The lines of the module-level `if` tests of a setup.py (where its build picks an arm)."""
     return {line for stmt in tree.body if isinstance(stmt, ast.If)
@@ -78,19 +146,22 @@ def _setup_facts(path: Path) -> dict[str, Any]:
     """{"builds": {extension module: line}, "tests": arm test lines} of one setup.py."""
     builds: dict[str, int] = {}
     tests: list[int] = []
+    arms: list[list[int]] = []
     try:
         text = read_counted(None, path)
-        if b"CppExtension" in text and b"CUDAExtension" in text:
+        if re.search(rb"C(?:pp|PU)Extension", text) and re.search(rb"CUDAExtension|CudaExtension", text):
             tree = ast.parse(text)
             builds = cpu_fallback_builds(tree)
             tests = sorted(_arm_tests(tree)) if builds else []
+            arms = cuda_arm_spans(tree)
     except (OSError, SourceError, SyntaxError, ValueError):
         pass
-    return {"builds": builds, "tests": tests}
+    return {"builds": builds, "tests": tests, "arms": arms}
 
 
 def _valid_setup_facts(held: Any) -> bool:
-    return isinstance(held, dict) and isinstance(held.get("builds"), dict) and isinstance(held.get("tests"), list)
+    return isinstance(held, dict) and isinstance(held.get("builds"), dict) and isinstance(held.get("tests"), list) \
+        and isinstance(held.get("arms"), list)
 
 
 def apply_cpu_bindings(results: list, files: Sequence[tuple[Path, str]]) -> set[str]:
@@ -101,18 +172,26 @@ def apply_cpu_bindings(results: list, files: Sequence[tuple[Path, str]]) -> set[
     memoised: set[str] = set()
     packages: dict[str, str] = {}       # package name -> `setup.py:LINE` that builds it with a CPU fallback
     tests: dict[str, tuple[set[int], str]] = {}
+    arms: dict[str, list[list[int]]] = {}     # setup.py -> the lines only its CUDA build runs
     for path, rel in files:
         if posixpath.basename(rel) != "setup.py":
             continue
         facts = kept_fact(summaries.get(rel), SUMMARY_KEY, _valid_setup_facts, lambda: _setup_facts(path),
                           memoised, rel)
         builds, arm_tests = facts["builds"], facts["tests"]
+        if facts["arms"]:
+            arms[rel] = facts["arms"]
         folder = posixpath.dirname(rel)
         for built, line in builds.items():
             top = built.split(".", 1)[0]
             if posixpath.join(folder, top, "__init__.py") in rels:
                 packages.setdefault(top, f"{rel}:{line}")
                 tests[rel] = (set(arm_tests), f"{rel}:{line}")
+    for result in results:
+        spans = arms.get(result.path)
+        if spans:
+            result.findings = [as_info(f, "cpu-build", _ARM_NOTE) if f.severity != "info" and
+                               any(a <= f.line <= b for a, b in spans) else f for f in result.findings]
     if not packages:
         return memoised
 

@@ -18,6 +18,7 @@ from typing import Any
 from auditor.astnodes import is_main_guard, line_span, node_lines, node_span, parents_of, starts_in, walk_list
 from auditor.static.backends import as_info
 from auditor.static.astutil import ast_dotted, module_nodes, scope_nodes
+from auditor.static.unreached_defs import imported_names
 
 _COVERAGE_CODES = frozenset({"NPU501", "NPU502"})
 
@@ -1256,85 +1257,8 @@ def _unimported_scripts(project: Any, rels: list[str]) -> set[str]:
     if not mains:
         return set()
     stems = {rel: rel.rsplit("/", 1)[-1].removesuffix(".py") for rel in mains}
-    named = _imported_names(project)
+    named = imported_names(project)
     return {rel for rel, stem in stems.items() if stem not in named}
-
-
-def _imported_names(project: Any) -> set[str]:
-    """Every dotted component and every `from` name of the imports of the tree's Python files (cached facts)."""
-    named: set[str] = set()
-    for rel in getattr(project, "paths", ()):
-        if rel.endswith(".py"):
-            for load in (project.facts(rel) or {}).get("load", ()):
-                if load and load[0]:
-                    named.update(str(load[0]).split("."))
-                    named.update(str(n) for n in (load[1] if len(load) > 1 else ()) or ())
-    return named
-
-
-_COPY_NOTE = ("a module saved from the {package} package outside any package of this tree: nothing imports or runs "
-              "it here (policy (j)); port it where {package} itself is ported")
-# how many distinct submodules of one outside package mark a file as that package's own module
-_UPSTREAM_IMPORTS = 3
-
-
-def _upstream_package(loads: list, held: set[str]) -> str | None:
-    """The outside package a module was written inside: at least `_UPSTREAM_IMPORTS` absolute imports of distinct
-    submodules two levels deep (`sglang.srt.models.deepseek_v2`, `sglang.srt.layers.linear`) of one package the tree
-    does not hold."""
-    deep: dict[str, set[str]] = {}
-    for load in loads:
-        module = str(load[0]) if load and load[0] else ""
-        parts = module.split(".")
-        if len(parts) >= 3 and not module.startswith(".") and parts[0] not in held:
-            deep.setdefault(parts[0], set()).add(module)
-    return next((p for p, mods in sorted(deep.items()) if len(mods) >= _UPSTREAM_IMPORTS), None)
-
-
-def lower_upstream_module_copies(results: list, project: Any = None) -> None:
-    """Findings of a saved copy of another package's module to info (tq53a, heldout67's easyr1-npu: SGLang's
-    `deepseek_v4.py` kept as `v4_real_truth/sglang_deepseek_v4.py` beside the port's scripts, importing
-    `sglang.srt.models.deepseek_v2`, `sglang.srt.layers...`). Such a file sits in a folder with no `__init__.py`
-    (no package of the tree), has no `__main__` block, is named by no import of the tree (any dotted component or
-    `from` name) nor by a shell launch, and imports at least three submodules of one package the tree does not
-    hold: Python imports that package's module from the installed package, never this file, so nothing here runs
-    it (policy (j): copied code nothing runs is info). Read from the cached facts (a warm run reads nothing)."""
-    if project is None or not results:
-        return
-    paths = list(getattr(project, "paths", ()))
-    folders_with_init = {rel.rsplit("/", 1)[0] if "/" in rel else "" for rel in paths if rel.endswith("__init__.py")}
-    # the importable names the tree holds: its packages (a folder with `__init__.py`) and its modules
-    held = {folder.rsplit("/", 1)[-1] for folder in folders_with_init} | \
-        {rel.rsplit("/", 1)[-1].removesuffix(".py") for rel in paths if rel.endswith(".py")}
-    named: set[str] | None = None
-    for r in results:
-        rel = r.path
-        name = rel.rsplit("/", 1)[-1]
-        if not rel.endswith(".py") or not any(f.severity != "info" for f in r.findings) or \
-                (rel.rsplit("/", 1)[0] if "/" in rel else "") in folders_with_init or \
-                name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py":
-            continue
-        facts = project.facts(rel) or {}
-        package = None if facts.get("main") else _upstream_package(list(facts.get("load") or ()), held)
-        if package is None:
-            continue
-        if named is None:
-            named = _imported_names(project) | _launched_names(project, paths)
-        if name.removesuffix(".py") in named:
-            continue
-        note = _COPY_NOTE.format(package=package)
-        r.findings = [as_info(f, "upstream-copy", note) if f.severity != "info" else f for f in r.findings]
-
-
-def _launched_names(project: Any, paths: list[str]) -> set[str]:
-    """The file stems and modules the tree's shell scripts launch (`python x.py`, `python -m pkg.mod`)."""
-    out: set[str] = set()
-    for rel in paths:
-        if rel.endswith(".sh"):
-            facts = project.facts(rel) or {}
-            out.update(str(entry[-1]).removesuffix(".py") for entry in facts.get("launch") or () if entry)
-            out.update(part for module in facts.get("modules") or () for part in str(module).split("."))
-    return out
 
 
 # NPU204 contexts that open no region: a disable (`autocast-off`) and an import the file never uses

@@ -1978,6 +1978,127 @@ def _build_folder_scripts(project: Any, python: Collection[str]) -> set[str]:
     return {rel for rel in python for folder in folders if rel.startswith(folder) and "/" not in rel[len(folder):]}
 
 
+_CHECK_SCRIPT = re.compile(r"^(?:test|check)(?:_\w+)?\.py$|^\w+_test\.py$")
+_CHECK_NOTE = ("nothing this tree runs reaches it: a check script of the extension `{}` builds with its own setup.py "
+               "(it imports the extension's modules by bare name, as run from that folder after `python setup.py "
+               "build install`); no launch of the tree runs it and no module imports it, policy (j); port it if you "
+               "run the extension's own checks")
+
+
+def _extension_checks(project: Any) -> dict[str, str]:
+    """The check scripts of an extension build folder in a tree that no host runs (tq55a, heldout72: perception_models'
+    DETA copy of Deformable-DETR's `models/ops/`, whose `test.py` compares the built MultiScaleDeformableAttention op
+    with its PyTorch reference on `.cuda()` tensors): a `test.py` / `test_*.py` / `check*.py` directly beside a
+    `setup.py` that builds with setuptools or torch's cpp_extension (`_build_folder_scripts`), importing a package of
+    that folder by its bare name (`from functions.ms_deform_attn_func import ...`, which resolves only when run from
+    the folder), with no `__init__.py` beside it (no package of the tree holds it), that no shell script, container
+    file or README command runs and no module imports by its name. The extension's own check, which upstream keeps
+    beside its build: policy (j), info. File -> the folder."""
+    paths = getattr(project, "paths", {})
+    python = [rel for rel in paths if rel.endswith(".py")]
+    scripts = {rel for rel in _build_folder_scripts(project, python)
+               if _CHECK_SCRIPT.match(rel.rsplit("/", 1)[-1]) and "/" in rel}
+    if not scripts:
+        return {}
+    launched = _shell_launches(project) | _container_launches(project) | _readme_facts(project)["launches"]
+    out: dict[str, str] = {}
+    for rel in sorted(scripts):
+        folder, stem = rel.rsplit("/", 1)[0], rel.rsplit("/", 1)[-1].removesuffix(".py")
+        if f"{folder}/__init__.py" in paths or _launched(rel, launched) or _readme_names(project, folder, f"{stem}.py"):
+            continue
+        own = [str(load[0]) for load in (project.facts(rel) or {}).get("load", ()) if load and load[0]
+               and str(load[0]).split(".", 1)[0] not in ("", stem)
+               and f"{folder}/{str(load[0]).split('.', 1)[0]}/__init__.py" in paths]
+        if own:
+            out[rel] = folder
+    if out:
+        named = imported_names(project)
+        out = {rel: folder for rel, folder in out.items() if rel.rsplit("/", 1)[-1].removesuffix(".py") not in named}
+    return out
+
+
+_HELPER_NOTE = ("nothing this tree runs reaches it: a build helper module (it imports {}) that no setup.py or other "
+                "module of the tree imports and no launch runs, so no build of the tree uses it; port it if you build "
+                "with it")
+# the build tools a helper module builds with at install time (torch's cpp_extension is left out: its `load()` builds
+# at run time, so a module importing it may be a kernel loader a library's users import), and distutils' build parts
+# (its `version.LooseVersion`, `util.strtobool` and `sysconfig` are run-time helpers of any module)
+_SETUP_TOOLS = ("setuptools", "skbuild")
+_DISTUTILS_BUILD = frozenset({"core", "command", "extension", "ccompiler", "cmd", "unixccompiler", "msvccompiler"})
+
+
+def _build_tool(load: Any) -> str | None:
+    """The build tool an import loads (`setuptools.command.build_ext` -> setuptools), None for another module."""
+    module = str(load[0])
+    parts = module.split(".")
+    if parts[0] in _SETUP_TOOLS:
+        return parts[0]
+    if parts[0] == "distutils" and (len(parts) > 1 and parts[1] in _DISTUTILS_BUILD or
+                                    len(parts) == 1 and set(map(str, load[1] or ())) & _DISTUTILS_BUILD):
+        return "distutils"
+    return None
+
+
+def _unused_build_helpers(project: Any) -> dict[str, str]:
+    """Modules of a package that build with setuptools / distutils / scikit-build (a `BuildExtension` subclass and its
+    `PyCudaExtension` / `PyCPUExtension` factories, tq55a: heldout72's GammaGL `gammagl/utils/ggl_build_extension.py`,
+    whose import in setup.py is commented out) that no file of the tree imports, with no `__main__` block and no
+    `setup` imported (a build script run by hand), run by no shell script, container file or README command: a build
+    helper no build of the tree uses. File -> the build modules it imports."""
+    paths = getattr(project, "paths", {})
+    python = [rel for rel in paths if rel.endswith(".py")]
+    out: dict[str, str] = {}
+    for rel in python:
+        folder, name = rel.rsplit("/", 1) if "/" in rel else ("", rel)
+        if name in ("setup.py", "__init__.py", "__main__.py") or f"{folder}/__init__.py" not in paths:
+            continue
+        facts = project.facts(rel) or {}
+        loads = [load for load in facts.get("load", ()) if load and load[0]]
+        tools = sorted({tool for load in loads if (tool := _build_tool(load))})
+        if tools and not facts.get("main") and not any("setup" in map(str, load[1]) for load in loads):
+            out[rel] = ", ".join(f"`{tool}`" for tool in tools)
+    if not out:
+        return {}
+    launched = _shell_launches(project) | _container_launches(project) | _readme_facts(project)["launches"]
+    named = imported_names(project)
+    return {rel: tools for rel, tools in out.items()
+            if rel.rsplit("/", 1)[-1].removesuffix(".py") not in named and not _launched(rel, launched)}
+
+
+def _readme_names(project: Any, folder: str, name: str) -> bool:
+    """Whether a README of `folder` names the file `name` (Yuan-2.0's `3rdparty/vllm/README_yuan_vllm.md` documenting
+    its `test_yuan_1prompt.py` inference script beside vLLM's setup.py): a program the folder documents."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    root = _tree_root(project)
+    try:
+        readmes = [p for p in (root / folder).iterdir() if p.is_file() and p.name.upper().startswith("README")] \
+            if root is not None else []
+    except OSError:
+        return False
+    for path in readmes:
+        try:
+            if name.encode() in read_counted(project, path, _README_BYTES, prefix=True):
+                return True
+        except (OSError, SourceError):
+            continue
+    return False
+
+
+def _lower_build_files(results: list, project: Any) -> int:
+    """The findings of an extension build folder's check scripts (`_extension_checks`) and of build helpers nothing
+    imports (`_unused_build_helpers`), lowered to info; the count lowered."""
+    if not any(r.findings for r in results if r.path.endswith(".py") and "/" in r.path):
+        return 0
+    notes = {rel: _CHECK_NOTE.format(folder) for rel, folder in _extension_checks(project).items()}
+    notes.update((rel, _HELPER_NOTE.format(tools)) for rel, tools in _unused_build_helpers(project).items()
+                 if rel not in notes)
+    if not notes:
+        return 0
+    return _lower_spans(results, {rel: {} for rel in notes}, {rel: [(1, _END)] for rel in notes}, notes, set())
+
+
 def _empty_module(project: Any, path: Any) -> bool:
     """Whether a Python file holds no statement besides a docstring (an empty package marker)."""
     from auditor.source import SourceError
@@ -2662,7 +2783,7 @@ def _readme_facts(project: Any) -> dict[str, Any]:
     from auditor.source import SourceError
     from auditor.static.project_imports import read_counted
 
-    out: dict[str, Any] = {"credited": {}, "launches": set()}
+    out: dict[str, Any] = {"credited": {}, "launches": set(), "words": set()}
     root = _tree_root(project)
     for name in _READMES:
         if root is None:
@@ -2691,6 +2812,7 @@ def _readme_facts(project: Any) -> dict[str, Any]:
                 out["launches"].update(path.lstrip("./") for path in _README_SCRIPT.findall(line))
         for repo in _GITHUB_PAGE.findall(text):
             credited.pop(_fold(repo), None)
+        out["words"] = {_fold(word) for word in re.findall(r"[A-Za-z_][\w-]*", text)}
         break
     try:
         setattr(project, _README_FACT, out)
@@ -2717,16 +2839,86 @@ def _credited_copies(project: Any) -> dict[str, str]:
     found = {f"{folder}/": credited[_fold(folder)] for folder in sorted(folders) if _fold(folder) in credited}
     if not found:
         return {}
+    return _used_as_library(project, python, found)
+
+
+def _used_as_library(project: Any, python: Collection[str], found: dict[str, str]) -> dict[str, str]:
+    """Of `found` (package folder -> value), the folders the tree uses as a library: Python code outside the folder
+    imports its package by name, and no shell script or container file launches a program of it."""
     launched = _shell_launches(project) | _container_launches(project)
     out = {}
-    for folder, name in found.items():
-        top = folder.rstrip("/")
+    for folder, value in found.items():
+        top = folder.rstrip("/").rsplit("/", 1)[-1]
         if any(_launched(rel, launched) for rel in python if rel.startswith(folder)):
             continue
         if any(str(load[0]).split(".", 1)[0] == top for rel in python if not rel.startswith(folder)
                for load in (project.facts(rel) or {}).get("load", ()) if load and load[0]):
-            out[folder] = name
+            out[folder] = value
     return out
+
+
+_VERSIONED_NOTE = ("nothing this tree runs reaches it: `{}` is a copy of another project's package: it carries that "
+                   "project's release version ({}), while this tree packages nothing to publish it and its README never "
+                   "names it; of it this tree imports or runs only part; port it if you run it")
+_PACKAGING = ("setup.py", "setup.cfg", "pyproject.toml")
+_RELEASE_FACT = "release_version"       # an `__init__.py`'s `__version__` string (`_release_version`), kept in its summary
+_RELEASE = re.compile(r"^\d+\.\d+(?:\.\d+)?")
+
+
+def _release_version(project: Any, path: Any) -> str:
+    """The string a package's `__init__.py` binds to `__version__` at its top level ("" without one)."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    try:
+        tree = ast.parse(read_counted(project, path))
+    except (OSError, SourceError, SyntaxError, ValueError):
+        return ""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__version__" for t in node.targets) \
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return node.value.value
+    return ""
+
+
+def _versioned_copies(project: Any) -> dict[str, str]:
+    """Packages a tree carries with another project's release version (tq55a, heldout72: EzAudio's root `audiotools/`,
+    descript's audiotools with its `__version__ = "0.7.3"`, and `src/modules/dac/`, descript-audio-codec's `dac` with
+    `__version__ = "1.0.0"`): a package at the top of its import root (its folder is no package) whose `__init__.py`
+    binds `__version__` to a release string (`1.0`, `0.7.3`), in a tree with no packaging file (`setup.py`,
+    `setup.cfg`, `pyproject.toml`) in the package's folder or any folder above it, whose root README never names it.
+    A version is what a published distribution reports (PEP 396's `__version__`, PEP 440's release segment); a tree
+    that packages nothing publishes no release, and a package of its own it would document. As for a credited copy,
+    only a package the tree uses as a library: other Python code imports it by its name, and no script or container
+    file of the tree launches a program of it. Folder -> "name version"."""
+    paths = getattr(project, "paths", {})
+    summaries = getattr(project, "summaries", {})
+    changed: set[str] = getattr(project, "changed", set())
+    packaging = {rel.rsplit("/", 1)[0] if "/" in rel else "" for rel in paths if rel.rsplit("/", 1)[-1] in _PACKAGING}
+    if "" in packaging:
+        return {}
+    python = [rel for rel in paths if rel.endswith(".py")]
+    inits = {rel.removesuffix("/__init__.py") for rel in python if rel.endswith("/__init__.py")}
+    candidates = sorted(folder for folder in inits if folder.rsplit("/", 1)[0] not in inits or "/" not in folder)
+    candidates = [folder for folder in candidates
+                  if not any(part in _BENCH_FOLDERS or _TEST_SUITE.match(part) for part in folder.split("/"))
+                  and not any(folder == above or folder.startswith(f"{above}/") for above in packaging)]
+    if not candidates:
+        return {}
+    words = _readme_facts(project)["words"]
+    found: dict[str, str] = {}
+    for folder in candidates:
+        name = folder.rsplit("/", 1)[-1]
+        if _fold(name) in words:
+            continue
+        init = f"{folder}/__init__.py"
+        version = kept_fact(summaries.get(init), _RELEASE_FACT, lambda held: isinstance(held, str),
+                            lambda: _release_version(project, paths[init]), changed, init)
+        if _RELEASE.match(version):
+            found[f"{folder}/"] = f"{name} {version}"
+    if not found:
+        return {}
+    return _used_as_library(project, python, found)
 
 
 def _fork_programs(project: Any, renamed: Collection[str]) -> set[str]:
@@ -3146,7 +3338,7 @@ def apply_unreached_defs(results: list, project: Any) -> int:
     if not host_note:
         return _lower_copies(results, project) + _lower_stale_duplicates(results, project) + \
             lower_unnamed_guarded_uses(results, project) + _lower_passed_programs(results, project) + \
-            _lower_unselected_backends(results, project)
+            _lower_unselected_backends(results, project) + _lower_build_files(results, project)
     app = host_note == _APP_NOTE
     # (an application's copied checkouts run only as far as its entries import them, as in any other tree: AnyDoor's
     # DINOv2 checkout, whose evaluation and training programs nothing imports; tq51c)
@@ -3210,7 +3402,10 @@ def _lower_copies(results: list, project: Any) -> int:
     licensed = {folder: name for folder, name in _licensed_copies(project).items()
                 if not any(folder.startswith(c) or c.startswith(folder) for c in copies)}
     copies = {**copies, **licensed}
-    credited = {**credited, **licensed}
+    versioned = {folder: label for folder, label in _versioned_copies(project).items()
+                 if not any(folder.startswith(c) or c.startswith(folder) for c in copies)}
+    copies = {**copies, **{folder: label.split(" ", 1)[0] for folder, label in versioned.items()}}
+    credited = {**credited, **licensed, **versioned}
     if not copies or not any(r.findings for r in results if r.path.endswith(".py") and r.path.startswith(tuple(copies))):
         return 0
     entries = _copy_entries(project, copies, credited)
@@ -3246,7 +3441,9 @@ def _lower_copies(results: list, project: Any) -> int:
     for rel in spans:
         copy = _copy_of(rel, copies) or ""
         name = copies.get(copy, "")
-        if copy in licensed:
+        if copy in versioned:
+            note, name = _VERSIONED_NOTE, versioned[copy].split(" ", 1)[-1]
+        elif copy in licensed:
             note, name = _LICENSED_NOTE, licensed[copy]
         elif copy in credited:
             note, name = _CREDITED_NOTE, credited[copy]
@@ -3668,3 +3865,81 @@ def _in_dead_arm(defs: dict[str, tuple[str, list[Any]]], values: dict[str, set[s
                 any(first <= line <= last and value not in known for value, first, last in d[4]):
             return True
     return False
+
+
+# tq53a: a saved module of another package outside any package of the tree (was in neutral_uses.py)
+def imported_names(project: Any) -> set[str]:
+    """Every dotted component and every `from` name of the imports of the tree's Python files (cached facts)."""
+    named: set[str] = set()
+    for rel in getattr(project, "paths", ()):
+        if rel.endswith(".py"):
+            for load in (project.facts(rel) or {}).get("load", ()):
+                if load and load[0]:
+                    named.update(str(load[0]).split("."))
+                    named.update(str(n) for n in (load[1] if len(load) > 1 else ()) or ())
+    return named
+
+
+_COPY_NOTE = ("a module saved from the {package} package outside any package of this tree: nothing imports or runs "
+              "it here (policy (j)); port it where {package} itself is ported")
+# how many distinct submodules of one outside package mark a file as that package's own module
+_UPSTREAM_IMPORTS = 3
+
+
+def _upstream_package(loads: list, held: set[str]) -> str | None:
+    """The outside package a module was written inside: at least `_UPSTREAM_IMPORTS` absolute imports of distinct
+    submodules two levels deep (`sglang.srt.models.deepseek_v2`, `sglang.srt.layers.linear`) of one package the tree
+    does not hold."""
+    deep: dict[str, set[str]] = {}
+    for load in loads:
+        module = str(load[0]) if load and load[0] else ""
+        parts = module.split(".")
+        if len(parts) >= 3 and not module.startswith(".") and parts[0] not in held:
+            deep.setdefault(parts[0], set()).add(module)
+    return next((p for p, mods in sorted(deep.items()) if len(mods) >= _UPSTREAM_IMPORTS), None)
+
+
+def lower_upstream_module_copies(results: list, project: Any = None) -> None:
+    """Findings of a saved copy of another package's module to info (tq53a, moved here from neutral_uses by tq55a; heldout67's easyr1-npu: SGLang's
+    `deepseek_v4.py` kept as `v4_real_truth/sglang_deepseek_v4.py` beside the port's scripts, importing
+    `sglang.srt.models.deepseek_v2`, `sglang.srt.layers...`). Such a file sits in a folder with no `__init__.py`
+    (no package of the tree), has no `__main__` block, is named by no import of the tree (any dotted component or
+    `from` name) nor by a shell launch, and imports at least three submodules of one package the tree does not
+    hold: Python imports that package's module from the installed package, never this file, so nothing here runs
+    it (policy (j): copied code nothing runs is info). Read from the cached facts (a warm run reads nothing)."""
+    if project is None or not results:
+        return
+    paths = list(getattr(project, "paths", ()))
+    folders_with_init = {rel.rsplit("/", 1)[0] if "/" in rel else "" for rel in paths if rel.endswith("__init__.py")}
+    # the importable names the tree holds: its packages (a folder with `__init__.py`) and its modules
+    held = {folder.rsplit("/", 1)[-1] for folder in folders_with_init} | \
+        {rel.rsplit("/", 1)[-1].removesuffix(".py") for rel in paths if rel.endswith(".py")}
+    named: set[str] | None = None
+    for r in results:
+        rel = r.path
+        name = rel.rsplit("/", 1)[-1]
+        if not rel.endswith(".py") or not any(f.severity != "info" for f in r.findings) or \
+                (rel.rsplit("/", 1)[0] if "/" in rel else "") in folders_with_init or \
+                name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py":
+            continue
+        facts = project.facts(rel) or {}
+        package = None if facts.get("main") else _upstream_package(list(facts.get("load") or ()), held)
+        if package is None:
+            continue
+        if named is None:
+            named = imported_names(project) | _launched_names(project, paths)
+        if name.removesuffix(".py") in named:
+            continue
+        note = _COPY_NOTE.format(package=package)
+        r.findings = [as_info(f, "upstream-copy", note) if f.severity != "info" else f for f in r.findings]
+
+
+def _launched_names(project: Any, paths: list[str]) -> set[str]:
+    """The file stems and modules the tree's shell scripts launch (`python x.py`, `python -m pkg.mod`)."""
+    out: set[str] = set()
+    for rel in paths:
+        if rel.endswith(".sh"):
+            facts = project.facts(rel) or {}
+            out.update(str(entry[-1]).removesuffix(".py") for entry in facts.get("launch") or () if entry)
+            out.update(part for module in facts.get("modules") or () for part in str(module).split("."))
+    return out
