@@ -1,0 +1,34 @@
+"""tp55a (session 55, project test154 / test155): families the project-file readers missed on session 54's blind
+splits test154 and test155, tuned on them from session 55. Each test is a realistic file with the lines that must be
+found and the quiet lines beside them."""
+from __future__ import annotations
+
+from tests.static_snippets import audit_file, codes_of_line
+
+# a conda export of a code-model training env (conda-forge's CUDA compiler, split into the cuda-nvcc feedstock's
+# outputs); the host compilers and a Jupyter plugin named for nvcc stay quiet
+CONDA_EXPORT = """\
+name: coder
+channels:
+  - conda-forge
+  - defaults
+dependencies:
+  - binutils_linux-64=2.40=hbdbef99_2
+  - cuda-nvcc=12.3.107=hcdd1206_1
+  - cuda-nvcc-dev_linux-64=12.3.107=ha770c72_0
+  - cuda-nvcc-impl=12.3.107=hd3aeb46_0
+  - cuda-nvcc-tools=12.3.107=hd3aeb46_0
+  - cuda-nvcc_linux-64=12.3.107=h8a487aa_1
+  - gcc_linux-64=12.3.0=h76fc315_2
+  - nvcc4jupyter=1.2.1
+  - pip:
+    - accelerate==0.25.0
+"""
+
+
+def test_conda_forge_cuda_nvcc_outputs(tmp_path):
+    found = audit_file(tmp_path, "environment.yml", CONDA_EXPORT)
+    for line in (7, 8, 9, 10, 11):
+        assert codes_of_line(found, line) == {"NPU018"}, line
+    for line in (6, 12, 13, 15):
+        assert not codes_of_line(found, line), line
