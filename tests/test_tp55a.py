@@ -32,3 +32,41 @@ def test_conda_forge_cuda_nvcc_outputs(tmp_path):
         assert codes_of_line(found, line) == {"NPU018"}, line
     for line in (6, 12, 13, 15):
         assert not codes_of_line(found, line), line
+
+
+# a `pip freeze` of a Theano-era conda env: libgpuarray's Python binding pygpu (CUDA / OpenCL arrays); Theano itself,
+# GPyTorch and Pygments stay quiet
+FROZEN = """\
+mkl-service==2.3.0
+networkx==2.4
+numpy==1.18.1
+Pygments==2.6.1
+pygpu==0.7.6
+gpytorch==1.1.1
+Theano==1.0.4
+torch==1.4.0
+"""
+
+THEANO_ENV = """\
+name: theano
+channels:
+  - conda-forge
+dependencies:
+  - python=3.7
+  - theano=1.0.4
+  - libgpuarray=0.7.6
+  - pygpu=0.7.6
+  - mako
+"""
+
+
+def test_pygpu_and_libgpuarray(tmp_path):
+    found = audit_file(tmp_path, "requirements.txt", FROZEN)
+    assert codes_of_line(found, 5) == {"NPU440"}
+    for line in (1, 2, 3, 4, 6, 7):
+        assert not codes_of_line(found, line), line
+    found = audit_file(tmp_path, "environment.yml", THEANO_ENV)
+    assert codes_of_line(found, 7) == {"NPU440"}
+    assert codes_of_line(found, 8) == {"NPU440"}
+    for line in (5, 6, 9):
+        assert not codes_of_line(found, line), line
