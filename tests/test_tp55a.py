@@ -70,3 +70,39 @@ def test_pygpu_and_libgpuarray(tmp_path):
     assert codes_of_line(found, 8) == {"NPU440"}
     for line in (5, 6, 9):
         assert not codes_of_line(found, line), line
+
+
+# an env setup script: the PyTorch spec (and a CUDA wheel pin) held in variables, installed by a quoted expansion;
+# the assignments, echo text, a variable holding a path or several words, and one set from a command stay quiet
+SETUP_ENV = """\
+#!/bin/sh
+pytorch_v="1.12"
+PYTORCH_NIGHTLY=${PYTORCH_NIGHTLY:-0}
+if [ "$PYTORCH_NIGHTLY" -eq 1 ]; then
+  pytorch_v_arg="pytorch"
+else
+  pytorch_v_arg="pytorch=$pytorch_v"
+fi
+TORCH_WHEEL="torch==2.1.0+cu121"
+EXTRAS="numpy scipy"
+LOCAL_PKG=./third_party/pkg
+BUILT=$(ls dist/*.whl)
+echo "installing $pytorch_v_arg"
+conda create -y -q -p "$env_path" \\
+  python=3.9 \\
+  "$pytorch_v_arg" \\
+  torchaudio \\
+  -c "pytorch$nightly" -c conda-forge
+pip install "$TORCH_WHEEL"
+pip install "$EXTRAS"
+pip install "$LOCAL_PKG"
+pip install "$BUILT"
+"""
+
+
+def test_install_word_from_a_variable_holding_a_spec(tmp_path):
+    found = audit_file(tmp_path, "scripts/setup_env.sh", SETUP_ENV)
+    assert codes_of_line(found, 16) == {"NPU011"}
+    assert codes_of_line(found, 19) == {"NPU018"}
+    for line in (5, 7, 9, 10, 11, 12, 13, 20, 21, 22):
+        assert not codes_of_line(found, line), line

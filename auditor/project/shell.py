@@ -4072,6 +4072,8 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             skip = False
             continue
         line, c = pos.at(nodes[i].start_point)
+        if (held := _held_spec(col, w)) is not None:
+            w = held           # `conda create ... "$pytorch_v_arg"` after `pytorch_v_arg="pytorch=$pytorch_v"`
         if not conda and (built := _built_wheels(w, source_tree)):
             for symbol, _, rule, note in (h for r in built for h in requirement_hits(m, r)):
                 col.add(rule, symbol, line, c, c + len(w), note=f" (the wheel `pip wheel {built[0]}` built here)")
@@ -4247,6 +4249,17 @@ _VAR_WORD_RE = re.compile(r"^\$\{?(\w+)\}?$")
 _EXTRA_VARIABLE_RE = re.compile(r"(?<=[\[,])(\$\{?(\w+)\}?)(?=[\],])")
 # a distribution name whose CUDA major is an expansion (a CI expression reaches the shell reader as `${name___}`)
 _CUDA_MAJOR_WHEEL_RE = re.compile(r"([A-Za-z0-9][\w.-]*-cu(?:da)?)\$\{?\w+\}?")
+
+
+def _held_spec(col: Collector, word: str) -> str | None:
+    """The package spec an installer's word takes from a script variable (`"$pytorch_v_arg"`, its last assignment
+    above `pytorch_v_arg="pytorch=$pytorch_v"`): a literal that is one spec, no option, path, URL or word list (bash
+    expands a quoted `"$VAR"` to one word; tp55a, project test154's DeepFilterNet setup_env.sh)."""
+    var = _VAR_WORD_RE.match(word)
+    value = _literal_part(col, var.group(1)) if var else ""
+    if not value or value[0] in "-.~$" or "/" in value or any(ch.isspace() for ch in value):
+        return None
+    return value
 
 
 def _variable_source_tree(col: Collector, m, name: str) -> tuple[str, "Rule"] | None:
