@@ -3,7 +3,7 @@ splits test154 and test155, tuned on them from session 55. Each test is a realis
 found and the quiet lines beside them."""
 from __future__ import annotations
 
-from tests.static_snippets import audit_file, codes_of_line
+from tests.static_snippets import audit_file, codes_of_line, tree_codes_by_line
 
 # a conda export of a code-model training env (conda-forge's CUDA compiler, split into the cuda-nvcc feedstock's
 # outputs); the host compilers and a Jupyter plugin named for nvcc stay quiet
@@ -106,3 +106,80 @@ def test_install_word_from_a_variable_holding_a_spec(tmp_path):
     assert codes_of_line(found, 19) == {"NPU018"}
     for line in (5, 7, 9, 10, 11, 12, 13, 20, 21, 22):
         assert not codes_of_line(found, line), line
+
+
+# the PyTorch ImageNet example's launcher as depth-estimation trees copy it: `mp.spawn` one rank per GPU the process
+# sees, each calling init_process_group(backend='nccl'); the shell script runs it from its own folder (`../tools/`)
+SPAWN_PER_GPU = """\
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from parse_arg_train import TrainOptions
+
+
+def main_worker(local_rank, ngpus_per_node, train_args):
+    if train_args.distributed:
+        torch.cuda.set_device(local_rank)
+        dist.init_process_group(backend='nccl', init_method=train_args.dist_url,
+                                world_size=train_args.world_size, rank=local_rank)
+
+
+def main():
+    train_args = TrainOptions().parse()
+    ngpus_per_node = torch.cuda.device_count()
+    train_args.world_size = ngpus_per_node * train_args.nnodes
+    train_args.distributed = ngpus_per_node > 1
+    if train_args.distributed:
+        mp.spawn(main_worker, nprocs=ngpus_per_node, args=(ngpus_per_node, train_args))
+    else:
+        main_worker(0, ngpus_per_node, train_args)
+
+
+if __name__ == '__main__':
+    main()
+"""
+
+PARSE_ARGS = """\
+import argparse
+
+
+class TrainOptions:
+    def parse(self):
+        parser = argparse.ArgumentParser()
+        parser.add_argument('--dataroot', default='datasets')
+        parser.add_argument('--batchsize', type=int, default=2)
+        parser.add_argument('--nnodes', type=int, default=1)
+        parser.add_argument('--dist_url', default='tcp://127.0.0.1:22')
+        return parser.parse_args()
+"""
+
+TRAIN_FOUR_GPUS = """\
+
+export PYTHONPATH=../../Train:${PYTHONPATH}
+export CUDA_VISIBLE_DEVICES=0,1,2,3
+
+python ../tools/train.py \\
+--dataroot datasets \\
+--batchsize 16
+"""
+
+TRAIN_ONE_GPU = """\
+export CUDA_VISIBLE_DEVICES=0
+python ../tools/train.py --dataroot datasets --batchsize 4
+CUDA_VISIBLE_DEVICES=0,1 python ../tools/train.py --dataroot datasets --batchsize 8
+CUDA_VISIBLE_DEVICES=$GPUS python ../tools/train.py --dataroot datasets
+"""
+
+
+def test_launch_showing_several_gpus_to_a_script_spawning_one_rank_per_gpu(tmp_path):
+    files = {"Train/tools/train.py": SPAWN_PER_GPU, "Train/tools/parse_arg_train.py": PARSE_ARGS,
+             "Train/scripts/train.sh": TRAIN_FOUR_GPUS, "Train/scripts/train_one.sh": TRAIN_ONE_GPU}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    codes = tree_codes_by_line(tmp_path, "Train/scripts/train.sh")
+    assert "NPU143" in codes.get(5, set())
+    codes = tree_codes_by_line(tmp_path, "Train/scripts/train_one.sh")
+    assert "NPU143" in codes.get(3, set())         # the command's own prefix shows two GPUs
+    for line in (2, 4):                             # one GPU exported; the script's own expansion
+        assert "NPU143" not in codes.get(line, set()), line

@@ -3236,7 +3236,38 @@ def _record_launch(col: Collector, pos: _Positions, words: list[str], nodes: lis
             call["pythonpath"] = folders
         if _in_command_substitution(nodes[0]):
             call["captured"] = True     # `ids=$(python pick_gpus.py 2)`: the script takes what the file prints
+        visible = _visible_devices(nodes[0])
+        if visible > 1:
+            call["visible_devices"] = visible
     _keep_call(col, pos, words, nodes, call, LAUNCHED)
+
+
+def _visible_devices(program) -> int:
+    """How many GPU ids the launch shows its script: the command's own `CUDA_VISIBLE_DEVICES=0,1 python ...` prefix,
+    else the last `export CUDA_VISIBLE_DEVICES=0,1,2,3` (or plain assignment) above it, not one that prefixed another
+    command; 0 where the value is the script's expansion or none is set (tp55a)."""
+    command = program.parent
+    value = next((_word(a.child_by_field_name("value")) for a in (command.children if command is not None else ())
+                  if a.type == "variable_assignment" and a.child_by_field_name("value") is not None
+                  and _word(a.child_by_field_name("name")) == _VISIBLE_DEVICES), None)
+    if value is None:
+        root = program
+        while root.parent is not None:
+            root = root.parent
+        for node in _walk(root):
+            if node.start_byte >= program.start_byte:
+                break
+            if node.type == "variable_assignment" and node.parent is not None and node.parent.type != "command" \
+                    and node.child_by_field_name("value") is not None \
+                    and _word(node.child_by_field_name("name")) == _VISIBLE_DEVICES:
+                value = _word(node.child_by_field_name("value"))
+    value = (value or "").strip("\"'")
+    if not value or "$" in value or "`" in value:
+        return 0
+    return sum(1 for part in value.split(",") if part.strip())
+
+
+_VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
 
 
 def _in_command_substitution(node) -> bool:
