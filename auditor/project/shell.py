@@ -928,6 +928,8 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
             if value is not None:
                 # the script's own variables, for a URL that reads one (`--find-links .../whl/${UV_TORCH_BACKEND}`)
                 col.script_vars[name] = _word(value)
+                if name == _VISIBLE_DEVICES and node.parent is not None and node.parent.type != "command":
+                    col.script_vars[_SET_VISIBLE] = _word(value)    # not a command's own prefix (_visible_devices)
             if not (node.parent is not None and node.parent.type not in ("declaration_command", "command")
                     and name not in environment_names):
                 col.env(name, line, c, twin=_twin(col, node, value, line, c),
@@ -3236,13 +3238,13 @@ def _record_launch(col: Collector, pos: _Positions, words: list[str], nodes: lis
             call["pythonpath"] = folders
         if _in_command_substitution(nodes[0]):
             call["captured"] = True     # `ids=$(python pick_gpus.py 2)`: the script takes what the file prints
-        visible = _visible_devices(nodes[0])
+        visible = _visible_devices(col, nodes[0])
         if visible > 1:
             call["visible_devices"] = visible
     _keep_call(col, pos, words, nodes, call, LAUNCHED)
 
 
-def _visible_devices(program) -> int:
+def _visible_devices(col: Collector, program) -> int:
     """How many GPU ids the launch shows its script: the command's own `CUDA_VISIBLE_DEVICES=0,1 python ...` prefix,
     else the last `export CUDA_VISIBLE_DEVICES=0,1,2,3` (or plain assignment) above it, not one that prefixed another
     command; 0 where the value is the script's expansion or none is set (tp55a)."""
@@ -3250,24 +3252,14 @@ def _visible_devices(program) -> int:
     value = next((_word(a.child_by_field_name("value")) for a in (command.children if command is not None else ())
                   if a.type == "variable_assignment" and a.child_by_field_name("value") is not None
                   and _word(a.child_by_field_name("name")) == _VISIBLE_DEVICES), None)
-    if value is None:
-        root = program
-        while root.parent is not None:
-            root = root.parent
-        for node in _walk(root):
-            if node.start_byte >= program.start_byte:
-                break
-            if node.type == "variable_assignment" and node.parent is not None and node.parent.type != "command" \
-                    and node.child_by_field_name("value") is not None \
-                    and _word(node.child_by_field_name("name")) == _VISIBLE_DEVICES:
-                value = _word(node.child_by_field_name("value"))
-    value = (value or "").strip("\"'")
+    value = (col.script_vars.get(_SET_VISIBLE, "") if value is None else value).strip("\"'")
     if not value or "$" in value or "`" in value:
         return 0
     return sum(1 for part in value.split(",") if part.strip())
 
 
 _VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
+_SET_VISIBLE = "set:" + _VISIBLE_DEVICES    # script_vars' key of the last one not prefixing a command (no shell name)
 
 
 def _in_command_substitution(node) -> bool:
