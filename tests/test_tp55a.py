@@ -3,7 +3,7 @@ splits test154 and test155, tuned on them from session 55. Each test is a realis
 found and the quiet lines beside them."""
 from __future__ import annotations
 
-from tests.static_snippets import audit_file, codes_of_line, tree_codes_by_line
+from tests.static_snippets import audit_file, expect_line_codes, tree_codes_by_line
 
 # a conda export of a code-model training env (conda-forge's CUDA compiler, split into the cuda-nvcc feedstock's
 # outputs); the host compilers and a Jupyter plugin named for nvcc stay quiet
@@ -28,10 +28,7 @@ dependencies:
 
 def test_conda_forge_cuda_nvcc_outputs(tmp_path):
     found = audit_file(tmp_path, "environment.yml", CONDA_EXPORT)
-    for line in (7, 8, 9, 10, 11):
-        assert codes_of_line(found, line) == {"NPU018"}, line
-    for line in (6, 12, 13, 15):
-        assert not codes_of_line(found, line), line
+    expect_line_codes(found, {line: {"NPU018"} for line in (7, 8, 9, 10, 11)}, (6, 12, 13, 15))
 
 
 # a `pip freeze` of a Theano-era conda env: libgpuarray's Python binding pygpu (CUDA / OpenCL arrays); Theano itself,
@@ -61,15 +58,8 @@ dependencies:
 
 
 def test_pygpu_and_libgpuarray(tmp_path):
-    found = audit_file(tmp_path, "requirements.txt", FROZEN)
-    assert codes_of_line(found, 5) == {"NPU440"}
-    for line in (1, 2, 3, 4, 6, 7):
-        assert not codes_of_line(found, line), line
-    found = audit_file(tmp_path, "environment.yml", THEANO_ENV)
-    assert codes_of_line(found, 7) == {"NPU440"}
-    assert codes_of_line(found, 8) == {"NPU440"}
-    for line in (5, 6, 9):
-        assert not codes_of_line(found, line), line
+    expect_line_codes(audit_file(tmp_path, "requirements.txt", FROZEN), {5: {"NPU440"}}, (1, 2, 3, 4, 6, 7))
+    expect_line_codes(audit_file(tmp_path, "environment.yml", THEANO_ENV), {7: {"NPU440"}, 8: {"NPU440"}}, (5, 6, 9))
 
 
 # an env setup script: the PyTorch spec (and a CUDA wheel pin) held in variables, installed by a quoted expansion;
@@ -101,11 +91,8 @@ pip install "$BUILT"
 
 
 def test_install_word_from_a_variable_holding_a_spec(tmp_path):
-    found = audit_file(tmp_path, "scripts/setup_env.sh", SETUP_ENV)
-    assert codes_of_line(found, 16) == {"NPU011"}
-    assert codes_of_line(found, 19) == {"NPU018"}
-    for line in (5, 7, 9, 10, 11, 12, 13, 20, 21, 22):
-        assert not codes_of_line(found, line), line
+    expect_line_codes(audit_file(tmp_path, "scripts/setup_env.sh", SETUP_ENV), {16: {"NPU011"}, 19: {"NPU018"}},
+                      (5, 7, 9, 10, 11, 12, 13, 20, 21, 22))
 
 
 # the PyTorch ImageNet example's launcher as depth-estimation trees copy it: `mp.spawn` one rank per GPU the process
