@@ -473,8 +473,11 @@ def _spawns_ranks(call: dict, facts: dict | None, launcher_spawns: bool = False)
     the distributed mode (tp53b, decision 33), not one rank (`--num-gpus 1`: detectron2-style launchers call the
     main function in place, tp54a)."""
     ones = set(call.get("ones") or ())
-    return (bool((facts or {}).get(SPAWNS)) or launcher_spawns) and any(
-        isinstance(o, str) and _RANKS_OPTION_RE.search(o) and o not in ones for o in call.get("options") or [])
+    # or the launch shows the script several GPUs (`export CUDA_VISIBLE_DEVICES=0,1,2,3` then `python ../tools/train.py`:
+    # the ImageNet example's `mp.spawn(main_worker, nprocs=torch.cuda.device_count(), ...)` starts one rank per GPU it
+    # sees; AdelaiDepth's LeReS, tp55a)
+    return (bool((facts or {}).get(SPAWNS)) or launcher_spawns) and (int(call.get("visible_devices") or 0) > 1 or any(
+        isinstance(o, str) and _RANKS_OPTION_RE.search(o) and o not in ones for o in call.get("options") or []))
 
 
 def _variable_script_findings(result: FileResult, root: Path, call: dict, where: tuple[int, int, int], rule,

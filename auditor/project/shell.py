@@ -928,6 +928,8 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
             if value is not None:
                 # the script's own variables, for a URL that reads one (`--find-links .../whl/${UV_TORCH_BACKEND}`)
                 col.script_vars[name] = _word(value)
+                if name == _VISIBLE_DEVICES and node.parent is not None and node.parent.type != "command":
+                    col.script_vars[_SET_VISIBLE] = _word(value)    # not a command's own prefix (_visible_devices)
             if not (node.parent is not None and node.parent.type not in ("declaration_command", "command")
                     and name not in environment_names):
                 col.env(name, line, c, twin=_twin(col, node, value, line, c),
@@ -3236,7 +3238,28 @@ def _record_launch(col: Collector, pos: _Positions, words: list[str], nodes: lis
             call["pythonpath"] = folders
         if _in_command_substitution(nodes[0]):
             call["captured"] = True     # `ids=$(python pick_gpus.py 2)`: the script takes what the file prints
+        visible = _visible_devices(col, nodes[0])
+        if visible > 1:
+            call["visible_devices"] = visible
     _keep_call(col, pos, words, nodes, call, LAUNCHED)
+
+
+def _visible_devices(col: Collector, program) -> int:
+    """How many GPU ids the launch shows its script: the command's own `CUDA_VISIBLE_DEVICES=0,1 python ...` prefix,
+    else the last `export CUDA_VISIBLE_DEVICES=0,1,2,3` (or plain assignment) above it, not one that prefixed another
+    command; 0 where the value is the script's expansion or none is set (tp55a)."""
+    command = program.parent
+    value = next((_word(a.child_by_field_name("value")) for a in (command.children if command is not None else ())
+                  if a.type == "variable_assignment" and a.child_by_field_name("value") is not None
+                  and _word(a.child_by_field_name("name")) == _VISIBLE_DEVICES), None)
+    value = (col.script_vars.get(_SET_VISIBLE, "") if value is None else value).strip("\"'")
+    if not value or "$" in value or "`" in value:
+        return 0
+    return sum(1 for part in value.split(",") if part.strip())
+
+
+_VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
+_SET_VISIBLE = "set:" + _VISIBLE_DEVICES    # script_vars' key of the last one not prefixing a command (no shell name)
 
 
 def _in_command_substitution(node) -> bool:
@@ -4072,6 +4095,8 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             skip = False
             continue
         line, c = pos.at(nodes[i].start_point)
+        if (held := _held_spec(col, w)) is not None:
+            w = held           # `conda create ... "$pytorch_v_arg"` after `pytorch_v_arg="pytorch=$pytorch_v"`
         if not conda and (built := _built_wheels(w, source_tree)):
             for symbol, _, rule, note in (h for r in built for h in requirement_hits(m, r)):
                 col.add(rule, symbol, line, c, c + len(w), note=f" (the wheel `pip wheel {built[0]}` built here)")
@@ -4247,6 +4272,17 @@ _VAR_WORD_RE = re.compile(r"^\$\{?(\w+)\}?$")
 _EXTRA_VARIABLE_RE = re.compile(r"(?<=[\[,])(\$\{?(\w+)\}?)(?=[\],])")
 # a distribution name whose CUDA major is an expansion (a CI expression reaches the shell reader as `${name___}`)
 _CUDA_MAJOR_WHEEL_RE = re.compile(r"([A-Za-z0-9][\w.-]*-cu(?:da)?)\$\{?\w+\}?")
+
+
+def _held_spec(col: Collector, word: str) -> str | None:
+    """The package spec an installer's word takes from a script variable (`"$pytorch_v_arg"`, its last assignment
+    above `pytorch_v_arg="pytorch=$pytorch_v"`): a literal that is one spec, no option, path, URL or word list (bash
+    expands a quoted `"$VAR"` to one word; tp55a, project test154's DeepFilterNet setup_env.sh)."""
+    var = _VAR_WORD_RE.match(word)
+    value = _literal_part(col, var.group(1)) if var else ""
+    if not value or value[0] in "-.~$" or "/" in value or any(ch.isspace() for ch in value):
+        return None
+    return value
 
 
 def _variable_source_tree(col: Collector, m, name: str) -> tuple[str, "Rule"] | None:
