@@ -2019,6 +2019,10 @@ class MatchVisitor(cst.CSTVisitor):
             if len(node.test.comparisons) == 1 and isinstance(node.test.comparisons[0].operator, cst.Equal):
                 self._keyword_asserted(node.test.left, node.test.comparisons[0].comparator)
         test, msg = node.test, node.msg
+        # tq55e: `assert not use_amp == 'apex', 'Cannot use APEX AMP with torchscripted model'` (timm's train.py):
+        # the assert passes unless the value is the literal, so it only refuses that choice; the choice is made (and
+        # reported) where the value is set, and on Ascend the refusal behaves the same
+        self._handled.update(id(s) for s in _refused_literals(node.test))
         if msg is None and isinstance(node.test, cst.Tuple) and len(node.test.elements) == 2 \
                 and _stringy_value(node.test.elements[1].value):
             # `assert(False, "CUDA is not available. Set FORCE_CUDA=1")`: a parenthesised test and message (a tuple,
@@ -3068,6 +3072,26 @@ def _part_naming(node: cst.ConcatenatedString, symbol: str) -> cst.SimpleString 
         elif isinstance(side, cst.SimpleString) and symbol and symbol in str(side.evaluated_value):
             return side
     return None
+
+
+def _refused_literals(test: cst.BaseExpression, negated: bool = False) -> list[cst.BaseExpression]:
+    """The string literals an assert's test refuses: `x != "apex"`, `not x == "apex"`, `x not in ("apex", "O2")`,
+    each conjunct of an `and` (the assert fails only when the value is one of them). Not `x == "apex"` (it
+    requires the choice) nor an `or` (either side may pass)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _refused_literals(test.expression, not negated)
+    if isinstance(test, cst.BooleanOperation) and not negated and isinstance(test.operator, cst.And):
+        return _refused_literals(test.left) + _refused_literals(test.right)
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return []
+    op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    if isinstance(op, (cst.NotEqual, cst.Equal)) and isinstance(op, cst.NotEqual) != negated:
+        return [side for side in (test.left, right) if _stringy_value(side)]
+    if isinstance(op, (cst.NotIn, cst.In)) and isinstance(op, cst.NotIn) != negated \
+            and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+        items = [e.value for e in right.elements]
+        return items if items and all(_stringy_value(i) for i in items) else []
+    return []
 
 
 def _stringy_value(node: cst.BaseExpression) -> bool:
