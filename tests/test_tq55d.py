@@ -1,0 +1,56 @@
+"""tq55d (session 55; TUNED on heldout73's trees 5-8): folders of programs sorted by the hardware they need
+(`gpu_pipelines/` beside `cpu_pipelines/` holding other pipelines) are no per-backend set. Each shape on code like
+the trees it came from, beside a control that keeps its reading."""
+from __future__ import annotations
+
+from tests.static_snippets import dedented_tree, severity_at
+
+# a data-curation tree's example pipelines, each a program run as `__main__`
+_ASR = """
+    from curation.operators.audio import CTCForcedAlignmentSampleEvaluator
+
+
+    class Pipeline:
+        def __init__(self):
+            self.evaluator = CTCForcedAlignmentSampleEvaluator(
+                model_path="MahmoudAshraf/mms-300m-1130-forced-aligner",
+                device=["cuda:3"],
+                num_workers=1,
+            )
+
+        def forward(self):
+            self.evaluator.run(input_key="audio")
+
+
+    if __name__ == "__main__":
+        Pipeline().forward()
+"""
+_CPU = """
+    from curation.operators.image import ImageAestheticFilter
+
+
+    class Pipeline:
+        def __init__(self):
+            self.filter = ImageAestheticFilter(threshold=0.5)
+
+        def forward(self):
+            self.filter.run(input_key="image")
+
+
+    if __name__ == "__main__":
+        Pipeline().forward()
+"""
+
+
+def test_gpu_programs_beside_other_cpu_programs_keep_their_severity(tmp_path):
+    found = dedented_tree(tmp_path, {"curation/pipelines/gpu_pipelines/audio_asr_pipeline.py": _ASR,
+                                     "curation/pipelines/cpu_pipelines/image_filter_aesthetic.py": _CPU})
+    at = severity_at(found, "curation/pipelines/gpu_pipelines/audio_asr_pipeline.py", _ASR, '"cuda:3"')
+    assert at.get("NPU003") == "error"
+
+
+def test_gpu_program_beside_its_cpu_form_is_a_per_backend_member(tmp_path):
+    found = dedented_tree(tmp_path, {"curation/pipelines/gpu_pipelines/audio_asr_pipeline.py": _ASR,
+                                     "curation/pipelines/cpu_pipelines/audio_asr_pipeline.py": _CPU})
+    at = severity_at(found, "curation/pipelines/gpu_pipelines/audio_asr_pipeline.py", _ASR, '"cuda:3"')
+    assert at.get("NPU003") == "info"
