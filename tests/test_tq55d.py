@@ -54,3 +54,26 @@ def test_gpu_program_beside_its_cpu_form_is_a_per_backend_member(tmp_path):
                                      "curation/pipelines/cpu_pipelines/audio_asr_pipeline.py": _CPU})
     at = severity_at(found, "curation/pipelines/gpu_pipelines/audio_asr_pipeline.py", _ASR, '"cuda:3"')
     assert at.get("NPU003") == "info"
+
+
+# DINOv2's layers (`dinov2/layers/block.py`), copied into many trees
+_DINOV2_BLOCK = """
+    import os
+
+    XFORMERS_ENABLED = os.environ.get("XFORMERS_DISABLED") is None
+    try:
+        if XFORMERS_ENABLED:
+            from xformers.ops import fmha, scaled_index_add, index_select_cat
+
+            XFORMERS_AVAILABLE = True
+        else:
+            raise ImportError
+    except ImportError:
+        XFORMERS_AVAILABLE = False
+"""
+
+
+def test_a_flag_read_from_an_attention_library_switch_is_reported_where_it_is_read(tmp_path):
+    found = dedented_tree(tmp_path, {"dinov2/layers/block.py": _DINOV2_BLOCK})
+    assert "NPU392" in severity_at(found, "dinov2/layers/block.py", _DINOV2_BLOCK, "os.environ.get")
+    assert "NPU392" not in severity_at(found, "dinov2/layers/block.py", _DINOV2_BLOCK, "if XFORMERS_ENABLED")
