@@ -77,3 +77,61 @@ def test_a_flag_read_from_an_attention_library_switch_is_reported_where_it_is_re
     found = dedented_tree(tmp_path, {"dinov2/layers/block.py": _DINOV2_BLOCK})
     assert "NPU392" in severity_at(found, "dinov2/layers/block.py", _DINOV2_BLOCK, "os.environ.get")
     assert "NPU392" not in severity_at(found, "dinov2/layers/block.py", _DINOV2_BLOCK, "if XFORMERS_ENABLED")
+
+
+# ctc-forced-aligner's `load_alignment_model` (copied by ASR / data-curation trees) and an operator that calls it
+_ALIGNER = """
+    import torch
+    from transformers import AutoModelForCTC, AutoTokenizer
+    from transformers.utils import is_flash_attn_2_available
+
+
+    def load_alignment_model(
+        device: str,
+        model_path: str = "MahmoudAshraf/mms-300m-1130-forced-aligner",
+        attn_implementation: str = None,
+        dtype: torch.dtype = torch.float32,
+    ):
+        if attn_implementation is None:
+            if (
+                is_flash_attn_2_available()
+                and device.startswith("cuda")
+                and dtype in [torch.float16, torch.bfloat16]
+            ):
+                attn_implementation = "flash_attention_2"
+            else:
+                attn_implementation = "sdpa"
+        model = AutoModelForCTC.from_pretrained(
+            model_path, attn_implementation=attn_implementation, torch_dtype=dtype
+        ).to(device)
+        return model, AutoTokenizer.from_pretrained(model_path)
+"""
+_EVALUATOR = """
+    import torch
+
+    from curation.audio.alignment import load_alignment_model
+
+
+    class AlignmentEvaluator:
+        def __init__(self, model_path, device):
+            self.model, self.tokenizer = load_alignment_model(model_path=model_path, device=device{extra})
+"""
+
+
+def _aligner_tree(tmp_path, extra: str) -> dict:
+    return dedented_tree(tmp_path, {"curation/__init__.py": "", "curation/audio/__init__.py": "",
+                                    "curation/audio/alignment.py": _ALIGNER,
+                                    "curation/audio/evaluator.py": _EVALUATOR.format(extra=extra)})
+
+
+def test_a_flash_attention_choice_no_caller_s_dtype_takes_is_info(tmp_path):
+    found = _aligner_tree(tmp_path, "")
+    assert severity_at(found, "curation/audio/alignment.py", _ALIGNER, "is_flash_attn_2_available()") \
+        .get("NPU391") == "info"
+    assert severity_at(found, "curation/audio/alignment.py", _ALIGNER, 'startswith("cuda")').get("NPU003") == "info"
+
+
+def test_a_flash_attention_choice_a_caller_s_dtype_takes_keeps_its_warning(tmp_path):
+    found = _aligner_tree(tmp_path, ", dtype=torch.float16")
+    assert severity_at(found, "curation/audio/alignment.py", _ALIGNER, "is_flash_attn_2_available()") \
+        .get("NPU391") == "warning"
