@@ -135,3 +135,51 @@ def test_a_flash_attention_choice_a_caller_s_dtype_takes_keeps_its_warning(tmp_p
     found = _aligner_tree(tmp_path, ", dtype=torch.float16")
     assert severity_at(found, "curation/audio/alignment.py", _ALIGNER, "is_flash_attn_2_available()") \
         .get("NPU391") == "warning"
+
+
+# SAM / SAM2's automatic mask generator: the records are built from numpy fields (`data.to_numpy()`)
+_MASK_GENERATOR = """
+    import numpy as np
+    import torch
+
+    from sam2.utils.amg import MaskData, box_xyxy_to_xywh
+
+
+    class SAM2AutomaticMaskGenerator:
+        def generate(self, image: np.ndarray):
+            mask_data = self._generate_masks(image)
+            curr_anns = []
+            for idx in range(len(mask_data["rles"])):
+                ann = {
+                    "bbox": box_xyxy_to_xywh(mask_data["boxes"][idx]).tolist(),
+                    "predicted_iou": mask_data["iou_preds"][idx].item(),
+                }
+                curr_anns.append(ann)
+            return curr_anns
+
+        def predict_boxes(self, image):
+            boxes = self.model(torch.as_tensor(image, device=self.device))
+            out = []
+            for idx in range(len(boxes)):
+                out.append(box_xyxy_to_xywh(boxes[idx]).tolist())
+                out.append(to_device(np.asarray(image)).tolist())
+            return out
+
+        def _generate_masks(self, image: np.ndarray) -> MaskData:
+            data = MaskData()
+            data.cat(self._process_crop(image))
+            data.to_numpy()
+            return data
+"""
+
+
+def test_a_helper_applied_to_a_host_array_is_a_host_value(tmp_path):
+    found = dedented_tree(tmp_path, {"sam2/automatic_mask_generator.py": _MASK_GENERATOR})
+    at = severity_at(found, "sam2/automatic_mask_generator.py", _MASK_GENERATOR, '"bbox"')
+    assert "NPU703" not in at
+
+
+def test_a_helper_applied_to_a_model_output_or_a_moving_helper_keeps_the_host_sync(tmp_path):
+    found = dedented_tree(tmp_path, {"sam2/automatic_mask_generator.py": _MASK_GENERATOR})
+    assert "NPU703" in severity_at(found, "sam2/automatic_mask_generator.py", _MASK_GENERATOR, "(boxes[idx])")
+    assert "NPU703" in severity_at(found, "sam2/automatic_mask_generator.py", _MASK_GENERATOR, "to_device(")
