@@ -183,3 +183,39 @@ def test_a_helper_applied_to_a_model_output_or_a_moving_helper_keeps_the_host_sy
     found = dedented_tree(tmp_path, {"sam2/automatic_mask_generator.py": _MASK_GENERATOR})
     assert "NPU703" in severity_at(found, "sam2/automatic_mask_generator.py", _MASK_GENERATOR, "(boxes[idx])")
     assert "NPU703" in severity_at(found, "sam2/automatic_mask_generator.py", _MASK_GENERATOR, "to_device(")
+
+
+# an evaluation script that shards samples over ranks and gathers result lists (its model is not torch's)
+_SCORER = """
+    import torch
+    import torch.distributed as dist
+    from torch.utils.data import DataLoader, DistributedSampler
+
+
+    def gather_list(obj):
+        gathered = [None] * dist.get_world_size()
+        dist.all_gather_object(gathered, obj)
+        return [x for part in gathered for x in part]
+
+
+    def evaluate(dataset, ocr, distributed=True):
+        if distributed and not dist.is_initialized():
+            dist.init_process_group(backend="nccl" if torch.cuda.is_available() else "gloo")
+        rank = dist.get_rank() if dist.is_initialized() else 0
+        sampler = DistributedSampler(dataset, rank=rank, shuffle=False) if dist.is_initialized() else None
+        results = [ocr.predict(sample) for sample in DataLoader(dataset, sampler=sampler, batch_size=None)]
+        {extra}
+        return gather_list(results)
+"""
+
+
+def test_a_backend_probe_for_a_group_of_object_collectives_is_info(tmp_path):
+    src = _SCORER.replace("{extra}", "pass")
+    found = dedented_tree(tmp_path, {"eval/ocr_scorer.py": src})
+    assert severity_at(found, "eval/ocr_scorer.py", src, "init_process_group").get("NPU002") == "info"
+
+
+def test_a_backend_probe_for_a_group_that_reduces_tensors_keeps_its_error(tmp_path):
+    src = _SCORER.replace("{extra}", "dist.all_reduce(torch.tensor([len(results)]))")
+    found = dedented_tree(tmp_path, {"eval/ocr_scorer.py": src})
+    assert severity_at(found, "eval/ocr_scorer.py", src, "init_process_group").get("NPU002") == "error"
