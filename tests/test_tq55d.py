@@ -3,6 +3,8 @@
 the trees it came from, beside a control that keeps its reading."""
 from __future__ import annotations
 
+import pytest
+
 from tests.static_snippets import dedented_tree, severity_at
 
 # a data-curation tree's example pipelines, each a program run as `__main__`
@@ -209,13 +211,11 @@ _SCORER = """
 """
 
 
-def test_a_backend_probe_for_a_group_of_object_collectives_is_info(tmp_path):
-    src = _SCORER.replace("{extra}", "pass")
+@pytest.mark.parametrize("extra, severity", [
+    ("pass", "info"),                                                   # only object collectives
+    ("dist.all_reduce(torch.tensor([len(results)]))", "error"),         # control: a tensor collective
+])
+def test_a_backend_probe_for_a_group_of_object_collectives(tmp_path, extra, severity):
+    src = _SCORER.replace("{extra}", extra)
     found = dedented_tree(tmp_path, {"eval/ocr_scorer.py": src})
-    assert severity_at(found, "eval/ocr_scorer.py", src, "init_process_group").get("NPU002") == "info"
-
-
-def test_a_backend_probe_for_a_group_that_reduces_tensors_keeps_its_error(tmp_path):
-    src = _SCORER.replace("{extra}", "dist.all_reduce(torch.tensor([len(results)]))")
-    found = dedented_tree(tmp_path, {"eval/ocr_scorer.py": src})
-    assert severity_at(found, "eval/ocr_scorer.py", src, "init_process_group").get("NPU002") == "error"
+    assert severity_at(found, "eval/ocr_scorer.py", src, "init_process_group").get("NPU002") == severity
