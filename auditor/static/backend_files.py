@@ -53,6 +53,8 @@ from auditor.astnodes import module_nodes, walk_list
 # Folders beside a `cuda/` one that hold the same code without CUDA
 _FALLBACK_FOLDERS = frozenset({"torch", "pytorch", "cpu", "triton", "reference", "fallback", "naive", "generic"})
 _PYTHON = (".py", ".pyw", ".pyi")
+# files a folder of programs holds beside them (notes, configs, launch scripts)
+_TEXT_SUFFIXES = (".md", ".txt", ".json", ".yaml", ".yml", ".sh")
 # folders named for an NVIDIA-only inference engine: a benchmark's or server's `backends/tensorrt_llm/` beside
 # `backends/pytorch/`, `backends/openvino/` is the CUDA member of its per-backend set (t11v, tuned on heldout14)
 _NVIDIA_ENGINES = frozenset({"tensorrt_llm", "trtllm", "trt_llm", "tensorrt"})
@@ -270,6 +272,7 @@ def per_backend_sibling(path: Path, rel: str, members: ModuleMembers | None = No
             if other != parts[i] and (parent / other).is_dir() and (
                     other.lower() in _FALLBACK_FOLDERS or _name_backends(other) & (OTHER_BACKENDS | {"npu"})
                     or _fallback_twin(parts[i], other)
+                    and not _other_programs(parent, parts[i], other, "/".join(parts[:i]), members)
                     or parts[i].lower() in _NVIDIA_ENGINES and other.lower() in _DEPLOY_RUNTIME_FOLDERS):
                 return "/".join(parts[:i] + [other]) + "/"
         mapped = _dispatched_npu_member(str(parent), parts[i])
@@ -427,6 +430,26 @@ def _fallback_twin(cuda_folder: str, other: str) -> bool:
     return len(theirs) == len(mine) and all(
         a == b or (_name_backends(a) == {"cuda"} and b in _FALLBACK_FOLDERS) for a, b in zip(mine, theirs)) and \
         any(a != b for a, b in zip(mine, theirs))
+
+
+def _other_programs(parent: Path, cuda_folder: str, other: str, rel_parent: str,
+                    members: ModuleMembers | None) -> bool:
+    """Two word-swapped folders of programs that share no module: DataFlow-MM's `gpu_pipelines/` (ASR, VAD,
+    captioning pipelines, each run as `__main__`) beside `cpu_pipelines/` (aesthetic, diversity, math pipelines)
+    sort programs by the hardware they need; neither holds a form of the other's, so a CUDA program there is no
+    member of a per-backend set (tq55d, tuned on heldout73). A folder the project imports (BigVGAN's
+    `alias_free_cuda/`, a module with no `__main__`) or one with a compiled source stays a member; without the
+    run's summaries (no project) nothing changes."""
+    project = members.project if members is not None else None
+    if project is None:
+        return False
+    mine, theirs = _entries(str(parent / cuda_folder)), _entries(str(parent / other))
+    modules = [{n for n in names if n.endswith(".py") and n != "__init__.py"} for names in (mine, theirs)]
+    if not modules[0] or not modules[1] or modules[0] & modules[1] or not all(
+            n.endswith(_PYTHON + _TEXT_SUFFIXES) or n == "__pycache__" for n in mine + theirs):
+        return False
+    prefix = f"{rel_parent}/" if rel_parent else ""
+    return all((project.facts(f"{prefix}{cuda_folder}/{n}") or {}).get("main") for n in modules[0])
 
 
 def cpu_member_sibling(path: Path, rel: str) -> str | None:

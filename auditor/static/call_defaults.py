@@ -212,6 +212,8 @@ def _flag_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, method:
             if isinstance(default, ast.Constant) and isinstance(default.value, (str, int)) \
                     and not isinstance(default.value, bool):
                 out += _value_branches(fn, key, arg.arg, index, default.value)
+            elif (dtype := ast_dotted(default) or "").startswith("torch."):
+                out += _value_branches(fn, key, arg.arg, index, dtype, dotted=True)
             continue
         spans = []
         for n in scope_nodes(fn):
@@ -231,24 +233,33 @@ _TRUTHY = "<true>"
 
 
 def _value_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, param: str, index: int,
-                    default: str | int) -> list[list[Any]]:
+                    default: str | int, dotted: bool = False) -> list[list[Any]]:
     """The value-branch entries of `_flag_branches` for one parameter with a constant default: one per distinct set of
-    literals that run a body (a call passing none of them leaves every such body off)."""
+    literals that run a body (a call passing none of them leaves every such body off). `dotted`: the default is a
+    torch name (`dtype=torch.float32`), compared with torch names (`dtype in [torch.float16, torch.bfloat16]`)."""
     spans: dict[tuple[str, ...], list[list[int]]] = {}
     for n in scope_nodes(fn):
-        if not isinstance(n, ast.If) or not (isinstance(n.test, ast.Compare) and len(n.test.ops) == 1):
+        if not isinstance(n, ast.If):
             continue
-        left, op, right = _unwrap_str(n.test.left), n.test.ops[0], _unwrap_str(n.test.comparators[0])
+        test, other = _value_test(n.test, param)
+        if test is None:
+            continue
+        left, op, right = _unwrap_str(test.left), test.ops[0], _unwrap_str(test.comparators[0])
         if isinstance(right, ast.Name) and right.id == param and isinstance(op, (ast.Eq, ast.NotEq)):
             left, right = right, left
         if not (isinstance(left, ast.Name) and left.id == param):
             continue
         items = right.elts if isinstance(op, ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)) else \
             [right] if isinstance(op, (ast.Eq, ast.NotEq)) else []
-        if not items or not all(isinstance(i, ast.Constant) and isinstance(i.value, (str, int)) for i in items):
+        if not items or not all(isinstance(i, ast.Constant) and isinstance(i.value, (str, int)) for i in items) and \
+                not (dotted and all(ast_dotted(i) for i in items)):
             continue
-        values = [i.value for i in items]     # type: ignore[attr-defined]
+        values = [ast_dotted(i) if dotted else i.value for i in items]     # type: ignore[attr-defined]
         on: tuple[str, ...]
+        if other and (isinstance(op, ast.NotEq) or default in values):
+            continue            # an `and` test: only a test its default makes false keeps the whole `if` off
+        if other:               # the `and`'s other operands decide nothing while this one is false (tq55d)
+            spans.setdefault(tuple(sorted(repr(v) for v in values)), []).append(list(other))
         if isinstance(op, ast.NotEq):
             if values[0] != default:
                 continue
@@ -264,7 +275,22 @@ def _value_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, param:
         else:
             on = tuple(sorted(repr(v) for v in values))
         spans.setdefault(on, []).append([n.body[0].lineno, max(b.end_lineno or b.lineno for b in n.body)])
-    return [[key, param, index, found, repr(default), list(on)] for on, found in spans.items()]
+    shown = default if dotted else repr(default)
+    return [[key, param, index, found, shown, list(on)] for on, found in spans.items()]
+
+
+def _value_test(test: ast.expr, param: str) -> tuple[ast.Compare | None, tuple[int, int] | None]:
+    """The one-operator comparison an `if` tests, and None; or, for an `and` (ctc-forced-aligner's
+    `load_alignment_model`: `is_flash_attn_2_available() and device.startswith("cuda") and dtype in [torch.float16,
+    torch.bfloat16]` under `dtype=torch.float32`), its comparison of `param` and the lines of the whole test: while
+    that comparison is false the other operands choose nothing (tq55d)."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        return test, None
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        for v in test.values:
+            if isinstance(v, ast.Compare) and len(v.ops) == 1 and isinstance(v.left, ast.Name) and v.left.id == param:
+                return v, (test.lineno, test.end_lineno or test.lineno)
+    return None, None
 
 
 def _unwrap_str(node: ast.expr) -> ast.expr:

@@ -136,7 +136,11 @@ def _definitions(tree: ast.Module, by_line: dict[int, list[Finding]]):
                         # `cuda = torch.cuda.is_available()` ... `x if cuda else None`: the probe is renamed where
                         # it is called and every read follows (decision 4's reading of uses; heldout30 DocLayout,
                         # heldout32 yolov12 / tabicl; pd44)
-                        and f.name != "torch-cuda-api"]
+                        and f.name != "torch-cuda-api"
+                        # `XFORMERS_ENABLED = os.environ.get("XFORMERS_DISABLED") is None` ... `if XFORMERS_ENABLED:`
+                        # (DINOv2's layers, copied widely): the switch is read once, where it is reported; the test
+                        # reads no environment and the xformers import it gates has its own finding (tq55d)
+                        and f.name != "attention-library-env"]
                 where = cls if key.startswith("self.") and cls is not None else scope
                 if defs and isinstance(cls, ast.ClassDef) and key.startswith("self.") and _FLASH_CLASS.search(cls.name) and \
                         all(f.name == "flash-attn-feature-check" for f in defs):

