@@ -51,3 +51,34 @@ def test_a_probe_flag_read_elsewhere_keeps_its_finding(engine, tail):
     # `if args.cuda: model.cuda()` moves the model; `train(args)` hands the flag on to code that may
     src = _SEEDED.format(tail=tail)
     assert _severity(engine, src, 9, "NPU002") == "error"
+
+
+# an activation-checkpoint autograd Function that picks the AMP decorators by the torch release (the shape of
+# michelangelo / shap-e style `checkpoint.py` copies)
+_CHECKPOINT = """
+    import torch
+    from packaging import version
+
+
+    class CheckpointFunction(torch.autograd.Function):
+        @staticmethod
+        def _get_bwd_decorator():
+            if version.parse(torch.__version__) {op} version.parse('2.5.0'):
+                return torch.amp.custom_bwd(device_type='cuda')
+            else:
+                def custom_bwd(bwd):
+                    return torch.cuda.amp.custom_bwd(bwd=bwd)
+                return custom_bwd
+"""
+
+
+def test_the_cuda_amp_spelling_in_the_older_release_arm_is_a_warning(engine):
+    src = _CHECKPOINT.format(op=">=")
+    assert _severity(engine, src, 13, "NPU012", "models/checkpoint.py") == "warning"
+    assert _severity(engine, src, 10, "NPU003", "models/checkpoint.py") == "error"   # the arm current torch takes
+
+
+def test_the_cuda_amp_spelling_in_the_newer_release_arm_stays_an_error(engine):
+    # `<` puts the CUDA spelling in the arm newer releases take (and a current torch_npu with them)
+    src = _CHECKPOINT.format(op="<")
+    assert _severity(engine, src, 13, "NPU012", "models/checkpoint.py") == "error"
