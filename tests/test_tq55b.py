@@ -82,3 +82,82 @@ def test_the_cuda_amp_spelling_in_the_newer_release_arm_stays_an_error(engine):
     # `<` puts the CUDA spelling in the arm newer releases take (and a current torch_npu with them)
     src = _CHECKPOINT.format(op="<")
     assert _severity(engine, src, 13, "NPU012", "models/checkpoint.py") == "error"
+
+
+# a multimodal LM's transformer (Perception LM / lingua shape): flex attention picked by `attn_impl`
+_FLEX = """
+    from typing import Optional, Union
+
+    import torch
+    from torch.nn.attention.flex_attention import BlockMask, create_block_mask, flex_attention
+
+
+    def create_causal_mask(seqlen, attn_impl):
+        if attn_impl == "sdpa":
+            return "causal"
+        return create_block_mask(causal_mask, None, None, seqlen, seqlen)
+
+
+    def attend(xq, xk, xv, mask: Optional[Union[BlockMask, str]] = None):
+        assert mask is None or isinstance(mask, BlockMask)
+        return flex_attention(xq, xk, xv, block_mask=mask)
+"""
+
+
+def test_flex_attention_imports_beside_their_reported_calls_are_no_findings(engine):
+    found = findings_by_line(engine, _FLEX, "core/transformer.py")
+    assert not [f for f in found.get(5, []) if f.code == "NPU397"]      # BlockMask only a type, the calls reported
+    assert {f.severity for f in found[11] if f.code == "NPU397"} == {"warning"}
+    assert {f.severity for f in found[16] if f.code == "NPU397"} == {"warning"}
+
+
+def test_a_flex_attention_import_with_no_reported_use_keeps_its_finding(engine):
+    # BlockMask only in a signature and no flex call reported in the file: the import is the one pointer left
+    src = """
+        from torch.nn.attention.flex_attention import BlockMask
+
+
+        def forward(block, x, mask: "BlockMask | None" = None, block_mask: BlockMask = None):
+            return block(x, mask if mask is not None else block_mask)
+    """
+    assert _severity(engine, src, 2, "NPU397", "models/attention.py") == "warning"
+
+
+# a transformers-style model file (small-doge's modeling_doge2.py): the probe tests the torch release only
+_PROBED = """
+    from transformers.utils import is_torch_flex_attn_available
+
+    if is_torch_flex_attn_available():
+        from transformers.integrations.flex_attention import make_flex_block_causal_mask
+
+
+    def update_causal_mask(config, attention_mask):
+        if config._attn_implementation == "flex_attention":
+            return make_flex_block_causal_mask(attention_mask)
+        return attention_mask
+"""
+
+
+def test_a_torch_release_probe_is_no_guard_the_ascend_path_skips(engine):
+    found = findings_by_line(engine, _PROBED, "models/modeling_doge2.py")
+    assert not [f for f in found.get(5, []) if f.code == "NPU397"]
+    assert [f.data.get("context") for f in found[10] if f.code == "NPU397"] == [None]
+    # the probe's body runs on a torch_npu >= 2.5: a call there is no "never true on Ascend" path
+    compiled = """
+        import torch
+        from transformers.utils import is_torch_flex_attn_available
+
+        if is_torch_flex_attn_available():
+            from torch.nn.attention.flex_attention import flex_attention
+            flex_attention_compiled = torch.compile(flex_attention, dynamic=False)
+    """
+    found = findings_by_line(engine, compiled, "models/modeling_x.py")
+    assert [(f.severity, f.data.get("context")) for f in found[7] if f.code == "NPU397"] == [("warning", None)]
+
+
+def test_a_flash_attention_probe_is_still_an_import_guard(engine):
+    src = _PROBED.replace("is_torch_flex_attn_available", "is_flash_attn_2_available").replace(
+        "transformers.integrations.flex_attention import make_flex_block_causal_mask",
+        "flash_attn import flash_attn_func").replace("make_flex_block_causal_mask(", "flash_attn_func(")
+    found = findings_by_line(engine, src, "models/modeling_x.py")
+    assert {f.data.get("context") for f in found[10]} <= {"import-guard", "guarded-import"} and found[10]

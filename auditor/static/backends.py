@@ -450,6 +450,12 @@ _AVAILABILITY = re.compile(r"^_?(?:is|has)_\w+_(?:available|installed)$|^_?(?:HA
                            r"|^_?(?:XFORMERS|FLASH_ATTN\w*|FLASH_ATTENTION\w*|SAGE_?ATT\w*)_(?:IS_)?AVAILABLE$")
 
 
+# transformers' probes that test only the torch release (`is_torch_available() and version.parse(
+# get_torch_version()) >= version.parse("2.5.0")`, src/transformers/utils/import_utils.py): true on a torch_npu of that
+# release, so no guard the Ascend path skips (tq55b, heldout72's small-doge)
+_RELEASE_PROBES = frozenset({"is_torch_flex_attn_available", "is_grouped_mm_available"})
+
+
 _CUDA_ONLY_IMPORT_CATEGORIES = frozenset({"attention", "kernel", "third_party", "apex"})
 
 
@@ -481,7 +487,7 @@ def _tests_optional_import(test: ast.expr, guarded: set[str], params=frozenset) 
     `HAS_BIAS: tl.constexpr`, `IS_CAUSAL`); `params()` gives those names, read only when a flag-like name is met."""
     for n in walk_list(test):
         name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else None
-        if name is not None and (name in guarded or _AVAILABILITY.match(name) and
+        if name is not None and (name in guarded or _AVAILABILITY.match(name) and name not in _RELEASE_PROBES and
                                  not (isinstance(n, ast.Name) and name in params())):
             return True
     return False
