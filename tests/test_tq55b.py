@@ -161,3 +161,33 @@ def test_a_flash_attention_probe_is_still_an_import_guard(engine):
         "flash_attn import flash_attn_func").replace("make_flex_block_causal_mask(", "flash_attn_func(")
     found = findings_by_line(engine, src, "models/modeling_x.py")
     assert {f.data.get("context") for f in found[10]} <= {"import-guard", "guarded-import"} and found[10]
+
+
+# `conda list --export > requirements.txt` of a CUDA torch environment (small-doge's litecot shape): pip's packages
+# are pinned `name=version=pypi_0`
+_CONDA_EXPORT = """\
+# This file may be used to create an environment using:
+# $ conda create --name <env> --file <this file>
+# platform: linux-64
+_libgcc_mutex=0.1=main
+ca-certificates=2024.12.31=h06a4308_0
+numpy=1.26.4=pypi_0
+nvidia-cublas-cu12=12.4.5.8=pypi_0
+nvidia-cuda-runtime-cu12=12.4.127=pypi_0
+python=3.11.11=he870216_0
+torch=2.6.0=pypi_0
+"""
+
+
+def test_torch_cuda_wheels_in_a_conda_export_are_info(tmp_path):
+    from tests.static_snippets import code_severity_in_tree
+
+    found = code_severity_in_tree(tmp_path, {"projects/litecot/requirements.txt": _CONDA_EXPORT})
+    assert found[("projects/litecot/requirements.txt", 8)]["NPU440"] == "info"
+
+
+def test_torch_cuda_wheels_in_a_hand_written_requirements_file_keep_their_error(tmp_path):
+    from tests.static_snippets import code_severity_in_tree
+
+    found = code_severity_in_tree(tmp_path, {"requirements.txt": "numpy\nnvidia-cuda-runtime-cu12==12.4.127\ntorch\n"})
+    assert found[("requirements.txt", 2)]["NPU440"] == "error"
