@@ -149,7 +149,7 @@ def test_attention_switches_and_triton_libdevice():
             mask = create_block_mask(causal, B=None, H=None, Q_LEN=s, KV_LEN=s)
         ''')
     assert cats(found, 3) == ["attention"]              # importing the backend switch: the port decides there
-    assert cats(found, 4) == ["attention"]
+    assert 4 not in found       # flex attention's import runs on any torch >= 2.5: line 12's call carries it (tq55b)
     assert cats(found, 7) == ["kernel"]
     assert 9 not in found                               # the portable module
     assert cats(found, 11) == ["attention"] and cats(found, 12) == ["attention"]

@@ -453,7 +453,10 @@ def analyze_requirements_txt(engine: "StaticEngine", data: bytes, rel: str) -> F
     result = col.done()
     if result.findings and docs_build_requirements(rel, text):
         result.findings = [f for f in result.findings if f.name != "torch-pin-needs-torch-npu"]
-    if any(f.code == "NPU440" and f.severity != "info" for f in result.findings) and pip_freeze_text(text):
+    if any(f.code == "NPU440" and f.severity != "info" for f in result.findings) and (
+            pip_freeze_text(text) or conda_export_text(text)):
+        # (tq55b: `conda list --export` pins every package of the environment the same way, pip's as `=pypi_0`;
+        # small-doge's litecot requirements.txt, heldout72)
         result.findings = [as_info(f, "runtime-wheel", _FREEZE_WHEEL_NOTE)
                            if f.code == "NPU440" and f.severity != "info" and TORCH_CUDA_WHEEL.match((f.symbol or "").lower())
                            else f for f in result.findings]
@@ -465,7 +468,7 @@ def analyze_requirements_txt(engine: "StaticEngine", data: bytes, rel: str) -> F
 _FREEZE_LINE_RE = re.compile(r"^[A-Za-z0-9][\w.\-]*(?:\[[\w,.\- ]*\])?==[^\s;=]+\s*(?:;.*)?$")
 _FREEZE_MIN = 20
 _FREEZE_WHEEL_NOTE = (
-    "torch's CUDA runtime wheel in a pip freeze of a CUDA torch environment: it needs no GPU to install and sits unused "
+    "torch's CUDA runtime wheel in a pip freeze (or `conda list --export`) of a CUDA torch environment: it needs no GPU to install and sits unused "
     "on an Ascend host (PyPI publishes these wheels for x86_64 Linux, recent releases for aarch64 too); the line to "
     "change is the CUDA torch pin: drop these with it (policy (l))")
 

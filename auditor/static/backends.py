@@ -45,6 +45,7 @@ from auditor.static.astutil import ast_dotted, literal_strings, module_nodes
 from auditor.backend_words import (_BACKEND_ALIASES, BACKEND_NAMES, HOST_RUNTIMES, HOST_SYNC_RUNTIMES,  # noqa: F401  (re-exported)
                                     OTHER_BACKENDS, backends_in_text)
 from auditor.static.project_imports import held_tree, read_counted
+from auditor.static.context import older_release_arm
 
 _CUDA_CLASS = re.compile(r"(?i)cuda|gpu|nvidia")
 _ABSTRACTION_BASE = re.compile(r"(?i)platform|accelerator|device(?!_?map)|backend(?!ward)")
@@ -106,6 +107,9 @@ class BackendContext:
     # bodies of the arms of an if chain whose test holds only on the NPU (`if x.device.type == "npu":`, `elif
     # is_torch_npu_available():`; not the other arms): the Ascend path's own choices (tq39's NPU branches, tq40)
     npu_arms: list[Span] = field(default_factory=list)
+    # arms of a release test taken only on older releases than the other arm (`else:` of `if version.parse(
+    # torch.__version__) >= version.parse("2.5.0"):`)
+    older_arms: list[Span] = field(default_factory=list)
     # `choices=["cpu", "cuda", "mps"]` of a command-line option: (span, first col, last col) of each such list, whose
     # device names are what the option accepts, not what it picks (the option's default is the choice)
     choices: list[tuple[Span, int, int]] = field(default_factory=list)
@@ -446,6 +450,12 @@ _AVAILABILITY = re.compile(r"^_?(?:is|has)_\w+_(?:available|installed)$|^_?(?:HA
                            r"|^_?(?:XFORMERS|FLASH_ATTN\w*|FLASH_ATTENTION\w*|SAGE_?ATT\w*)_(?:IS_)?AVAILABLE$")
 
 
+# transformers' probes that test only the torch release (`is_torch_available() and version.parse(
+# get_torch_version()) >= version.parse("2.5.0")`, src/transformers/utils/import_utils.py): true on a torch_npu of that
+# release, so no guard the Ascend path skips (tq55b, heldout72's small-doge)
+_RELEASE_PROBES = frozenset({"is_torch_flex_attn_available", "is_grouped_mm_available"})
+
+
 _CUDA_ONLY_IMPORT_CATEGORIES = frozenset({"attention", "kernel", "third_party", "apex"})
 
 
@@ -477,7 +487,7 @@ def _tests_optional_import(test: ast.expr, guarded: set[str], params=frozenset) 
     `HAS_BIAS: tl.constexpr`, `IS_CAUSAL`); `params()` gives those names, read only when a flag-like name is met."""
     for n in walk_list(test):
         name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else None
-        if name is not None and (name in guarded or _AVAILABILITY.match(name) and
+        if name is not None and (name in guarded or _AVAILABILITY.match(name) and name not in _RELEASE_PROBES and
                                  not (isinstance(n, ast.Name) and name in params())):
             return True
     return False
@@ -660,6 +670,9 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
                     ctx.import_guard.append((stmt.body[0].lineno, line_span(stmt.body[-1])[1]))
                 if relevant:
                     expressions(stmt)
+                older = older_release_arm(stmt) if relevant else []
+                if older:
+                    ctx.older_arms.append((older[0].lineno, line_span(older[-1])[1]))
                 rank = rank_test(stmt.test)     # `if dist.get_rank() == 0:` chooses a process, not a path (t11r)
                 block(stmt.body, guarded or not rank)
                 elif_ = len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.If)
@@ -1019,6 +1032,8 @@ _NOTES = {
     "version-probe": "an optional import read only for its version: nothing of the package runs here",
     "option-choices": "one of the values a command-line option (or a list a value is checked against) accepts, "
                       "not the one it picks (its default, or the value passed, is): add \"npu\" beside it",
+    "older-release-arm": "in the arm of a release test taken only on older releases than the other arm's: a "
+                         "current torch_npu takes the other arm; port both",
     "import-guard": "under a guard on an optional import that is never true on Ascend, so the other path runs; "
                     "port the guard and the call together by hand",
 }
@@ -1193,6 +1208,12 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
             # the guarded import itself, or a use of its package in the same guarded block (`if use_flash_attn:
             # from flash_attn... import X; X(...)`, `try: from flash_attn... import f; g = f`)
             kind = "guarded-import"
+            changes["severity"] = "warning"
+        elif f.name == "torch-cuda-amp" and f.severity == "error" and _inside(ctx.older_arms, f.line):
+            # `else: return torch.cuda.amp.custom_bwd(bwd=bwd)` beside `torch.amp.custom_bwd(device_type="cuda")`
+            # for newer torch: the CUDA spelling runs only on the older releases (tq55b; as a guarded import of it,
+            # heldout41 / heldout43)
+            kind = "older-release-arm"
             changes["severity"] = "warning"
         elif f.category in _PACKAGE_CATEGORIES and _inside(ctx.import_guard, f.line):
             kind = "import-guard"

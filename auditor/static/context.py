@@ -307,12 +307,37 @@ def _comprehension_loops(comprehensions: list, bodies: list) -> list[tuple[ast.c
     return out
 
 
-def _version_test(test: ast.expr) -> bool:
+def version_test(test: ast.expr) -> bool:
     """A test on a release (`torch.__version__ >= "2"`, `TORCH_VERSION < (1, 10)`, `version.parse(...)`,
     `sys.version_info`) that names no device."""
     names = [n.id if isinstance(n, ast.Name) else n.attr for n in walk_list(test) if isinstance(n, (ast.Name, ast.Attribute))]
     return any("version" in n.lower() for n in names) and not any(
         w in n.lower() for n in names for w in ("cuda", "npu", "device", "gpu", "available"))
+
+
+def _literal_release(node: ast.expr) -> bool:
+    """`"2.5.0"`, `(1, 10)`, `version.parse("2.5.0")`, `Version("2.4")`: a release written out."""
+    if isinstance(node, ast.Call):
+        return bool(node.args) and all(_literal_release(a) for a in node.args)
+    if isinstance(node, ast.Tuple):
+        return all(_literal_release(e) for e in node.elts)
+    return isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float))
+
+
+def older_release_arm(stmt: ast.If) -> list[ast.stmt]:
+    """The arm of `if version.parse(torch.__version__) >= version.parse("2.5.0"): ... else: ...` taken only on the
+    older releases (the `else` of a `>=` / `>` test, the body of a `<` / `<=` one), or [] when the test compares no
+    installed release with a written one (tq55b: the `torch.cuda.amp.custom_bwd` fallback beside
+    `torch.amp.custom_bwd(device_type="cuda")`)."""
+    test = stmt.test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and version_test(test)):
+        return []
+    left, right, op = test.left, test.comparators[0], test.ops[0]
+    if _literal_release(left) == _literal_release(right):
+        return []
+    newer_first = isinstance(op, (ast.Gt, ast.GtE)) if _literal_release(right) else isinstance(op, (ast.Lt, ast.LtE))
+    older_first = isinstance(op, (ast.Lt, ast.LtE)) if _literal_release(right) else isinstance(op, (ast.Gt, ast.GtE))
+    return stmt.orelse if newer_first else stmt.body if older_first else []
 
 
 # calls that answer which device model is present (NPU948, tk43): torch's and NVML's device-name queries
@@ -378,7 +403,7 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
     # `if torch.__version__.startswith("2"): autocast = partial(torch.autocast, device_type="cuda")` / `else: autocast =
     # torch.cuda.amp.autocast` (DROID-SLAM, DPVO): branches chosen by a release, not by a device, alias like top-level
     # ones (first binding wins); a module-level `if` on anything else may hold the NPU branch and binds nothing (t25c)
-    try_bodies |= {id(s) for t in tree.body if isinstance(t, ast.If) and _version_test(t.test)
+    try_bodies |= {id(s) for t in tree.body if isinstance(t, ast.If) and version_test(t.test)
                    for s in (*t.body, *t.orelse) if not isinstance(s, ast.If)}
     star = uses_triton = False
     imported_from: list[tuple[str, str]] = []      # (local name, module) of every `from M import name`

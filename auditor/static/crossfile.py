@@ -1056,7 +1056,7 @@ def _uses(result, wanted: list, text: str, tree: ast.Module, engine_rules: dict[
     # nothing of it runs (t14t)
     shadowed |= {id(n.value) for n in module_nodes(tree) if isinstance(n, ast.Attribute) and n.attr in _MODULE_METADATA}
     named_only = _named_only(tree)
-    shadowed |= _annotation_names(tree)
+    shadowed |= annotation_names(tree)
     for node in module_nodes(tree):
         if isinstance(node, ast.Name) and node.id in plain and node.lineno not in import_lines \
                 and id(node) not in shadowed:
@@ -1118,7 +1118,7 @@ def _uses(result, wanted: list, text: str, tree: ast.Module, engine_rules: dict[
     return [f for f in new if not suppressions.covers(f.line, f.end_line, f.code)]
 
 
-def _annotation_names(tree: ast.Module) -> set[int]:
+def annotation_names(tree: ast.Module) -> set[int]:
     """The names inside annotations (`def _pipeline_parallel_pre_init(cfg: DistributedTrainingConfig):`, a fairseq
     copy's helper; `x: Cfg = ...`; `-> Cfg`): an annotation names a type and runs none of its code, whatever the
     definition's category (tq45a, heldout51)."""

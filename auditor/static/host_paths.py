@@ -447,10 +447,53 @@ def demote_reseeds(findings: list, tree: ast.AST) -> list:
     from auditor.static.backends import as_info
 
     lines, tests = _reseed_lines(tree)
+    flags = _reseed_flags(tree, tests) if tests else set()
     return [replace(f, severity="info", message=f.message + _RESEED_NOTE)
             if f.symbol in _CUDA_SEEDS and f.line in lines and f.severity != "info" else
             as_info(f, "redundant-reseed", _RESEED_GATE_NOTE)
-            if f.symbol in _PROBES and f.line in tests and f.severity != "info" else f for f in findings]
+            if f.symbol in _PROBES and f.line in tests and f.severity != "info" else
+            as_info(f, "redundant-reseed", _RESEED_FLAG_NOTE)
+            if f.symbol in _PROBES and f.line in flags and f.severity != "info" else f for f in findings]
+
+
+_RESEED_FLAG_NOTE = "the flag it sets is only printed and tests a re-seed of CUDA's generators after " \
+    "`torch.manual_seed`, which already seeds every device's (the NPU's too): nothing differs on Ascend; the device " \
+    "is chosen elsewhere"
+_PRINTS = frozenset({"print", "info", "debug", "warning", "log"})
+
+
+def _reseed_flags(tree: ast.AST, tests: set[int]) -> set[int]:
+    """Lines of `args.cuda = torch.cuda.is_available()` whose flag is read only by the test of a re-seed gate
+    (`if args.cuda: torch.cuda.manual_seed(args.seed)` after `torch.manual_seed(args.seed)`, `tests`) or inside a
+    print / log call (`print('cuda: %s' % args.cuda)`): DeepRobust's example scripts (tq55b, heldout72). A flag read
+    anywhere else (`if args.cuda: model.cuda()`), or whose object is passed on whole (`train(args)`), keeps it."""
+    probes: dict[str, list[int]] = {}
+    for node in module_nodes(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and any(
+                isinstance(n, ast.Call) and _dotted(n.func) in _PROBES for n in ast.walk(node.value)):
+            name = _dotted(node.targets[0])
+            if name:
+                probes.setdefault(name, []).append(node.lineno)
+    if not probes:
+        return set()
+    allowed: set[int] = set()       # ids of nodes inside a print / log call's arguments
+    bases: set[int] = set()
+    for node in module_nodes(tree):
+        if isinstance(node, ast.Call) and (node.func.attr if isinstance(node.func, ast.Attribute) else
+                                           node.func.id if isinstance(node.func, ast.Name) else "") in _PRINTS:
+            allowed |= {id(n) for a in [*node.args, *(k.value for k in node.keywords)] for n in ast.walk(a)}
+        if isinstance(node, ast.Attribute):
+            bases.add(id(node.value))
+    out: set[int] = set()
+    for name, assigned in probes.items():
+        root = name.split(".", 1)[0]
+        reads = [n for n in module_nodes(tree) if isinstance(n, (ast.Name, ast.Attribute)) and
+                 isinstance(n.ctx, ast.Load) and _dotted(n) == name]
+        whole = "." in name and any(isinstance(n, ast.Name) and n.id == root and isinstance(n.ctx, ast.Load) and
+                                    id(n) not in bases for n in module_nodes(tree))
+        if reads and not whole and all(n.lineno in tests or id(n) in allowed for n in reads):
+            out.update(assigned)
+    return out
 
 
 # platform names that are no torch device type: a collection or a call that holds one beside "cuda" names platforms

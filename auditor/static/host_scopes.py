@@ -461,11 +461,14 @@ _ALIASED_MODULE_NOTE = "a module every torch build has, torch_npu's too: the imp
 
 
 _RANK = {"info": 0, "warning": 1, "error": 2}
+# flex attention's modules: torch's own (pure Python on every torch >= 2.5) and transformers' wrappers of it
+# (https://github.com/huggingface/transformers/blob/main/src/transformers/integrations/flex_attention.py)
+_FLEX_MODULES = ("torch.nn.attention.flex_attention.", "transformers.integrations.flex_attention.")
 _DTYPE_NAME = re.compile(r"^(?:b?float\d*\w*|half|double|u?int\d+|bool|complex\d+|long|short)$")
 
 
 def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
-    if rel.endswith("__init__.py") or not any((f.symbol or "").startswith("torch.") for f in findings):
+    if rel.endswith("__init__.py") or not any((f.symbol or "").startswith(("torch.", *_FLEX_MODULES)) for f in findings):
         return findings
     body = getattr(tree, "body", [])
     imports: dict[int, list[tuple[str, str]]] = {}     # line -> (dotted name imported, local name)
@@ -506,6 +509,8 @@ def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
     # names some load reads other than as `name.<attr>` (passed on, compared, returned): the import stays the finding
     read_whole = {n.id for n in module_nodes(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
                   and id(n) not in attribute_bases}
+    typed = _type_only_names(tree, used) if any((f.symbol or "").startswith(_FLEX_MODULES) for f in findings) \
+        else set()
     out = []
     # (code, symbol) -> (line, severity rank) of each finding: a used name's uses carry their own findings
     where: dict[tuple[str, str], set[tuple[int, int]]] = {}
@@ -513,16 +518,22 @@ def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
         where.setdefault((f.code, f.symbol or ""), set()).add((f.line, _RANK.get(f.severity, 0)))
     for f in findings:
         symbol = f.symbol or ""
-        local = next((name for dotted, name in imports.get(f.line, ()) if symbol.startswith("torch.") and (
+        flex = symbol.startswith(_FLEX_MODULES)
+        local = next((name for dotted, name in imports.get(f.line, ()) if (symbol.startswith("torch.") or flex) and (
             dotted == symbol or dotted.startswith(symbol + "."))), None)
-        if local and local in used and f.fix == "none" and f.category not in ("kernel", "attention") and \
+        if local and local in used and f.fix == "none" and (f.category not in ("kernel", "attention") or flex) and \
                 not _DTYPE_NAME.match(symbol.rsplit(".", 1)[-1]) and any(
                 dotted == symbol for dotted, _ in imports.get(f.line, ())) and any(
-                line != f.line and rank >= _RANK.get(f.severity, 0) for line, rank in where[(f.code, symbol)]):
+                line != f.line and rank >= _RANK.get(f.severity, 0) for line, rank in where[(f.code, symbol)]) or (
+                flex and local and local in typed and f.fix == "none" and
+                any(line != f.line for (code, _), seen in where.items() if code == f.code for line, _ in seen)):
             # `from torch.cuda.amp import autocast` ... `with autocast(enabled=self.amp):`: the import runs on every
             # torch build; the use, at the same severity, carries the hint (lead decision 14, recall item 8; pd38).
             # Not a kernel build's `CUDAExtension` import (recall splits label it), an attention switch's (NPU397's
-            # "their import too") or a dtype name's (`from torch import bfloat16 as bf16_t`)
+            # "their import too") or a dtype name's (`from torch import bfloat16 as bf16_t`). Flex attention's names
+            # are (tq55b): its modules are plain Python every torch >= 2.5 imports, torch_npu's too; what fails on
+            # an NPU tensor is the call (`_validate_device` takes CUDA, CPU, XPU, HPU, MPS), reported where it is;
+            # `BlockMask` read only in annotations / type tests runs none of it, beside a flex call reported
             continue
         module, scope = submodules.get(f.line, ("", None))
         if scope is not None and module == symbol and not _spells(scope, module):
@@ -545,6 +556,23 @@ def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
             f = replace(f, severity="info", data=data, message=f"{f.message} ({_ALIASED_MODULE_NOTE})")
         out.append(f)
     return out
+
+
+def _type_only_names(tree: ast.AST, used: set[str]) -> set[str]:
+    """Of the names `used`, those every load of which is in an annotation or is the class operand of an
+    `isinstance` / `issubclass` test (`mask: Optional[Union[BlockMask, str]]`, `isinstance(mask, BlockMask)`)."""
+    from auditor.static.crossfile import annotation_names
+
+    if not isinstance(tree, ast.Module):
+        return set()
+    typed = annotation_names(tree)
+    for node in module_nodes(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
+            typed |= {id(n) for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
+    other = {n.id for n in module_nodes(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+             and id(n) not in typed}
+    return used - other
 
 
 def _own_imports(scope: ast.AST) -> list[ast.Import]:
