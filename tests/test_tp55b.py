@@ -126,3 +126,36 @@ def test_launch_of_a_script_passing_its_own_backend_or_gloo_default_stays_quiet(
         "    if hasattr(torch, 'npu') and torch.npu.is_available():\n        backend = 'hccl'\n"
         "    torch_dist.init_process_group(backend=backend, **kwargs)\n", 1))
     assert all("NPU143" not in codes for codes in tree_codes_by_line(tmp_path, "train.sh").values())
+
+
+# a spiking-network library's image: `ARG NVIDIA_30XX=false` picks a final stage by name, and `ENV` sets the
+# container's own environment, which the NVIDIA container toolkit reads
+_DOCKERFILE = """\
+ARG DEPS=development
+ARG NVIDIA_30XX=false
+
+FROM python:3.8-slim AS base-default
+ENV NVIDIA_VISIBLE_DEVICES=all
+
+FROM base-default AS nvidia-30xx-false
+FROM base-default AS nvidia-30xx-true
+FROM nvidia-30xx-${NVIDIA_30XX} AS final
+"""
+
+
+def test_nvidia_variable_set_by_env_in_a_dockerfile_is_read_by_the_cuda_stack():
+    from auditor.rules import load_rules
+    from auditor.static import StaticEngine
+
+    found = [(f.line, f.code) for f in StaticEngine(load_rules()).analyze_bytes(_DOCKERFILE.encode(),
+                                                                                 "Dockerfile").findings]
+    assert (5, "NPU004") in found
+
+
+def test_nvidia_named_build_argument_in_a_dockerfile_stays_quiet():
+    from auditor.rules import load_rules
+    from auditor.static import StaticEngine
+
+    found = [(f.line, f.code) for f in StaticEngine(load_rules()).analyze_bytes(_DOCKERFILE.encode(),
+                                                                                 "Dockerfile").findings]
+    assert not [code for line, code in found if line == 2]
