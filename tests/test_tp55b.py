@@ -159,3 +159,49 @@ def test_nvidia_named_build_argument_in_a_dockerfile_stays_quiet():
     found = [(f.line, f.code) for f in StaticEngine(load_rules()).analyze_bytes(_DOCKERFILE.encode(),
                                                                                  "Dockerfile").findings]
     assert not [code for line, code in found if line == 2]
+
+
+# a SLAM tree's setup.py (DROID-SLAM's): the `'nvcc': [` slot holds one -gencode flag per line
+_SETUP = """\
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+setup(
+    name='droid_backends',
+    ext_modules=[
+        CUDAExtension('droid_backends',
+            sources=['src/droid.cpp', 'src/droid_kernels.cu'],
+            extra_compile_args={
+                'cxx': ['-O3'],
+                'nvcc': {first}
+                    '-gencode=arch=compute_70,code=sm_70',
+                    '-gencode=arch=compute_80,code=sm_80',
+                ]
+            }),
+    ],
+    cmdclass={'build_ext': BuildExtension}
+)
+"""
+
+
+def _setup_codes(first: str) -> dict[int, set[str]]:
+    from auditor.rules import load_rules
+    from auditor.static import StaticEngine
+
+    out: dict[int, set[str]] = {}
+    for f in StaticEngine(load_rules()).analyze_bytes(_SETUP.replace("{first}", first).encode(), "setup.py").findings:
+        out.setdefault(f.line, set()).add(f.code)
+    return out
+
+
+def test_nvcc_slot_is_reported_on_its_key_line():
+    found = _setup_codes("['-O3',")
+    assert "NPU353" in found.get(11, set())       # the `'nvcc':` key: the build's one decision (decision 18)
+    # a flag on the key's own line is still its own finding (`'nvcc': ['-O3', '--use_fast_math']`)
+    assert "NPU369" in _setup_codes("['--use_fast_math',").get(11, set())
+
+
+def test_nvcc_slot_flags_on_later_lines_stay_quiet():
+    for first in ("['-O3',", "["):
+        found = _setup_codes(first)
+        assert not (found.get(12, set()) | found.get(13, set())), first
