@@ -205,3 +205,44 @@ def test_nvcc_slot_flags_on_later_lines_stay_quiet():
     for first in ("['-O3',", "["):
         found = _setup_codes(first)
         assert not (found.get(12, set()) | found.get(13, set())), first
+
+
+# a zju3dv-style NeRF config: the encoder factory builds torch-ngp's CUDA hash grid for every `cuda_*` type
+_NERF_CONFIG = """\
+task: nerf
+gpus: [0]
+network_module: lib.networks.nerf.network
+
+network:
+    nerf:
+        W: 64
+        D: 1
+    xyz_encoder:
+        type: '{xyz}'
+        input_dim: 3
+    dir_encoder:
+        type: 'frequency'
+        input_dim: 3
+        freq: 2
+"""
+
+
+def _config_codes(xyz: str) -> dict[int, set[str]]:
+    from auditor.rules import load_rules
+    from auditor.static import StaticEngine
+
+    out: dict[int, set[str]] = {}
+    for f in StaticEngine(load_rules()).analyze_bytes(_NERF_CONFIG.format(xyz=xyz).encode(),
+                                                      "configs/nerf/nerf_ngp.yaml").findings:
+        out.setdefault(f.line, set()).add(f.code)
+    return out
+
+
+def test_cuda_hash_grid_encoder_config_is_a_kernel_choice():
+    assert "NPU900" in _config_codes("cuda_hashgrid").get(10, set())
+    assert "NPU900" in _config_codes("cuda_hashgrid_4d").get(10, set())
+
+
+def test_pytorch_encoder_configs_stay_quiet():
+    for xyz in ("frequency", "hashgrid", "cuda"):
+        assert all("NPU900" not in codes for codes in _config_codes(xyz).values()), xyz
