@@ -89,7 +89,7 @@ FACTS: dict[str, int] = {
     "source_installs": 1,  # requirements.SOURCE_INSTALLS: CUDA extensions a VCS requirement installs (NPU954, tk45)
     "called_scripts": 3,  # called_scripts.script_call: a shell line's call of another script of the tree (t19c);
                           # 2: the words after the script (t20b); 3: a script's functions (shell_functions, h25a)
-    "hard_imports": 15,    # launch_imports.import_failure_facts: unconditional imports, CUDA-only ones (s15e); 2: a
+    "hard_imports": 16,    # launch_imports.import_failure_facts: unconditional imports, CUDA-only ones (s15e); 2: a
                           # setup.py's CUDA extension names (t16a); 3: a hard-coded NCCL backend (pd6); 4: a
                           # comparison with "nccl" is none (t22c); 5: not a `.x_cuda` known by its name only (t22d);
                           # 6: an NCCL default the module's own call leaves in place, argparse options (pd37);
@@ -103,6 +103,7 @@ FACTS: dict[str, int] = {
                           # 14: NCCL after an `assert torch.cuda.is_available()` is hard-coded (tp54a; with the
                           #     launched calls' `ones`, the rank options given 1)
                           # 15: kernel warnings on unconditional imports, `soft` (tp54b)
+                          # 16: NCCL parameter defaults another module's call leaves in place (tp55b)
     "setting_reads": 7,   # setting_reads.reads_fact: config keys a Python file reads, sections it hands over (t23e);
                           # 2: reads passed as keywords, names passed on (t24b); 3: passed to a trainer (pd37);
                           # 4: keys picked by the hardware (pd47); 5: values with a CPU fallback (tq48a);

@@ -161,6 +161,9 @@ RULE_SCHEMA: dict[str, Any] = {
             # `name == "libnccl.so.2"`): a test of a name loads nothing (tq46a)
             "not_name_tests": {"type": "boolean"},
             "not_listed": {"type": "boolean"},
+            # string rules: not an item on a later line of a multi-line `{"nvcc": [...]}` slot, whose key the
+            # keyword_key rule reports on its own line (lead decision 18: one decision; tp55b)
+            "slot_folded": {"type": "boolean"},
             # string rules of commands: not a literal that ends as an exclamation or a question (`return False,
             # 'nvcc unavailable!'`: a status text handed back, not a command line, t33a)
             "not_sentences": {"type": "boolean"},

@@ -132,6 +132,11 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
                     col.script_vars[words[0]] = " ".join(words[1:])
                 _held_commands(col, words, first, last)
             for name in names:
+                if kind == "ARG" and name.startswith("NVIDIA_"):
+                    # a build argument is not kept in the image's environment (Docker's reference, ARG: "not persisted
+                    # into the built image as ENV variables are"), and the NVIDIA container toolkit reads NVIDIA_*
+                    # from the container's environment only: `ARG NVIDIA_30XX=false`, a stage-name switch (tp55b)
+                    continue
                 for n in range(first, last + 1):
                     start = col.lines[n].find(name) if n < len(col.lines) else -1
                     if start >= 0:

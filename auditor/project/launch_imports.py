@@ -33,6 +33,11 @@ NCCL = "nccl"       # the facts' key of a hard-coded NCCL backend, and the launc
 NCCL_OPTION = "nccl-option"     # failing_imports' key of the option whose default that backend is (tp51c)
 SOFT = "soft"         # the facts' key of a kernel warning on an unconditional import (tp54b)
 SPAWNS = "spawns"     # the facts' key of a script that starts its own ranks (torch.multiprocessing, tp53b)
+# tp55b: the facts' keys of a function's NCCL parameter default no call of its own module uses (`def init_dist(launcher,
+# backend='nccl', **kwargs)` in a tree's copy of mmcv's dist_utils) and of a module's calls of names it imports from the
+# tree (`init_dist(args.launcher)`): another module's call that leaves the default in place starts NCCL
+NCCL_DEFAULTS = "nccl-defaults"
+IMPORTED_CALLS = "imported-calls"
 MAX_HOPS = 6          # the launched file and up to five modules of the tree between it and the failing import (MAGI-1's
                       # entry.py reaches flash_attn through a package __init__, the pipeline and the model: six files)
 _MAX_IMPORTS = 200
@@ -107,7 +112,8 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "",
     soft: list[list] = []
     # pd6: the first hard-coded NCCL backend anywhere in the file (VideoMAEv2's `args.dist_backend = 'nccl'` inside
     # utils.init_distributed_mode): a multi-process launch of a script importing it starts an NCCL process group
-    defaults = _nccl_default_lines(tree)
+    unused: dict = {}
+    defaults = _nccl_default_lines(tree, unused)
     asserted: set[int] | None = None
     nccl = None
     for f in (findings or []) if defaults is not None else []:
@@ -154,12 +160,68 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "",
     if nccl is not None:
         option = _argparse_default_option(tree, nccl[0])
         out[NCCL] = nccl + [option] if option else nccl
+    held_defaults = _nccl_default_findings(unused, findings)
+    if held_defaults:
+        out[NCCL_DEFAULTS] = held_defaults
+    calls = _imported_calls(tree)
+    if calls:
+        out[IMPORTED_CALLS] = calls
     spawns = _spawn_line(tree)
     if spawns:
         out[SPAWNS] = spawns
     if imports:
         out["imports"] = imports[:_MAX_IMPORTS]
     return out
+
+
+def _nccl_default_findings(unused: dict, findings) -> dict:
+    """{function: [line, code, symbol, parameter, position, method]} of the NCCL parameter defaults `unused` names
+    (`_nccl_default_lines`) that carry an error finding of the backend (NPU101 on `backend='nccl'`)."""
+    out: dict = {}
+    for name, (param, at, line, method) in unused.items():
+        hit = next((f for f in findings or () if f.line == line and f.category == "distributed"
+                    and f.severity == "error" and "nccl" in (f.symbol or "").lower()
+                    and not (f.data or {}).get("context")), None)
+        if hit is not None:
+            out[name] = [line, hit.code, hit.symbol or "", param, at, method]
+    return out
+
+
+def _imported_calls(tree: ast.Module) -> dict:
+    """{name: [line, positional arguments, keyword names]} of the first call of each name a module-level
+    `from <tree module> import name` binds (`init_dist(args.launcher)`), or of `name.function` for such a name bound to
+    a module (`dist_utils.init_dist(...)`); a call with `*args` / `**kwargs` may pass anything and is left out."""
+    bound = {a.asname or a.name for stmt in tree.body if isinstance(stmt, ast.ImportFrom)
+             and _first_party_candidate(stmt.module or "", stmt.level) for a in stmt.names if a.name != "*"}
+    out: dict = {}
+    for node in module_nodes_of(tree, (ast.Call,)) if bound else ():
+        dotted = ast_dotted(node.func) or ""
+        if dotted.split(".", 1)[0] not in bound or dotted.count(".") > 1 or dotted in out \
+                or any(k.arg is None for k in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
+            continue
+        out[dotted] = [node.lineno, len(node.args), [k.arg for k in node.keywords]]
+        if len(out) >= _MAX_IMPORTS:
+            break
+    return out
+
+
+def _default_left(calls: dict, names: list[str], defaults: dict) -> tuple[str, int, list] | None:
+    """(function, call line, its NCCL default) when `calls` (the importing module's IMPORTED_CALLS) call a function of
+    `defaults` (the imported module's NCCL_DEFAULTS) by one of the imported `names`, leaving the NCCL default in place."""
+    for dotted, (line, positional, keywords) in calls.items():
+        head, _, function = dotted.partition(".")
+        if head not in names:
+            continue
+        held = defaults.get(function or head)
+        if not isinstance(held, list) or len(held) != 6:
+            continue
+        _line, _code, _symbol, param, at, method = held
+        # a method called on its class's instance takes `self` from the instance (the count of positional arguments
+        # is one short of the definition's); a module-level function never is
+        shift = 1 if method and function else 0
+        if param not in keywords and (at is None or positional <= at - shift):
+            return function or head, line, held
+    return None
 
 
 def _after_cuda_asserts(tree: ast.Module, is_cuda_test: Callable[[ast.AST], bool]) -> set[int]:
@@ -238,24 +300,31 @@ def _argparse_default_option(tree: ast.Module, line: int) -> str:
     return ""
 
 
-def _nccl_default_lines(tree: ast.Module) -> set[int] | None:
+def _nccl_default_lines(tree: ast.Module, unused: dict | None = None) -> set[int] | None:
     """Lines of a parameter default naming NCCL (`def config_lade(..., backend='nccl')`, LookaheadDecoding): the
     backend of a library function the launched script may never call, or call with another backend; and of a
     comparison with it (`get_backend() == 'nccl'`), which reads the backend. A default the module's own call leaves in
     place (`def init_dist(launcher, backend='nccl', ...)` then `init_dist(launcher=launcher)`: the mmcv / AnimateDiff
     training scripts, CameraCtrl) is the script's backend, not such a line (pd37). None when the
     file names "hccl" too: it picks the backend by device (ms-swift's `backend = 'hccl'` when
-    is_torch_npu_available(), `'nccl'` elif CUDA), so no NCCL is hard-coded."""
+    is_torch_npu_available(), `'nccl'` elif CUDA), so no NCCL is hard-coded. `unused`, when given, gets {function:
+    (parameter, position, line, method)} of the defaults the module's own calls do not use: another module's call may
+    (NCCL_DEFAULTS, tp55b)."""
     lines: set[int] = set()
     relied: dict[str, list[tuple[str, int | None, int, bool]]] = {}   # function -> (parameter, position, line, method)
     calls: list[ast.Call] = []
+    compared: set[int] = set()
+    # ast.walk's order: a comparison comes before its operands
     for node in module_nodes_of(tree, (ast.Constant, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Compare,
                                        ast.Call)):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "hccl" in node.value.lower():
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "hccl" in node.value.lower() \
+                and id(node) not in compared:
+            # `if backend == 'hccl':` reads the backend (mmengine's get_comm_device): no choice of HCCL (tp55b)
             return None
         if isinstance(node, ast.Call):
             calls.append(node)
         if isinstance(node, ast.Compare):
+            compared.update(id(c) for c in [node.left, *node.comparators])
             # `if dist.get_backend() == 'nccl':` (mmdet's dist_utils): the backend is read, not chosen (t22c, Groma)
             lines.update(c.lineno for c in [node.left, *node.comparators]
                          if isinstance(c, ast.Constant) and isinstance(c.value, str) and "nccl" in c.value.lower())
@@ -280,6 +349,8 @@ def _nccl_default_lines(tree: ast.Module) -> set[int] | None:
             shift = 1 if method and isinstance(call.func, ast.Attribute) else 0
             if all(k.arg != param for k in call.keywords) and (at is None or len(call.args) <= at - shift):
                 lines.discard(line)
+    if unused is not None:
+        unused.update({name: held for name, params in relied.items() for held in params if held[2] in lines})
     return lines
 
 
@@ -356,6 +427,13 @@ def failing_imports(start: str, facts_of: Callable[[str], dict | None], folders:
                 # the first folder that has the module is the one Python loads it from (sys.path order)
                 for folder in folders[:1] if level else folders:
                     found = [t for t in _module_files(rel, module, level, names, [folder]) if facts_of(t) is not None]
+                    for target in found if NCCL not in chains and facts.get(IMPORTED_CALLS) else ():
+                        left = _default_left(facts[IMPORTED_CALLS], names, (facts_of(target) or {}).get(NCCL_DEFAULTS)
+                                             or {})
+                        if left is not None:
+                            function, called, held = left
+                            chains[NCCL] = chain + [f"{rel}:{line} `{shown}`", f"{rel}:{called} `{function}(...)`",
+                                                    f"{target}:{held[0]} `{held[2]}` ({held[1]})"]
                     for target in found:
                         if target not in seen:
                             seen.add(target)

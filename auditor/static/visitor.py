@@ -342,6 +342,22 @@ def _first_listed(value: cst.BaseExpression, rule: Rule) -> cst.SimpleString | N
                  and any(fnmatch.fnmatchcase(str(e.value.evaluated_value), w) for w in wanted)), None)
 
 
+def _later_line_items(value: cst.BaseExpression) -> list[int]:
+    """ids of the string items of a list / tuple literal that stand on a later line than its opening bracket (lead
+    decision 18: `'nvcc': ['-O2',\n '-gencode=...',\n ...]` is one decision, on the key's line)."""
+    if not isinstance(value, (cst.List, cst.Tuple)):
+        return []
+    opening = value.lbracket if isinstance(value, cst.List) else (value.lpar[0] if value.lpar else None)
+    later = opening is not None and isinstance(opening.whitespace_after, cst.ParenthesizedWhitespace)
+    out: list[int] = []
+    for element in value.elements:
+        if later and isinstance(element.value, cst.SimpleString):
+            out.append(id(element.value))
+        later = later or isinstance(element.comma, cst.Comma) and isinstance(element.comma.whitespace_after,
+                                                                            cst.ParenthesizedWhitespace)
+    return out
+
+
 def _numba_launch_config(func: cst.Subscript) -> bool:
     """`kernel[grid, block]`, `k[blocks_per_grid, threads_per_block]`: two subscript items named for a CUDA grid and
     block (names or attributes), numba.cuda's launch configuration; a stream and a dynamic shared-memory size may follow
@@ -720,6 +736,8 @@ class MatchVisitor(cst.CSTVisitor):
         self._variant_devices = self._variant_rule is not None and _extension_build(ctx)
         self._listed: set[int] = set()      # string items of a list / tuple / set literal, or compared with a name
         self._list_items: set[int] = set()  # items of a list literal (`libraries += ['torch_cuda']`)
+        # items on the later lines of a multi-line `{"nvcc": [...]}` slot: the key's line is the one decision (tp55b)
+        self._slot_later: set[int] = set()
         # the "cuda" key of a table keyed by torch device type with no "npu" entry (`{"cpu": f_cpu, "cuda": f_cuda}`,
         # looked up with `x.device.type`): the key names a device the table serves, and an NPU tensor has no entry
         self._dispatch_keys: set[int] = set()
@@ -763,6 +781,8 @@ class MatchVisitor(cst.CSTVisitor):
         if rule.extra.get("not_name_tests") and (id(node) in self._name_tests or self._compared
                                                  and id(node) in self._operands):
             return      # `libname.startswith("libnccl.so.2")`: a name tested, nothing loaded (tq46a)
+        if rule.extra.get("slot_folded") and id(node) in self._slot_later:
+            return      # `'nvcc': ['-O2',\n '-gencode=arch=compute_60,code=sm_60', ...]`: the key's finding (decision 18)
         if rule.extra.get("not_listed") and (self._options or id(node) in self._listed):
             return      # `choices=["inductor", "nvfuser"]`, `BACKENDS = (...)`: a menu of names, none chosen (review48)
         if rule.extra.get("compared_operand") and id(node) not in self._operands:
@@ -1886,6 +1906,8 @@ class MatchVisitor(cst.CSTVisitor):
             self._handled.add(id(node.key))      # `{"cuda": CudaPlatform}`: a key of a table, not a device
         if isinstance(node.key, cst.SimpleString):
             self._claim_key(node.key)
+            if node.key.evaluated_value == "nvcc":
+                self._slot_later.update(_later_line_items(node.value))
         if isinstance(node.key, cst.SimpleString) and "/" in str(node.key.evaluated_value) \
                 and isinstance(node.value, cst.Integer) and node.value.evaluated_value == 0:
             # `{"nvidia.com/gpu": 0}` (codeflare-sdk's `worker_extended_resource_requests`): an extended resource
