@@ -44,3 +44,62 @@ def test_cuda_reseed_after_aliased_global_seed_is_info(tmp_path):
 def test_cuda_seed_alone_under_an_alias_keeps_its_severity(tmp_path):
     found = dedented_tree(tmp_path, {"speech/utils.py": SEED_CUDA_ONLY})
     assert severity_at(found, "speech/utils.py", SEED_CUDA_ONLY, "th.cuda.manual_seed_all").get("NPU002") == "error"
+
+
+TASK_OVERRIDE = '''
+    from lavis.tasks.base_task import BaseTask
+
+
+    class ImageTextPretrainTask(BaseTask):
+        def __init__(self):
+            super().__init__()
+
+        def evaluation(self, model, data_loader, cuda_enabled=True):
+            pass
+'''
+
+TASK_BASE = '''
+    import torch
+
+
+    class BaseTask:
+        def evaluation(self, model, data_loader, cuda_enabled=True):
+            results = []
+            for samples in data_loader:
+                if cuda_enabled:
+                    samples = {k: v.cuda() for k, v in samples.items()}
+                results.append(model(samples))
+            return results
+'''
+
+
+def test_switch_parameter_of_a_method_an_override_turns_off_is_info(tmp_path):
+    found = dedented_tree(tmp_path, {"tasks/pretrain.py": TASK_OVERRIDE})
+    assert severity_at(found, "tasks/pretrain.py", TASK_OVERRIDE, "cuda_enabled=True").get("NPU038") == "info"
+
+
+def test_switch_parameter_the_method_reads_keeps_its_warning(tmp_path):
+    found = dedented_tree(tmp_path, {"tasks/base.py": TASK_BASE})
+    assert severity_at(found, "tasks/base.py", TASK_BASE, "cuda_enabled=True").get("NPU038") == "warning"
+
+
+DOCKERFILE_PINS = '''
+    FROM nvidia/cuda:10.2-cudnn7-devel-ubuntu18.04
+    ARG PYTORCH_VERSION=1.10
+    RUN conda install -y pytorch==${PYTORCH_VERSION} torchaudio cudatoolkit=${CUDA_TOOLKIT} -c pytorch
+'''
+
+DOCKERFILE_READS = '''
+    FROM nvidia/cuda:10.2-cudnn7-devel-ubuntu18.04
+    RUN conda install -y pytorch torchaudio -c pytorch && make -C csrc CUDA_ARCH_LIST=${CUDA_ARCH_LIST}
+'''
+
+
+def test_version_pinned_from_a_build_variable_is_no_cuda_environment_read(tmp_path):
+    found = dedented_tree(tmp_path, {"docker/Dockerfile": DOCKERFILE_PINS})
+    assert "NPU004" not in severity_at(found, "docker/Dockerfile", DOCKERFILE_PINS, "cudatoolkit=")
+
+
+def test_cuda_variable_passed_to_a_build_is_still_read(tmp_path):
+    found = dedented_tree(tmp_path, {"docker/Dockerfile": DOCKERFILE_READS})
+    assert "NPU004" in severity_at(found, "docker/Dockerfile", DOCKERFILE_READS, "CUDA_ARCH_LIST")
