@@ -103,3 +103,97 @@ def test_version_pinned_from_a_build_variable_is_no_cuda_environment_read(tmp_pa
 def test_cuda_variable_passed_to_a_build_is_still_read(tmp_path):
     found = dedented_tree(tmp_path, {"docker/Dockerfile": DOCKERFILE_READS})
     assert "NPU004" in severity_at(found, "docker/Dockerfile", DOCKERFILE_READS, "CUDA_ARCH_LIST")
+
+
+ROOT_README = '''
+    # Panda: video captioning
+
+    - [Splitting](./splitting) splits long videos into clips.
+    - [Captioning](./captioning) holds the captioning model.
+'''
+
+ROOT_README_UNLINKED = '''
+    # Panda: video captioning
+
+    The captioning model is in the captioning folder.
+'''
+
+CAPTION_README = '''
+    # Captioning
+
+    ```
+    cd Panda/captioning
+    pip install -r requirements.txt
+    ```
+
+    ## Quick Demo
+    ```
+    python inference.py --video-list inputs/video_list.txt
+    ```
+'''
+
+CAPTION_INFERENCE = '''
+    import argparse
+
+    import torch
+    from video_llama.common.registry import registry
+
+
+    def main(args):
+        model_cls = registry.get_model_class(args.arch)
+        model = model_cls.from_config(args).to("cuda")
+        model.eval()
+        return model
+
+
+    if __name__ == "__main__":
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--arch", default="video_llama")
+        main(parser.parse_args())
+'''
+
+VIDEO_LLAMA_INIT = '''
+    from video_llama.common.registry import registry
+'''
+
+VIDEO_LLAMA_REGISTRY = '''
+    class Registry:
+        mapping = {"model_name_mapping": {}}
+
+        @classmethod
+        def get_model_class(cls, name):
+            return cls.mapping["model_name_mapping"].get(name, None)
+
+
+    registry = Registry()
+'''
+
+VIDEO_LLAMA_TRAIN = '''
+    import torch
+    from video_llama.common.registry import registry
+
+
+    def train_step(model, samples):
+        samples = {k: v.to("cuda") for k, v in samples.items()}
+        return model(samples)
+'''
+
+
+def _caption_tree(readme: str) -> dict[str, str]:
+    return {"README.md": readme, "captioning/README.md": CAPTION_README,
+            "captioning/inference.py": CAPTION_INFERENCE, "captioning/requirements.txt": "torch\nomegaconf\n",
+            "captioning/video_llama/__init__.py": VIDEO_LLAMA_INIT,
+            "captioning/video_llama/common/__init__.py": "",
+            "captioning/video_llama/common/registry.py": VIDEO_LLAMA_REGISTRY,
+            "captioning/video_llama/runners/__init__.py": "",
+            "captioning/video_llama/runners/train.py": VIDEO_LLAMA_TRAIN}
+
+
+def test_program_a_linked_folder_readme_runs_is_reached(tmp_path):
+    found = dedented_tree(tmp_path, _caption_tree(ROOT_README))
+    assert severity_at(found, "captioning/inference.py", CAPTION_INFERENCE, '.to("cuda")').get("NPU003") == "error"
+
+
+def test_program_no_linked_readme_runs_stays_unreached(tmp_path):
+    found = dedented_tree(tmp_path, _caption_tree(ROOT_README_UNLINKED))
+    assert severity_at(found, "captioning/inference.py", CAPTION_INFERENCE, '.to("cuda")').get("NPU003") == "info"

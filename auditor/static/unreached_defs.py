@@ -2546,6 +2546,8 @@ def _copy_entries(project: Any, copies: Collection[str], credited: Collection[st
     renamed |= set(credited)
     # (a credited copy's program a README command runs is the tree's documented program: policy (s))
     documented = _readme_facts(project)["launches"] if credited else set()
+    # (a program the README of a folder the root README links runs is the tree's documented program too, in any copy)
+    linked = _readme_facts(project)["linked"]
     # a checkout's top-level programs (timm's `train.py` beside `timm/` in VisRAG's `timm_modified/`) run when the
     # tree's own scripts launch them; the checkout's own launchers (timm's `distributed_train.sh`) are upstream's too
     # (policy (j), tq44b)
@@ -2562,7 +2564,7 @@ def _copy_entries(project: Any, copies: Collection[str], credited: Collection[st
         inner = rel[len(copy):].split("/") if copy else []
         if copy is None or inner[0] in _COPY_RUN_FOLDERS or rel in forks \
                 or _launched(rel, launched if copy in packages else own_launched) \
-                or copy in credited and _launched(rel, documented):
+                or copy in credited and _launched(rel, documented) or rel.removesuffix(".py") in linked:
             out.add(rel)
         # (a copied package's `__main__.py` runs only as `python -m pkg`, which no launch above names: policy (s))
         elif len(inner) == 1 and inner[0] != "__main__.py" and (copy in packages or inner[0] in _CHECKOUT_ENTRIES):
@@ -2662,7 +2664,7 @@ def _readme_facts(project: Any) -> dict[str, Any]:
     from auditor.source import SourceError
     from auditor.static.project_imports import read_counted
 
-    out: dict[str, Any] = {"credited": {}, "launches": set()}
+    out: dict[str, Any] = {"credited": {}, "launches": set(), "linked": set()}
     root = _tree_root(project)
     for name in _READMES:
         if root is None:
@@ -2686,16 +2688,49 @@ def _readme_facts(project: Any) -> dict[str, Any]:
                 for repo in _GITHUB_REPO.findall(line):
                     credited.setdefault(_fold(repo), repo)
             if not line.lstrip().startswith("#"):
-                out["launches"].update(m.replace(".", "/") + tail for m in _LAUNCHED_MODULE.findall(line)
-                                       for tail in ("", "/__main__"))
-                out["launches"].update(path.lstrip("./") for path in _README_SCRIPT.findall(line))
+                out["launches"].update(_readme_launches(line))
         for repo in _GITHUB_PAGE.findall(text):
             credited.pop(_fold(repo), None)
+        out["linked"] = _linked_readme_launches(project, root, text)
         break
     try:
         setattr(project, _README_FACT, out)
     except AttributeError:
         pass
+    return out
+
+
+def _readme_launches(line: str) -> set[str]:
+    """The programs a README line's command runs (`python -m pkg.cli`, `python tools/demo.py`), as path stems."""
+    return {m.replace(".", "/") + tail for m in _LAUNCHED_MODULE.findall(line) for tail in ("", "/__main__")} | \
+        {path.lstrip("./") for path in _README_SCRIPT.findall(line)}
+
+
+# a Markdown link to a folder of the tree (`[Captioning](./captioning)`, `[docs](tools/README.md)`), no URL
+_FOLDER_LINK = re.compile(r"\]\((?:\./)?([\w-][\w.-]*(?:/[\w-][\w.-]*)*?)/?(?:/README\.md)?\)")
+_LINKED_READMES = 8
+
+
+def _linked_readme_launches(project: Any, root: Path, text: str) -> set[str]:
+    """The programs the READMEs of the folders the root README links run (Panda-70M's "[Captioning](./captioning)",
+    whose captioning/README.md says `cd Panda-70M/captioning` then `python inference.py`): the tree's documented
+    commands, run from that folder (GitHub shows a folder's README.md on the folder's page), as tree paths (tq55c,
+    policy (s))."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    out: set[str] = set()
+    folders = [f for f in dict.fromkeys(_FOLDER_LINK.findall(text)) if "." not in f.rsplit("/", 1)[-1]]
+    for folder in folders[:_LINKED_READMES]:
+        path = next((root / folder / name for name in _READMES if (root / folder / name).is_file()), None)
+        if path is None:
+            continue
+        try:
+            sub = read_counted(project, path, _README_BYTES, prefix=True).decode("utf-8", "replace")
+        except (OSError, SourceError):
+            continue
+        out.update(f"{folder}/{stem}" for line in sub.splitlines() if not line.lstrip().startswith("#")
+                   for stem in _readme_launches(line))
     return out
 
 
