@@ -3,6 +3,8 @@ alias (`import torch as th; th.random.manual_seed(seed)`), ... Trees modelled on
 positive and a quiet control."""
 from __future__ import annotations
 
+import textwrap
+
 from tests.static_snippets import dedented_tree, severity_at
 
 SEED_ALIASED = '''
@@ -197,3 +199,44 @@ def test_program_a_linked_folder_readme_runs_is_reached(tmp_path):
 def test_program_no_linked_readme_runs_stays_unreached(tmp_path):
     found = dedented_tree(tmp_path, _caption_tree(ROOT_README_UNLINKED))
     assert severity_at(found, "captioning/inference.py", CAPTION_INFERENCE, '.to("cuda")').get("NPU003") == "info"
+
+
+RNN_TABLE = '''
+    import torch.nn as nn
+
+
+    def rnn_layer(mode: str, input_size: int, hidden_size: int, num_layers: int = 1) -> nn.Module:
+        supported_rnn = {
+            "RNN_TANH": nn.RNN,
+            "RNN_RELU": nn.RNN,
+            "GRU": nn.GRU,
+            "LSTM": nn.LSTM
+        }
+        mode = mode.upper()
+        if mode not in supported_rnn:
+            raise ValueError(f"Unsupported RNNs: {mode}")
+        return supported_rnn[mode](input_size, hidden_size, num_layers, batch_first=True)
+'''
+
+RNN_BUILT = '''
+    import torch.nn as nn
+
+
+    def rnn_layer(input_size: int, hidden_size: int, num_layers: int = 1) -> nn.Module:
+        return nn.RNN(input_size, hidden_size, num_layers, nonlinearity="tanh", batch_first=True)
+'''
+
+
+def _rnn_severity(engine, src: str, needle: str) -> str | None:
+    from tests.static_snippets import findings_by_line, line_of
+
+    found = findings_by_line(engine, textwrap.dedent(src), "asr/component.py")
+    return next((f.severity for f in found.get(line_of(textwrap.dedent(src), needle), []) if f.code == "NPU502"), None)
+
+
+def test_class_entry_of_a_mode_table_is_info(coverage_engine):
+    assert _rnn_severity(coverage_engine, RNN_TABLE, '"RNN_TANH": nn.RNN') == "info"
+
+
+def test_class_built_directly_keeps_its_warning(coverage_engine):
+    assert _rnn_severity(coverage_engine, RNN_BUILT, "nn.RNN(") == "warning"
