@@ -240,3 +240,70 @@ def test_class_entry_of_a_mode_table_is_info(coverage_engine):
 
 def test_class_built_directly_keeps_its_warning(coverage_engine):
     assert _rnn_severity(coverage_engine, RNN_BUILT, "nn.RNN(") == "warning"
+
+
+DROID_ENV = '''
+    name: droidenv
+    channels:
+      - rusty1s
+      - pytorch
+      - open3d-admin
+      - nvidia
+      - conda-forge
+      - defaults
+    dependencies:
+      - pytorch-scatter
+      - torchaudio
+      - torchvision
+      - open3d
+      - pytorch
+      - cudatoolkit=11.3
+'''
+
+DROID_INIT = '''
+    from droid_slam.droid import Droid
+'''
+
+DROID_MAIN = '''
+    import torch
+    from droid_slam.factor_graph import FactorGraph
+
+
+    class Droid:
+        def __init__(self, args):
+            self.graph = FactorGraph(args.buffer)
+            torch.cuda.set_device(0)
+'''
+
+DROID_GRAPH = '''
+    import torch
+
+
+    class FactorGraph:
+        def __init__(self, buffer):
+            self.ii = torch.zeros(buffer, device="cuda")
+'''
+
+DROID_SETUP = '''
+    from setuptools import setup
+
+    setup(name="droid_backends", packages=["droid_slam"])
+'''
+
+
+def _droid_tree(env_rel: str) -> dict[str, str]:
+    copy = "benchmark/third_party/DROID-SLAM/"
+    return {copy + "LICENSE": "BSD 3-Clause License\\n", copy + "setup.py": DROID_SETUP,
+            copy + "droid_slam/__init__.py": DROID_INIT, copy + "droid_slam/droid.py": DROID_MAIN,
+            copy + "droid_slam/factor_graph.py": DROID_GRAPH, env_rel: DROID_ENV}
+
+
+def test_nested_checkouts_own_environment_file_nothing_names_is_info(tmp_path):
+    rel = "benchmark/third_party/DROID-SLAM/environment.yaml"
+    found = dedented_tree(tmp_path, _droid_tree(rel))
+    assert severity_at(found, rel, DROID_ENV, "- nvidia").get("NPU018") == "info"
+
+
+def test_the_trees_own_environment_file_keeps_its_error(tmp_path):
+    found = dedented_tree(tmp_path, _droid_tree("environment.yaml"))
+    assert severity_at(found, "environment.yaml", DROID_ENV, "- nvidia").get("NPU018") == "error"

@@ -2664,7 +2664,7 @@ def _readme_facts(project: Any) -> dict[str, Any]:
     from auditor.source import SourceError
     from auditor.static.project_imports import read_counted
 
-    out: dict[str, Any] = {"credited": {}, "launches": set(), "linked": set()}
+    out: dict[str, Any] = {"credited": {}, "launches": set(), "linked": set(), "paths": set()}
     root = _tree_root(project)
     for name in _READMES:
         if root is None:
@@ -2692,6 +2692,7 @@ def _readme_facts(project: Any) -> dict[str, Any]:
         for repo in _GITHUB_PAGE.findall(text):
             credited.pop(_fold(repo), None)
         out["linked"] = _linked_readme_launches(project, root, text)
+        out["paths"] = {w.decode("utf-8", "replace") for w in _PATH_WORD.findall(text.encode())}
         break
     try:
         setattr(project, _README_FACT, out)
@@ -3271,8 +3272,11 @@ def _lower_copies(results: list, project: Any) -> int:
     # a copy's container and CI recipes are upstream's: nothing in the tree builds them unless its own launch files or
     # shell scripts name them (Grounded-SAM-2's and GroundingDINO's Dockerfiles, mmyolo's `.circleci/docker/`; policy
     # (j), tq53c)
+    # (and a nested checkout's own environment files, DROID-SLAM's `environment.yaml` in a benchmark's `third_party/`
+    # that the tree builds with `python setup.py install`, never `conda env create`; policy (j), tq55c)
     recipes = {r.path: copy for r in results if r.findings and (copy := _copy_of(r.path, copies)) is not None
-               and (_LAUNCH_FILE.search(r.path) or "/.circleci/" in f"/{r.path[len(copy):]}")}
+               and (_LAUNCH_FILE.search(r.path) or "/.circleci/" in f"/{r.path[len(copy):]}"
+                    or _ENV_FILE.search(r.path))}
     built = _named_recipes(project, recipes, tuple(copies)) if recipes else set()
     for rel in recipes.keys() - built:
         spans[rel] = [(1, _END)]
@@ -3295,6 +3299,7 @@ def _lower_copies(results: list, project: Any) -> int:
     return _lower_spans(results, {rel: {} for rel in spans}, spans, notes, set())
 
 
+_ENV_FILE = re.compile(r"(?:^|/)(?:requirements[\w.-]*\.txt|environment[\w.-]*\.ya?ml|conda[\w.-]*\.ya?ml)$")
 _RECIPE_NAMERS = re.compile(r"(?:^|/)(?:Makefile|[\w.-]+\.(?:sh|bash|mk))$")
 _PATHS_FACT = "spelled_paths"           # a launch file's or script's words holding a `/` (`_named_recipes`), kept in its summary
 _PATH_WORD = re.compile(rb"[^\s\"'`;|&()<>=]*/[^\s\"'`;|&()<>=]*")
@@ -3315,7 +3320,9 @@ def _named_recipes(project: Any, recipes: dict[str, str], copies: tuple[str, ...
         return sorted({w.decode("utf-8", "replace") for w in _PATH_WORD.findall(text)})
 
     spelled = {rel: rel[len(copy.rstrip("/").rpartition("/")[0]):].lstrip("/") for rel, copy in recipes.items()}
-    out: set[str] = set()
+    # (the root README's commands too: `pip install -r third_party/X/requirements.txt`)
+    readme = _readme_facts(project)["paths"]
+    out: set[str] = {recipe for recipe, tail in spelled.items() if any(tail in word for word in readme)}
     summaries = getattr(project, "summaries", {})
     for rel, path in getattr(project, "paths", {}).items():
         if rel.startswith(copies) or not (_LAUNCH_FILE.search(rel) or _RECIPE_NAMERS.search(rel)):
