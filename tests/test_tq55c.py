@@ -260,10 +260,6 @@ DROID_ENV = '''
       - cudatoolkit=11.3
 '''
 
-DROID_INIT = '''
-    from droid_slam.droid import Droid
-'''
-
 DROID_MAIN = '''
     import torch
     from droid_slam.factor_graph import FactorGraph
@@ -292,18 +288,23 @@ DROID_SETUP = '''
 
 
 def _droid_tree(env_rel: str) -> dict[str, str]:
-    copy = "benchmark/third_party/DROID-SLAM/"
-    return {copy + "LICENSE": "BSD 3-Clause License\\n", copy + "setup.py": DROID_SETUP,
-            copy + "droid_slam/__init__.py": DROID_INIT, copy + "droid_slam/droid.py": DROID_MAIN,
-            copy + "droid_slam/factor_graph.py": DROID_GRAPH, env_rel: DROID_ENV}
+    copy = "GameScore/GameWorld/third_party/DROID-SLAM/"
+    return {"GameScore/LICENSE": "Apache License 2.0\n", "GameScore/requirements.txt": "torch\n",
+            "GameScore/GameWorld/__init__.py": "from GameWorld.utils import load_dimension\n",
+            "GameScore/GameWorld/utils.py": "from GameWorld.third_party.droid import Droid\n\n\n"
+                                           "def load_dimension(name):\n    return Droid(name)\n",
+            "GameScore/GameWorld/third_party/__init__.py": "",
+            "GameScore/GameWorld/third_party/droid.py": DROID_MAIN.replace("droid_slam.", "GameWorld.third_party."),
+            "GameScore/GameWorld/third_party/factor_graph.py": DROID_GRAPH,
+            copy + "LICENSE": "BSD 3-Clause License\n", copy + "setup.py": DROID_SETUP, env_rel: DROID_ENV}
 
 
-def test_nested_checkouts_own_environment_file_nothing_names_is_info(tmp_path):
-    rel = "benchmark/third_party/DROID-SLAM/environment.yaml"
+def test_nested_checkouts_environment_file_nothing_names_is_info(tmp_path):
+    rel = "GameScore/GameWorld/third_party/DROID-SLAM/environment.yaml"
     found = dedented_tree(tmp_path, _droid_tree(rel))
     assert severity_at(found, rel, DROID_ENV, "- nvidia").get("NPU018") == "info"
 
 
-def test_the_trees_own_environment_file_keeps_its_error(tmp_path):
-    found = dedented_tree(tmp_path, _droid_tree("environment.yaml"))
-    assert severity_at(found, "environment.yaml", DROID_ENV, "- nvidia").get("NPU018") == "error"
+def test_the_copys_own_top_level_environment_file_keeps_its_error(tmp_path):
+    found = dedented_tree(tmp_path, _droid_tree("GameScore/environment.yaml"))
+    assert severity_at(found, "GameScore/environment.yaml", DROID_ENV, "- nvidia").get("NPU018") == "error"

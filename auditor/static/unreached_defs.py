@@ -3272,11 +3272,12 @@ def _lower_copies(results: list, project: Any) -> int:
     # a copy's container and CI recipes are upstream's: nothing in the tree builds them unless its own launch files or
     # shell scripts name them (Grounded-SAM-2's and GroundingDINO's Dockerfiles, mmyolo's `.circleci/docker/`; policy
     # (j), tq53c)
-    # (and a nested checkout's own environment files, DROID-SLAM's `environment.yaml` in a benchmark's `third_party/`
-    # that the tree builds with `python setup.py install`, never `conda env create`; policy (j), tq55c)
+    # (and the environment files of a checkout nested inside a copy, DROID-SLAM's `environment.yaml` in a copied
+    # benchmark's `third_party/`, which the tree builds with `python setup.py install`, never `conda env create`; the
+    # copy's own top-level requirements are what a user installs with it; policy (j), tq55c)
     recipes = {r.path: copy for r in results if r.findings and (copy := _copy_of(r.path, copies)) is not None
                and (_LAUNCH_FILE.search(r.path) or "/.circleci/" in f"/{r.path[len(copy):]}"
-                    or _ENV_FILE.search(r.path))}
+                    or _ENV_FILE.search(r.path) and "/" in r.path[len(copy):])}
     built = _named_recipes(project, recipes, tuple(copies)) if recipes else set()
     for rel in recipes.keys() - built:
         spans[rel] = [(1, _END)]
