@@ -7,6 +7,11 @@ import textwrap
 
 from tests.static_snippets import dedented_tree, severity_at
 
+
+def _severity(tmp_path, rel: str, src: str, needle: str, code: str) -> str | None:
+    """The severity of `code` on the line of `src` (written as the one file `rel` of a tree) holding `needle`."""
+    return severity_at(dedented_tree(tmp_path, {rel: src}), rel, src, needle).get(code)
+
 SEED_ALIASED = '''
     import random
 
@@ -39,13 +44,11 @@ SEED_CUDA_ONLY = '''
 
 
 def test_cuda_reseed_after_aliased_global_seed_is_info(tmp_path):
-    found = dedented_tree(tmp_path, {"speech/utils.py": SEED_ALIASED})
-    assert severity_at(found, "speech/utils.py", SEED_ALIASED, "th.cuda.manual_seed_all").get("NPU002") == "info"
+    assert _severity(tmp_path, "speech/utils.py", SEED_ALIASED, "th.cuda.manual_seed_all", "NPU002") == "info"
 
 
 def test_cuda_seed_alone_under_an_alias_keeps_its_severity(tmp_path):
-    found = dedented_tree(tmp_path, {"speech/utils.py": SEED_CUDA_ONLY})
-    assert severity_at(found, "speech/utils.py", SEED_CUDA_ONLY, "th.cuda.manual_seed_all").get("NPU002") == "error"
+    assert _severity(tmp_path, "speech/utils.py", SEED_CUDA_ONLY, "th.cuda.manual_seed_all", "NPU002") == "error"
 
 
 TASK_OVERRIDE = '''
@@ -76,13 +79,11 @@ TASK_BASE = '''
 
 
 def test_switch_parameter_of_a_method_an_override_turns_off_is_info(tmp_path):
-    found = dedented_tree(tmp_path, {"tasks/pretrain.py": TASK_OVERRIDE})
-    assert severity_at(found, "tasks/pretrain.py", TASK_OVERRIDE, "cuda_enabled=True").get("NPU038") == "info"
+    assert _severity(tmp_path, "tasks/pretrain.py", TASK_OVERRIDE, "cuda_enabled=True", "NPU038") == "info"
 
 
 def test_switch_parameter_the_method_reads_keeps_its_warning(tmp_path):
-    found = dedented_tree(tmp_path, {"tasks/base.py": TASK_BASE})
-    assert severity_at(found, "tasks/base.py", TASK_BASE, "cuda_enabled=True").get("NPU038") == "warning"
+    assert _severity(tmp_path, "tasks/base.py", TASK_BASE, "cuda_enabled=True", "NPU038") == "warning"
 
 
 DOCKERFILE_PINS = '''
