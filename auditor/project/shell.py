@@ -974,7 +974,8 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
             # later command's environment, as `export NAME=value` does (t20b, LLMxMapReduce's start_gunicorn.sh)
             line, c = pos.at(node.start_point)
             col.env(node.text.decode(), line, c)
-        elif node.type in ("simple_expansion", "expansion") and not _in_message(node) and not _in_label(node):
+        elif node.type in ("simple_expansion", "expansion") and not _in_message(node) and not _in_label(node) \
+                and not _pinned_version(node):
             if node.type == "expansion" and b"=" in node.text:
                 _assigned_default(col, m, pos, node)
             for child in node.children:
@@ -2242,6 +2243,25 @@ def _folder_guard(node) -> bool:
     used = re.compile(re.escape(folder) + r"(?![\w.-])")
     return any(used.search(c.text.decode("utf-8", "replace")) for c in clause.children
                if c.id != test.id and c.type not in ("elif_clause", "else_clause"))
+
+
+# a package installer whose `name=${VAR}` / `name==${VAR}` word pins a version (conda's `cudatoolkit=${CUDA_TOOLKIT}`,
+# pip's `torch==${TORCH_VERSION}`)
+_INSTALLERS = frozenset({b"pip", b"pip3", b"conda", b"mamba", b"micromamba", b"uv", b"apt-get", b"apt", b"yum"})
+_PIN_PREFIX = re.compile(rb"[a-z][a-z0-9_.-]*(?:==|=|>=|<=|~=)")
+
+
+def _pinned_version(node) -> bool:
+    """Is this expansion the version of a package spec an installer installs (`conda install cudatoolkit=${CUDA_TOOLKIT}`
+    in aps' Dockerfile)? The script's own variable holds the version and the shell substitutes it: no library reads
+    it from the environment (tq55c)."""
+    word = node.parent
+    if word is None or word.type != "concatenation" or word.parent is None or word.parent.type != "command":
+        return False
+    name = word.parent.child_by_field_name("name")
+    if name is None or name.text.rsplit(b"/", 1)[-1] not in _INSTALLERS:
+        return False
+    return _PIN_PREFIX.fullmatch(word.text[:node.start_byte - word.start_byte]) is not None
 
 
 def _in_label(node) -> bool:

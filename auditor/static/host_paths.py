@@ -405,10 +405,17 @@ def _dotted(node: ast.AST) -> str:
     return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else ""
 
 
-def _seed_call(stmt: ast.stmt) -> str:
+def _seed_call(stmt: ast.stmt, aliases: dict[str, str] | None = None) -> str:
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-        return _dotted(stmt.value.func)
+        head, dot, tail = _dotted(stmt.value.func).partition(".")
+        return (aliases or {}).get(head, head) + dot + tail
     return ""
+
+
+def _torch_aliases(tree: ast.AST) -> dict[str, str]:
+    """`import torch as th` -> {"th": "torch"}: aps' `th.random.manual_seed(seed)` is torch's global seed (tq55c)."""
+    return {a.asname: a.name for node in module_nodes(tree) if isinstance(node, ast.Import) for a in node.names
+            if a.asname and a.name in ("torch", "torch.cuda", "torch.random")}
 
 
 def _reseed_lines(tree: ast.AST) -> tuple[set[int], set[int]]:
@@ -417,6 +424,7 @@ def _reseed_lines(tree: ast.AST) -> tuple[set[int], set[int]]:
     of an `if` there (`if torch.cuda.is_available():`); and the lines of such an `if`'s test."""
     out: set[int] = set()
     tests: set[int] = set()
+    aliases = _torch_aliases(tree)
     for node in module_nodes(tree):
         for field in ("body", "orelse", "finalbody"):
             block = getattr(node, field, None)
@@ -424,13 +432,13 @@ def _reseed_lines(tree: ast.AST) -> tuple[set[int], set[int]]:
                 continue
             seeded = False
             for stmt in block:
-                name = _seed_call(stmt) if isinstance(stmt, ast.stmt) else ""
+                name = _seed_call(stmt, aliases) if isinstance(stmt, ast.stmt) else ""
                 if name in _GLOBAL_SEEDS:
                     seeded = True
                 elif seeded and name in _CUDA_SEEDS:
                     out.add(stmt.lineno)
                 elif seeded and isinstance(stmt, ast.If) and not stmt.orelse and all(
-                        _seed_call(s) in _CUDA_SEEDS for s in stmt.body):
+                        _seed_call(s, aliases) in _CUDA_SEEDS for s in stmt.body):
                     # `if torch.cuda.is_available(): torch.cuda.manual_seed_all(seed)`: the same re-seed, guarded (t11z)
                     out.update(s.lineno for s in stmt.body)
                     tests.update(range(stmt.test.lineno, (stmt.test.end_lineno or stmt.test.lineno) + 1))

@@ -77,8 +77,10 @@ def _called_names(fn: ast.AST) -> set[str]:
 
 
 def _unused_defaults(tree: ast.AST) -> list[tuple[int, int, int, int]]:
-    """(line, col, end line, end col) of parameter defaults whose parameter the function body never reads."""
+    """(line, col, end line, end col) of parameter defaults whose parameter the function body never reads, and of
+    those parameters' names (a switch reported on the name, `cuda_enabled=True`)."""
     out = []
+    overrides = _disabling_overrides(tree)
     for fn in module_nodes(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
@@ -99,11 +101,32 @@ def _unused_defaults(tree: ast.AST) -> list[tuple[int, int, int, int]]:
                     body_names.add(node.id)
                     if node.id in ("locals", "vars"):       # `**locals()` forwards every parameter
                         dynamic = True
-        if dynamic or _abstract(fn):
+        if dynamic or _abstract(fn) and id(fn) not in overrides:
             continue
         for arg, default in pairs:
             if arg.arg not in body_names:
-                out.append(node_span(default))
+                out += [node_span(arg), node_span(default)]
+    return out
+
+
+_INTERFACE_BASES = frozenset({"object", "ABC", "Protocol", "Generic", "NamedTuple", "TypedDict"})
+
+
+def _disabling_overrides(tree: ast.AST) -> set[int]:
+    """ids of methods whose whole body is `pass` in a class derived from another class (not an interface base): the
+    override turns the inherited method off (Video-LLaMA's `ImageTextPretrainTask.evaluation(self, model,
+    data_loader, cuda_enabled=True): pass`, whose base task evaluates), so its parameters switch nothing; a stub of
+    an interface (`...`, `raise NotImplementedError`, an ABC's or a root class's method) stays an interface (tq55c)."""
+    out: set[int] = set()
+    for cls in module_nodes(tree):
+        if not isinstance(cls, ast.ClassDef) or not cls.bases or all(
+                (ast_dotted(b) or "").rsplit(".", 1)[-1] in _INTERFACE_BASES for b in cls.bases):
+            continue
+        for fn in cls.body:
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and not fn.decorator_list and all(
+                    isinstance(st, ast.Pass) or isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)
+                    and isinstance(st.value.value, str) for st in fn.body):
+                out.add(id(fn))
     return out
 
 

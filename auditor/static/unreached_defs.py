@@ -2667,6 +2667,8 @@ def _copy_entries(project: Any, copies: Collection[str], credited: Collection[st
     renamed |= set(credited)
     # (a credited copy's program a README command runs is the tree's documented program: policy (s))
     documented = _readme_facts(project)["launches"] if credited else set()
+    # (a program the README of a folder the root README links runs is the tree's documented program too, in any copy)
+    linked = _readme_facts(project)["linked"]
     # a checkout's top-level programs (timm's `train.py` beside `timm/` in VisRAG's `timm_modified/`) run when the
     # tree's own scripts launch them; the checkout's own launchers (timm's `distributed_train.sh`) are upstream's too
     # (policy (j), tq44b)
@@ -2683,7 +2685,7 @@ def _copy_entries(project: Any, copies: Collection[str], credited: Collection[st
         inner = rel[len(copy):].split("/") if copy else []
         if copy is None or inner[0] in _COPY_RUN_FOLDERS or rel in forks \
                 or _launched(rel, launched if copy in packages else own_launched) \
-                or copy in credited and _launched(rel, documented):
+                or copy in credited and _launched(rel, documented) or rel.removesuffix(".py") in linked:
             out.add(rel)
         # (a copied package's `__main__.py` runs only as `python -m pkg`, which no launch above names: policy (s))
         elif len(inner) == 1 and inner[0] != "__main__.py" and (copy in packages or inner[0] in _CHECKOUT_ENTRIES):
@@ -2783,7 +2785,7 @@ def _readme_facts(project: Any) -> dict[str, Any]:
     from auditor.source import SourceError
     from auditor.static.project_imports import read_counted
 
-    out: dict[str, Any] = {"credited": {}, "launches": set(), "words": set()}
+    out: dict[str, Any] = {"credited": {}, "launches": set(), "words": set(), "linked": set(), "paths": set()}
     root = _tree_root(project)
     for name in _READMES:
         if root is None:
@@ -2807,17 +2809,51 @@ def _readme_facts(project: Any) -> dict[str, Any]:
                 for repo in _GITHUB_REPO.findall(line):
                     credited.setdefault(_fold(repo), repo)
             if not line.lstrip().startswith("#"):
-                out["launches"].update(m.replace(".", "/") + tail for m in _LAUNCHED_MODULE.findall(line)
-                                       for tail in ("", "/__main__"))
-                out["launches"].update(path.lstrip("./") for path in _README_SCRIPT.findall(line))
+                out["launches"].update(_readme_launches(line))
         for repo in _GITHUB_PAGE.findall(text):
             credited.pop(_fold(repo), None)
         out["words"] = {_fold(word) for word in re.findall(r"[A-Za-z_][\w-]*", text)}
+        out["linked"] = _linked_readme_launches(project, root, text)
+        out["paths"] = {w.decode("utf-8", "replace") for w in _PATH_WORD.findall(text.encode())}
         break
     try:
         setattr(project, _README_FACT, out)
     except AttributeError:
         pass
+    return out
+
+
+def _readme_launches(line: str) -> set[str]:
+    """The programs a README line's command runs (`python -m pkg.cli`, `python tools/demo.py`), as path stems."""
+    return {m.replace(".", "/") + tail for m in _LAUNCHED_MODULE.findall(line) for tail in ("", "/__main__")} | \
+        {path.lstrip("./") for path in _README_SCRIPT.findall(line)}
+
+
+# a Markdown link to a folder of the tree (`[Captioning](./captioning)`, `[docs](tools/README.md)`), no URL
+_FOLDER_LINK = re.compile(r"\]\((?:\./)?([\w-][\w.-]*(?:/[\w-][\w.-]*)*?)/?(?:/README\.md)?\)")
+_LINKED_READMES = 8
+
+
+def _linked_readme_launches(project: Any, root: Path, text: str) -> set[str]:
+    """The programs the READMEs of the folders the root README links run (Panda-70M's "[Captioning](./captioning)",
+    whose captioning/README.md says `cd Panda-70M/captioning` then `python inference.py`): the tree's documented
+    commands, run from that folder (GitHub shows a folder's README.md on the folder's page), as tree paths (tq55c,
+    policy (s))."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    out: set[str] = set()
+    folders = [f for f in dict.fromkeys(_FOLDER_LINK.findall(text)) if "." not in f.rsplit("/", 1)[-1]]
+    for folder in folders[:_LINKED_READMES]:
+        path = next((root / folder / name for name in _READMES if (root / folder / name).is_file()), None)
+        if path is None:
+            continue
+        try:
+            sub = read_counted(project, path, _README_BYTES, prefix=True).decode("utf-8", "replace")
+        except (OSError, SourceError):
+            continue
+        out.update(f"{folder}/{stem}" for line in sub.splitlines() if not line.lstrip().startswith("#")
+                   for stem in _readme_launches(line))
     return out
 
 
@@ -3431,8 +3467,12 @@ def _lower_copies(results: list, project: Any) -> int:
     # a copy's container and CI recipes are upstream's: nothing in the tree builds them unless its own launch files or
     # shell scripts name them (Grounded-SAM-2's and GroundingDINO's Dockerfiles, mmyolo's `.circleci/docker/`; policy
     # (j), tq53c)
+    # (and the environment files of a checkout nested inside a copy, DROID-SLAM's `environment.yaml` in a copied
+    # benchmark's `third_party/`, which the tree builds with `python setup.py install`, never `conda env create`; the
+    # copy's own top-level requirements are what a user installs with it; policy (j), tq55c)
     recipes = {r.path: copy for r in results if r.findings and (copy := _copy_of(r.path, copies)) is not None
-               and (_LAUNCH_FILE.search(r.path) or "/.circleci/" in f"/{r.path[len(copy):]}")}
+               and (_LAUNCH_FILE.search(r.path) or "/.circleci/" in f"/{r.path[len(copy):]}"
+                    or _ENV_FILE.search(r.path) and "/" in r.path[len(copy):])}
     built = _named_recipes(project, recipes, tuple(copies)) if recipes else set()
     for rel in recipes.keys() - built:
         spans[rel] = [(1, _END)]
@@ -3457,6 +3497,7 @@ def _lower_copies(results: list, project: Any) -> int:
     return _lower_spans(results, {rel: {} for rel in spans}, spans, notes, set())
 
 
+_ENV_FILE = re.compile(r"(?:^|/)(?:requirements[\w.-]*\.txt|environment[\w.-]*\.ya?ml|conda[\w.-]*\.ya?ml)$")
 _RECIPE_NAMERS = re.compile(r"(?:^|/)(?:Makefile|[\w.-]+\.(?:sh|bash|mk))$")
 _PATHS_FACT = "spelled_paths"           # a launch file's or script's words holding a `/` (`_named_recipes`), kept in its summary
 _PATH_WORD = re.compile(rb"[^\s\"'`;|&()<>=]*/[^\s\"'`;|&()<>=]*")
@@ -3477,7 +3518,9 @@ def _named_recipes(project: Any, recipes: dict[str, str], copies: tuple[str, ...
         return sorted({w.decode("utf-8", "replace") for w in _PATH_WORD.findall(text)})
 
     spelled = {rel: rel[len(copy.rstrip("/").rpartition("/")[0]):].lstrip("/") for rel, copy in recipes.items()}
-    out: set[str] = set()
+    # (the root README's commands too: `pip install -r third_party/X/requirements.txt`)
+    readme = _readme_facts(project)["paths"]
+    out: set[str] = {recipe for recipe, tail in spelled.items() if any(tail in word for word in readme)}
     summaries = getattr(project, "summaries", {})
     for rel, path in getattr(project, "paths", {}).items():
         if rel.startswith(copies) or not (_LAUNCH_FILE.search(rel) or _RECIPE_NAMERS.search(rel)):

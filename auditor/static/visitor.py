@@ -426,8 +426,10 @@ def _key_names_value(key: cst.BaseExpression | None, value: cst.BaseExpression) 
     text = key.evaluated_value
     if not isinstance(text, str) or not text or len(text) > 64:
         return False
-    mine = _words(text)
-    return bool(mine) and mine <= _words(value.attr.value)
+    mine, its = _words(text), _words(value.attr.value)
+    # (or a class the key names with a qualifier: aps' `"RNN_TANH": nn.RNN` beside `"GRU": nn.GRU`, the modes of a
+    # name-to-class table; tq55c)
+    return bool(mine) and (mine <= its or bool(its) and its <= mine and value.attr.value[:1].isupper())
 
 
 def _device_named_by_key(key: cst.BaseExpression | None, value: cst.BaseExpression) -> cst.SimpleString | None:
