@@ -107,7 +107,9 @@ def _foley_tree(tmp_path, model: str):
 
 
 def test_guarded_import_used_only_by_a_function_nothing_names_is_info(tmp_path):
-    root = _foley_tree(tmp_path, MODEL)
+    # (the caller hands on the user's mode: with `mode` left at its "torch" default the flash arm is never taken, tq55d)
+    root = _foley_tree(tmp_path, MODEL.replace("def forward(q, k, v):", "def forward(q, k, v, mode):")
+                       .replace("return attention(q, k, v)", "return attention(q, k, v, mode=mode)"))
     rel = "foley/attn_layers.py"
     assert severities_at(root, rel, ATTN_LAYERS, "from flash_attn.bert_padding") == {("info", "unreached")}
     assert severities_at(root, rel, ATTN_LAYERS, "out = flash_attn_varlen") == {("info", "unreached")}

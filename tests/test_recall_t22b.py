@@ -114,7 +114,7 @@ def test_keyword_true_only_takes_a_non_zero_integer():
 # `half` switches: boxmot's exporter signature (test20's label), Real-ESRGAN's upsampler, a decided-elsewhere value
 HALF = b"""class TensorRTExporter(BaseExporter):
     def __init__(self, model, im, file, half: bool = True, dynamic: bool = False):
-        super().__init__(model, im, file)
+        super().__init__(model, im, file, dynamic=dynamic, half=half)
 
 upsampler = RealESRGANer(scale=4, model_path=model_path, model=model, tile=0, pre_pad=0, half=True)
 lama = RealESRGANer(scale=4, model_path=model_path, model=model, half=True if "cuda" in str(device) else False)

@@ -29,7 +29,7 @@ def test_parameter_defaults_and_dataclass_fields_bind_a_switch():
             tf32: bool | None = None
 
         def candidate(model, bf16: bool = True, use_flash_attn: bool = False):
-            return model
+            return model.to(torch.bfloat16 if bf16 else torch.float32), use_flash_attn
     """)
     assert (5, "NPU246") in found
     assert (9, "NPU246") in found

@@ -2901,6 +2901,13 @@ _RELEASE_FACT = "release_version"       # an `__init__.py`'s `__version__` strin
 _RELEASE = re.compile(r"^\d+\.\d+(?:\.\d+)?")
 
 
+def _empty_file(path: Any) -> bool:
+    try:
+        return Path(path).stat().st_size == 0
+    except (OSError, TypeError):
+        return False
+
+
 def _release_version(project: Any, path: Any) -> str:
     """The string a package's `__init__.py` binds to `__version__` at its top level ("" without one)."""
     from auditor.source import SourceError
@@ -2948,6 +2955,8 @@ def _versioned_copies(project: Any) -> dict[str, str]:
         if _fold(name) in words:
             continue
         init = f"{folder}/__init__.py"
+        if _empty_file(paths[init]):        # (a bare package marker binds no version: nothing to read)
+            continue
         version = kept_fact(summaries.get(init), _RELEASE_FACT, lambda held: isinstance(held, str),
                             lambda: _release_version(project, paths[init]), changed, init)
         if _RELEASE.match(version):
