@@ -29,7 +29,7 @@ from auditor.source import SourceError
 from auditor.static.backends import as_info
 from auditor.static.project_imports import kept_fact, read_counted
 
-_BUILDERS = {"CUDAExtension": "cuda", "CppExtension": "cpu"}
+_BUILDERS = (("CUDAExtension", "cuda"), ("CudaExtension", "cuda"), ("CppExtension", "cpu"), ("CPUExtension", "cpu"))
 _CUDA_WORD = re.compile(r"cuda|gpu|nccl", re.I)
 _IMPORT_CODES = frozenset({"NPU416"})
 _NOTE = "the tree's copy builds it for the CPU without CUDA ({where} picks `CppExtension`): it imports on Ascend; " \
@@ -42,8 +42,10 @@ _TEST_NOTE = "the build's own choice of its CPU arm ({where} builds `CppExtensio
 
 
 def _builder(node: ast.expr) -> str | None:
+    """"cuda" / "cpu" when a name is an extension builder: torch's `CUDAExtension` / `CppExtension` and the
+    factories named after them (tensorlayerx's `PyCUDAExtension`, `PyCppExtension`), else None."""
     name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
-    return _BUILDERS.get(name)
+    return next((kind for suffix, kind in _BUILDERS if name.endswith(suffix)), None)
 
 
 def cpu_fallback_builds(tree: ast.Module) -> dict[str, int]:
@@ -67,19 +69,10 @@ def cpu_fallback_builds(tree: ast.Module) -> dict[str, int]:
     return out
 
 
-def _builder_kind(node: ast.AST) -> str | None:
-    """"cuda" / "cpu" when a call builds a CUDA / CPU extension (`CUDAExtension(...)`, tensorlayerx's
-    `PyCUDAExtension(...)`, `PyCppExtension(...)`), else None."""
-    if not isinstance(node, ast.Call):
-        return None
-    name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr \
-        if isinstance(node.func, ast.Attribute) else ""
-    return "cuda" if name.endswith("CUDAExtension") or name.endswith("CudaExtension") else \
-        "cpu" if name.endswith("CppExtension") or name.endswith("CPUExtension") else None
-
-
 def _arm_kinds(body: list[ast.stmt]) -> set[str]:
-    return {kind for stmt in body for node in ast.walk(stmt) if (kind := _builder_kind(node))}
+    """The kinds of extension the calls in an arm build (`PyCUDAExtension(...)`)."""
+    return {kind for stmt in body for node in ast.walk(stmt)
+            if isinstance(node, ast.Call) and (kind := _builder(node.func))}
 
 
 def _flag_of(test: ast.expr) -> tuple[str, bool] | None:
