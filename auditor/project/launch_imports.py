@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, Callable
 
@@ -216,12 +217,16 @@ def _default_left(calls: dict, names: list[str], defaults: dict) -> tuple[str, i
         if not isinstance(held, list) or len(held) != 6:
             continue
         _line, _code, _symbol, param, at, method = held
-        # a method called on its class's instance takes `self` from the instance (the count of positional arguments
-        # is one short of the definition's); a module-level function never is
-        shift = 1 if method and function else 0
-        if param not in keywords and (at is None or positional <= at - shift):
+        if _default_kept(param, at, method and bool(function), positional, keywords):
             return function or head, line, held
     return None
+
+
+def _default_kept(param: str, at: int | None, bound: bool, positional: int, keywords: Collection[str | None]) -> bool:
+    """True when a call leaves parameter `param` (at position `at`; None: keyword-only) to its default: no keyword
+    names it and its positional arguments stop short of it. `bound`: a method called on its class's instance, which
+    takes `self` from the instance (the call's positional count is one short of the definition's)."""
+    return param not in keywords and (at is None or positional <= at - (1 if bound else 0))
 
 
 def _after_cuda_asserts(tree: ast.Module, is_cuda_test: Callable[[ast.AST], bool]) -> set[int]:
@@ -346,8 +351,8 @@ def _nccl_default_lines(tree: ast.Module, unused: dict | None = None) -> set[int
         if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
             continue        # `init_dist(**cfg)`: the backend may be among them
         for param, at, line, method in relied.get(name, ()):
-            shift = 1 if method and isinstance(call.func, ast.Attribute) else 0
-            if all(k.arg != param for k in call.keywords) and (at is None or len(call.args) <= at - shift):
+            if _default_kept(param, at, method and isinstance(call.func, ast.Attribute), len(call.args),
+                             [k.arg for k in call.keywords]):
                 lines.discard(line)
     if unused is not None:
         unused.update({name: held for name, params in relied.items() for held in params if held[2] in lines})
