@@ -44,3 +44,29 @@ def test_cuda_arm_spans_read_the_same_builder_names():
             ext = PyCUDAExtension("ggl.ops", ["ops.cu"], define_macros=[cuda_macro])
     """)
     assert cpu_bindings.cuda_arm_spans(tree) == [[8, 8], [4, 4]]
+
+
+def test_each_readme_is_read_once_per_run(tmp_path):
+    # review55 item 3: the root README's facts, its linked folder's commands and a folder's named scripts share one
+    # read of each README file (Panda-70M's root README links `captioning/`, whose README runs `inference.py`)
+    from types import SimpleNamespace
+
+    from auditor.static import unreached_defs
+
+    (tmp_path / "captioning").mkdir()
+    (tmp_path / "README.md").write_text("See [Captioning](./captioning).\n```\npython train.py\n```\n")
+    (tmp_path / "captioning" / "README.md").write_text("cd Panda-70M/captioning\npython inference.py --video a.mp4\n")
+    (tmp_path / "captioning" / "README_zh.md").write_text("python demo_zh.py\n")
+    (tmp_path / "captioning" / "inference.py").write_text("import torch\n")
+    project = SimpleNamespace(paths={"captioning/inference.py": str(tmp_path / "captioning" / "inference.py")},
+                              reads=0)
+    facts = unreached_defs._readme_facts(project)
+    assert facts["linked"] == {"captioning/inference"} and "train" in facts["launches"]
+    assert project.reads == 2                           # the root README and the linked folder's README.md
+    assert unreached_defs._readme_names(project, "captioning", "inference.py")
+    assert unreached_defs._readme_names(project, "captioning", "demo_zh.py")
+    assert not unreached_defs._readme_names(project, "captioning", "train.py")
+    assert project.reads == 3                           # README_zh.md, once; README.md was held
+    unreached_defs._readme_facts(project)
+    unreached_defs._readme_names(project, "captioning", "inference.py")
+    assert project.reads == 3

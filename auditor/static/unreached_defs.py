@@ -63,7 +63,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 from collections import Counter
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 from auditor.astnodes import is_main_guard, line_span, module_nodes, walk_list
@@ -2068,22 +2068,56 @@ def _unused_build_helpers(project: Any) -> dict[str, str]:
 def _readme_names(project: Any, folder: str, name: str) -> bool:
     """Whether a README of `folder` names the file `name` (Yuan-2.0's `3rdparty/vllm/README_yuan_vllm.md` documenting
     its `test_yuan_1prompt.py` inference script beside vLLM's setup.py): a program the folder documents."""
+    return any(name in text for text in _folder_readmes(project, folder))
+
+
+_FOLDER_READMES = "_folder_readmes"     # {folder: README names} and {(folder, name): text}, kept for the run
+
+
+def _folder_readmes(project: Any, folder: str, main: bool = False) -> Iterator[str]:
+    """The texts of a tree folder's README files (`README.md`, `README_yuan_vllm.md`; "" is the root), `_READMES`
+    first in their order; with `main`, only the one GitHub shows on the folder's page (the first of `_READMES` that
+    reads). Each file is read at most once per run through `read_counted` (its first `_README_BYTES`), whichever pass
+    asks: the root README's facts, a linked folder's commands and a folder's named scripts read the same files
+    (review55 item 3). The audit discovers no Markdown, so no file summary holds them."""
     from auditor.source import SourceError
     from auditor.static.project_imports import read_counted
 
-    root = _tree_root(project)
-    try:
-        readmes = [p for p in (root / folder).iterdir() if p.is_file() and p.name.upper().startswith("README")] \
-            if root is not None else []
-    except OSError:
-        return False
-    for path in readmes:
+    held = getattr(project, _FOLDER_READMES, None)
+    if not isinstance(held, dict):
+        held = {}
         try:
-            if name.encode() in read_counted(project, path, _README_BYTES, prefix=True):
-                return True
-        except (OSError, SourceError):
-            continue
-    return False
+            setattr(project, _FOLDER_READMES, held)
+        except AttributeError:
+            pass
+    root = _tree_root(project)
+    if root is None:
+        return
+    if folder not in held:
+        try:
+            held[folder] = sorted((p.name for p in (root / folder).iterdir()
+                                   if p.name.upper().startswith("README") and p.is_file()),
+                                  key=lambda n: (_READMES.index(n) if n in _READMES else len(_READMES), n))
+        except OSError:
+            held[folder] = []
+    for name in held[folder]:
+        if main and name not in _READMES:
+            return
+        if (folder, name) not in held:
+            try:
+                held[folder, name] = read_counted(project, root / folder / name, _README_BYTES, prefix=True) \
+                    .decode("utf-8", "replace")
+            except (OSError, SourceError):
+                held[folder, name] = None
+        if held[folder, name] is not None:
+            yield held[folder, name]
+            if main:
+                return
+
+
+def _main_readme(project: Any, folder: str) -> str | None:
+    """The text of the README GitHub shows on a folder's page (the first of `_READMES` it has), None without one."""
+    return next(_folder_readmes(project, folder, main=True), None)
 
 
 def _lower_build_files(results: list, project: Any) -> int:
@@ -2782,20 +2816,8 @@ def _readme_facts(project: Any) -> dict[str, Any]:
     held = getattr(project, _README_FACT, None)
     if isinstance(held, dict):
         return held
-    from auditor.source import SourceError
-    from auditor.static.project_imports import read_counted
-
     out: dict[str, Any] = {"credited": {}, "launches": set(), "words": set(), "linked": set(), "paths": set()}
-    root = _tree_root(project)
-    for name in _READMES:
-        if root is None:
-            break
-        if not (root / name).is_file():      # (a look, not a read: a tree without the file reads nothing)
-            continue
-        try:
-            text = read_counted(project, root / name, _README_BYTES, prefix=True).decode("utf-8", "replace")
-        except (OSError, SourceError):
-            continue
+    for text in filter(None, [_main_readme(project, "")]):
         credited: dict[str, str] = out["credited"]
         lines = text.splitlines()
         section = False
@@ -2813,9 +2835,8 @@ def _readme_facts(project: Any) -> dict[str, Any]:
         for repo in _GITHUB_PAGE.findall(text):
             credited.pop(_fold(repo), None)
         out["words"] = {_fold(word) for word in re.findall(r"[A-Za-z_][\w-]*", text)}
-        out["linked"] = _linked_readme_launches(project, root, text)
+        out["linked"] = _linked_readme_launches(project, text)
         out["paths"] = {w.decode("utf-8", "replace") for w in _PATH_WORD.findall(text.encode())}
-        break
     try:
         setattr(project, _README_FACT, out)
     except AttributeError:
@@ -2834,26 +2855,18 @@ _FOLDER_LINK = re.compile(r"\]\((?:\./)?([\w-][\w.-]*(?:/[\w-][\w.-]*)*?)/?(?:/R
 _LINKED_READMES = 8
 
 
-def _linked_readme_launches(project: Any, root: Path, text: str) -> set[str]:
+def _linked_readme_launches(project: Any, text: str) -> set[str]:
     """The programs the READMEs of the folders the root README links run (Panda-70M's "[Captioning](./captioning)",
     whose captioning/README.md says `cd Panda-70M/captioning` then `python inference.py`): the tree's documented
     commands, run from that folder (GitHub shows a folder's README.md on the folder's page), as tree paths (tq55c,
     policy (s))."""
-    from auditor.source import SourceError
-    from auditor.static.project_imports import read_counted
-
     out: set[str] = set()
     folders = [f for f in dict.fromkeys(_FOLDER_LINK.findall(text)) if "." not in f.rsplit("/", 1)[-1]]
     for folder in folders[:_LINKED_READMES]:
-        path = next((root / folder / name for name in _READMES if (root / folder / name).is_file()), None)
-        if path is None:
-            continue
-        try:
-            sub = read_counted(project, path, _README_BYTES, prefix=True).decode("utf-8", "replace")
-        except (OSError, SourceError):
-            continue
-        out.update(f"{folder}/{stem}" for line in sub.splitlines() if not line.lstrip().startswith("#")
-                   for stem in _readme_launches(line))
+        sub = _main_readme(project, folder)
+        if sub is not None:
+            out.update(f"{folder}/{stem}" for line in sub.splitlines() if not line.lstrip().startswith("#")
+                       for stem in _readme_launches(line))
     return out
 
 
