@@ -32,13 +32,14 @@ DEFAULT_CACHE_DIR = CACHE_FOLDER            # kept for callers that name the fol
 # FACTS is what still holds where the sources are not hashed, e.g. a bytecode-only install.)
 FACTS: dict[str, int] = {
     "entry": 1,           # size, mtime, sha1, findings, lines, suppressed, error (valid_entry)
-    "summary": 7,         # crossfile.summarize: defs, imports, tech, tech_lines ...; `uses`, `guarded` memos (FORMAT 3); 2: aliases (t30a)
+    "summary": 8,         # crossfile.summarize: defs, imports, tech, tech_lines ...; `uses`, `guarded` memos (FORMAT 3); 2: aliases (t30a)
                           # 3: class count attributes among the gates (t34b); 4: strings that only name are no definitions (tq43)
                           # 5: a technology named only by the project's own package names is no technology (tq44a);
                           #    and `uses` skips type tests and docstring decorators (tq44b)
                           # 6: aliases re-exported by `from torch.cuda.* import` (tk45)
                           # 7: `len(ids)` of the CUDA device ids is a count among the gates; imports under a user option
                           #    from a package imported at the top are not guarded (tq53b)
+                          # 8: a package `__init__.py`'s `__version__`, `release_version` (review55 item 4)
     "facts": 6,           # project_imports.import_facts: load, main, mark; a shell script's launch, ascend (FORMAT 4); 2: configs (t18b)
                           # 3: a shell script's modules, trains, scripts (unreached_defs reads no script again; h44)
                           # 4: a launch's script on a continuation line (lead, session 51)

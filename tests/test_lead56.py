@@ -70,3 +70,14 @@ def test_each_readme_is_read_once_per_run(tmp_path):
     unreached_defs._readme_facts(project)
     unreached_defs._readme_names(project, "captioning", "inference.py")
     assert project.reads == 3
+
+
+def test_a_package_version_is_in_its_init_summary():
+    # review55 item 4: descript's audiotools copy binds `__version__ = "0.7.3"`; the worker's summary holds it, so the
+    # versioned-copy reading neither stats nor reads the file again
+    from auditor.static.crossfile import RELEASE_VERSION, summarize
+
+    src = '__version__ = "0.7.3"\nfrom .core import AudioSignal\n'
+    assert summarize(ast.parse(src), [], "audiotools/__init__.py", src)[RELEASE_VERSION] == "0.7.3"
+    assert RELEASE_VERSION not in summarize(ast.parse(src), [], "audiotools/version.py", src)
+    assert RELEASE_VERSION not in summarize(ast.parse(""), [], "audiotools/core/__init__.py", "")

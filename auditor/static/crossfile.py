@@ -226,7 +226,24 @@ def summarize(tree: ast.Module, findings: Sequence[Finding], rel: str, text: str
     patches = cuda_patches(text)
     if any(patches):
         out["cuda_patch"] = patches         # rebinds Tensor.cuda / patches torch.cuda (auditor/static/device_shims.py)
+    if rel.endswith("__init__.py"):
+        version = release_version(tree)
+        if version:
+            out[RELEASE_VERSION] = version  # a package's `__version__` (unreached_defs' versioned copies)
     return out
+
+
+RELEASE_VERSION = "release_version"
+
+
+def release_version(tree: ast.Module) -> str:
+    """The string a module binds to `__version__` at its top level ("" without one): what a published package
+    reports (PEP 396)."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__version__" for t in node.targets) \
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return node.value.value
+    return ""
 
 
 def _branch_bindings(stmt: ast.If, lines: list[int]) -> dict[str, list[list[int]]]:

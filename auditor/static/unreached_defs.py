@@ -70,6 +70,7 @@ from auditor.astnodes import is_main_guard, line_span, module_nodes, walk_list
 from auditor.static.astutil import ast_dotted, logs_its_arguments, scope_locals
 from auditor.static.attribute_sets import false_constant, setting_nodes_by_name
 from auditor.static.backends import as_info
+from auditor.static.crossfile import RELEASE_VERSION, release_version
 from auditor.static.project_imports import SHELL_NAME, kept_fact, put_facts
 
 _CONTEXT = "unreached"
@@ -2910,31 +2911,23 @@ _VERSIONED_NOTE = ("nothing this tree runs reaches it: `{}` is a copy of another
                    "project's release version ({}), while this tree packages nothing to publish it and its README never "
                    "names it; of it this tree imports or runs only part; port it if you run it")
 _PACKAGING = ("setup.py", "setup.cfg", "pyproject.toml")
-_RELEASE_FACT = "release_version"       # an `__init__.py`'s `__version__` string (`_release_version`), kept in its summary
 _RELEASE = re.compile(r"^\d+\.\d+(?:\.\d+)?")
 
 
-def _empty_file(path: Any) -> bool:
-    try:
-        return Path(path).stat().st_size == 0
-    except (OSError, TypeError):
-        return False
-
-
-def _release_version(project: Any, path: Any) -> str:
-    """The string a package's `__init__.py` binds to `__version__` at its top level ("" without one)."""
+def _release_version(project: Any, rel: str) -> str:
+    """A package `__init__.py`'s `__version__` string ("" without one): from the file's summary, which the worker
+    wrote from its parse (`crossfile.release_version`), else from one read of a file the run holds no summary of."""
     from auditor.source import SourceError
     from auditor.static.project_imports import read_counted
 
+    summary = getattr(project, "summaries", {}).get(rel)
+    if isinstance(summary, dict) and "defs" in summary:
+        held = summary.get(RELEASE_VERSION, "")
+        return held if isinstance(held, str) else ""
     try:
-        tree = ast.parse(read_counted(project, path))
+        return release_version(ast.parse(read_counted(project, getattr(project, "paths", {}).get(rel))))
     except (OSError, SourceError, SyntaxError, ValueError):
         return ""
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__version__" for t in node.targets) \
-                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-            return node.value.value
-    return ""
 
 
 def _versioned_copies(project: Any) -> dict[str, str]:
@@ -2948,8 +2941,6 @@ def _versioned_copies(project: Any) -> dict[str, str]:
     only a package the tree uses as a library: other Python code imports it by its name, and no script or container
     file of the tree launches a program of it. Folder -> "name version"."""
     paths = getattr(project, "paths", {})
-    summaries = getattr(project, "summaries", {})
-    changed: set[str] = getattr(project, "changed", set())
     packaging = {rel.rsplit("/", 1)[0] if "/" in rel else "" for rel in paths if rel.rsplit("/", 1)[-1] in _PACKAGING}
     if "" in packaging:
         return {}
@@ -2967,11 +2958,7 @@ def _versioned_copies(project: Any) -> dict[str, str]:
         name = folder.rsplit("/", 1)[-1]
         if _fold(name) in words:
             continue
-        init = f"{folder}/__init__.py"
-        if _empty_file(paths[init]):        # (a bare package marker binds no version: nothing to read)
-            continue
-        version = kept_fact(summaries.get(init), _RELEASE_FACT, lambda held: isinstance(held, str),
-                            lambda: _release_version(project, paths[init]), changed, init)
+        version = _release_version(project, f"{folder}/__init__.py")
         if _RELEASE.match(version):
             found[f"{folder}/"] = f"{name} {version}"
     if not found:
