@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from tests.static_snippets import dedented_tree, severity_at
 
 
@@ -43,12 +45,10 @@ SEED_CUDA_ONLY = '''
 '''
 
 
-def test_cuda_reseed_after_aliased_global_seed_is_info(tmp_path):
-    assert _severity(tmp_path, "speech/utils.py", SEED_ALIASED, "th.cuda.manual_seed_all", "NPU002") == "info"
-
-
-def test_cuda_seed_alone_under_an_alias_keeps_its_severity(tmp_path):
-    assert _severity(tmp_path, "speech/utils.py", SEED_CUDA_ONLY, "th.cuda.manual_seed_all", "NPU002") == "error"
+@pytest.mark.parametrize("src, expected", [(SEED_ALIASED, "info"), (SEED_CUDA_ONLY, "error")],
+                         ids=["cuda-reseed-after-aliased-global-seed", "cuda-seed-alone-under-an-alias"])
+def test_cuda_seed_under_an_alias(tmp_path, src, expected):
+    assert _severity(tmp_path, "speech/utils.py", src, "th.cuda.manual_seed_all", "NPU002") == expected
 
 
 TASK_OVERRIDE = '''
@@ -78,12 +78,11 @@ TASK_BASE = '''
 '''
 
 
-def test_switch_parameter_of_a_method_an_override_turns_off_is_info(tmp_path):
-    assert _severity(tmp_path, "tasks/pretrain.py", TASK_OVERRIDE, "cuda_enabled=True", "NPU038") == "info"
-
-
-def test_switch_parameter_the_method_reads_keeps_its_warning(tmp_path):
-    assert _severity(tmp_path, "tasks/base.py", TASK_BASE, "cuda_enabled=True", "NPU038") == "warning"
+@pytest.mark.parametrize("rel, src, expected", [("tasks/pretrain.py", TASK_OVERRIDE, "info"),
+                                                 ("tasks/base.py", TASK_BASE, "warning")],
+                         ids=["an-override-turns-it-off", "the-method-reads-it"])
+def test_switch_parameter_of_a_method(tmp_path, rel, src, expected):
+    assert _severity(tmp_path, rel, src, "cuda_enabled=True", "NPU038") == expected
 
 
 DOCKERFILE_PINS = '''
