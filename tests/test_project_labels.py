@@ -204,6 +204,9 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
                             "test158": 40,
                             "test157": 40,
                             "test159": 40,
+                            "test162": 40,
+                            "test161": 40,
+                            "test160": 40,
                             "test151": 40,
                             "test154": 40,
                             "test155": 40,
@@ -570,7 +573,10 @@ SEVEN_PER_REPOSITORY_DRAWS = [("test65", 1665, 16, 61), ("test67", 1667, 15, 83)
                               ("test155", 1855, 14, 48),
                               ("test158", 1858, 14, 37),
                               ("test157", 1857, 12, 33),
-                              ("test159", 1859, 16, 51)]
+                              ("test159", 1859, 16, 51),
+                              ("test162", 1862, 15, 59),
+                              ("test161", 1861, 13, 31),
+                              ("test160", 1860, 16, 44)]
 
 
 @pytest.mark.parametrize("split, seed, repositories, files", SEVEN_PER_REPOSITORY_DRAWS)
