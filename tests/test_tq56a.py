@@ -1,0 +1,197 @@
+"""Precision fixes of tq56a (session 56, tuned on heldout74).
+
+- TensorRT / TensorRT-LLM as the NVIDIA member of a per-backend deploy set (policy (k); auditor/static/backend_files.py):
+  a C++ example folder named `trt/` beside `onnx/` / `openvino/`, a runtime folder named for TensorRT-LLM
+  (`runtime/triton_trtllm/`) beside a Python server's, the engine's packages in the requirements of a per-engine set
+  of programs, and a set member's lines behind an availability test;
+
+Code written afresh in the shape of the trees' code, not copied; each test has its control.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from auditor.runner import run_static
+from tests.static_snippets import line_of, write_tree
+
+
+def _at(root: Path, rel: str, line: int) -> list[tuple[str, str, str]]:
+    """(code, severity, context) of the findings of the whole-tree static pass on one line of `rel`."""
+    return sorted((f.code, f.severity, (f.data or {}).get("context") or "")
+                  for r in run_static([root], jobs=1).results if r.path == rel for f in r.findings if f.line == line)
+
+
+# --- family 1: TensorRT members of per-backend deploy sets -------------------------------------------------------
+
+TRT_CMAKE = """\
+    cmake_minimum_required(VERSION 3.10)
+    project(detr_trt)
+    find_package(CUDA REQUIRED)
+    find_package(OpenCV REQUIRED)
+    set(TENSORRT_DIR /usr/local/TensorRT)
+    include_directories(${TENSORRT_DIR}/include)
+    add_executable(detr_trt trtExample.cpp)
+    target_link_libraries(detr_trt
+        nvinfer
+        nvonnxparser
+        ${OpenCV_LIBS}
+        ${CUDA_LIBRARIES}
+    )
+"""
+ONNX_CMAKE = """\
+    cmake_minimum_required(VERSION 3.10)
+    project(detr_onnx)
+    find_package(OpenCV REQUIRED)
+    add_executable(detr_onnx onnxExample.cpp)
+    target_link_libraries(detr_onnx onnxruntime ${OpenCV_LIBS})
+"""
+
+
+def test_a_trt_example_folder_beside_an_onnx_one_is_info(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {"tools/deploy/cpp/trt/CMakeLists.txt": TRT_CMAKE,
+                                 "tools/deploy/cpp/onnx/CMakeLists.txt": ONNX_CMAKE})
+    found = _at(root, "tools/deploy/cpp/trt/CMakeLists.txt", line_of(TRT_CMAKE, "${CUDA_LIBRARIES}"))
+    assert found and all(severity == "info" for _, severity, _ in found)
+
+
+def test_a_trt_example_folder_alone_keeps_its_error(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {"tools/deploy/cpp/trt/CMakeLists.txt": TRT_CMAKE,
+                                 "tools/deploy/cpp/common/README.md": "Shared helpers.\n"})
+    found = _at(root, "tools/deploy/cpp/trt/CMakeLists.txt", line_of(TRT_CMAKE, "${CUDA_LIBRARIES}"))
+    assert any(severity == "error" for _, severity, _ in found)
+
+
+# a TensorRT-LLM checkpoint converter of a Triton runtime, and the Python member's FastAPI server
+CONVERTER = """\
+    import argparse
+
+    import torch
+    from tensorrt_llm._utils import release_gc
+    from tensorrt_llm.models import QWenForCausalLM
+
+
+    def main():
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--model_dir")
+        parser.add_argument("--output_dir")
+        args = parser.parse_args()
+        model = QWenForCausalLM.from_hugging_face(args.model_dir, dtype="bfloat16")
+        model.save_checkpoint(args.output_dir)
+        del model
+        release_gc()
+
+
+    if __name__ == "__main__":
+        main()
+"""
+SERVER = """\
+    import argparse
+
+    import uvicorn
+    from fastapi import FastAPI
+
+    app = FastAPI()
+
+
+    @app.get("/inference_sft")
+    async def inference_sft(tts_text: str):
+        return {"text": tts_text}
+
+
+    if __name__ == "__main__":
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--port", type=int, default=50000)
+        uvicorn.run(app, host="0.0.0.0", port=parser.parse_args().port)
+"""
+
+
+def test_a_trtllm_runtime_beside_a_python_runtime_is_info(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {"runtime/triton_trtllm/scripts/convert_checkpoint.py": CONVERTER,
+                                 "runtime/python/fastapi/server.py": SERVER})
+    found = _at(root, "runtime/triton_trtllm/scripts/convert_checkpoint.py", line_of(CONVERTER, "import release_gc"))
+    assert found and all(severity == "info" for _, severity, _ in found)
+
+
+def test_a_trtllm_folder_outside_a_runtime_set_keeps_its_error(tmp_path: Path) -> None:
+    # the same pair under a parent that is no folder of runtimes, and a runtime folder whose sibling is no runtime
+    for rel, other in (("tools/triton_trtllm/scripts/convert_checkpoint.py", "tools/python/fastapi/server.py"),
+                       ("runtime/triton_trtllm/scripts/convert_checkpoint.py", "runtime/assets/server.py")):
+        root = write_tree(tmp_path / rel.split("/", 1)[0] / other.split("/")[1], {rel: CONVERTER, other: SERVER})
+        found = _at(root, rel, line_of(CONVERTER, "import release_gc"))
+        assert any(severity == "error" for _, severity, _ in found), rel
+
+
+# a detector's TensorRT inference script, one of a folder of per-engine scripts
+TRT_INF = """\
+    import time
+
+    import numpy as np
+    import tensorrt as trt
+    import torch
+
+
+    class TimeProfiler:
+        def __init__(self):
+            self.total = 0
+
+        def __enter__(self):
+            self.start = self.time()
+            return self
+
+        def __exit__(self, *args):
+            self.total += self.time() - self.start
+
+        def synchronize(self):
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
+
+        def time(self):
+            self.synchronize()
+            return time.time()
+
+
+    class TRTInference:
+        def __init__(self, engine_path):
+            self.logger = trt.Logger(trt.Logger.INFO)
+            with open(engine_path, "rb") as f, trt.Runtime(self.logger) as runtime:
+                self.engine = runtime.deserialize_cuda_engine(f.read())
+            self.context = self.engine.create_execution_context()
+
+        def __call__(self, blob):
+            return self.context.execute_v2(list(blob.values()))
+"""
+ONNX_INF = """\
+    import onnxruntime as ort
+
+
+    def run(model_path, blob):
+        sess = ort.InferenceSession(model_path)
+        return sess.run(None, blob)
+"""
+REQUIREMENTS = "onnxruntime\ntensorrt\nopenvino\n"
+
+
+def test_a_trt_members_gated_sync_is_info(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {"tools/inference/trt_inf.py": TRT_INF, "tools/inference/onnx_inf.py": ONNX_INF})
+    found = _at(root, "tools/inference/trt_inf.py", line_of(TRT_INF, "torch.cuda.synchronize()"))
+    assert found and all(severity == "info" for _, severity, _ in found)
+
+
+def test_a_trt_script_alone_keeps_its_gated_warning(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {"tools/inference/trt_inf.py": TRT_INF})
+    found = _at(root, "tools/inference/trt_inf.py", line_of(TRT_INF, "torch.cuda.synchronize()"))
+    assert any(severity == "warning" for _, severity, _ in found)
+
+
+def test_the_engine_package_of_a_per_engine_requirements_file_is_info(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {"tools/inference/trt_inf.py": TRT_INF, "tools/inference/onnx_inf.py": ONNX_INF,
+                                 "tools/inference/requirements.txt": REQUIREMENTS})
+    found = _at(root, "tools/inference/requirements.txt", line_of(REQUIREMENTS, "tensorrt"))
+    assert found and all(severity == "info" for _, severity, _ in found)
+
+
+def test_the_engine_package_without_a_per_engine_set_keeps_its_error(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {"tools/inference/trt_inf.py": TRT_INF,
+                                 "tools/inference/requirements.txt": REQUIREMENTS})
+    found = _at(root, "tools/inference/requirements.txt", line_of(REQUIREMENTS, "tensorrt"))
+    assert any(severity == "error" for _, severity, _ in found)
