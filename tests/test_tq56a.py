@@ -195,3 +195,60 @@ def test_the_engine_package_without_a_per_engine_set_keeps_its_error(tmp_path: P
                                  "tools/inference/requirements.txt": REQUIREMENTS})
     found = _at(root, "tools/inference/requirements.txt", line_of(REQUIREMENTS, "tensorrt"))
     assert any(severity == "error" for _, severity, _ in found)
+
+
+# --- family 2: decision (x), a CUDA GradScaler whose only partner is a CUDA autocast -------------------------------
+
+# a VL-T5-style trainer: native AMP under --fp16, apex only in the other arm
+NATIVE_AMP = """\
+    import torch
+    from torch.cuda.amp import autocast
+
+
+    class Trainer:
+        def __init__(self, args, model, optim):
+            self.args = args
+            self.model = model.to(args.gpu)
+            self.optim = optim
+            if self.args.fp16 and args.native_amp:
+                self.scaler = torch.cuda.amp.GradScaler()
+            elif args.use_apex:
+                from apex import amp
+                self.model, self.optim = amp.initialize(self.model, self.optim, opt_level="O1")
+
+        def train_step(self, batch):
+            if self.args.fp16 and self.args.native_amp:
+                with autocast():
+                    loss = self.model(**batch)["loss"]
+                self.scaler.scale(loss).backward()
+                self.scaler.unscale_(self.optim)
+                torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.args.clip_grad_norm)
+                self.scaler.step(self.optim)
+                self.scaler.update()
+            else:
+                loss = self.model(**batch)["loss"]
+                loss.backward()
+                self.optim.step()
+            return loss.item()
+"""
+# the fp16-model control: the weights are half, so the scaler's loss scaling is what keeps the step right
+HALF_MODEL = NATIVE_AMP.replace("self.model = model.to(args.gpu)", "self.model = model.to(args.gpu).half()")
+# the disabled-autocast control: the scaler's partner is no enabled CUDA autocast
+NO_REGION = NATIVE_AMP.replace("with autocast():", "with autocast(enabled=False):")
+
+
+def _scaler(src: str, tmp_path: Path) -> list[tuple[str, str, str]]:
+    root = write_tree(tmp_path, {"src/trainer.py": src})
+    return [f for f in _at(root, "src/trainer.py", line_of(src, "GradScaler()")) if f[0] == "NPU012"]
+
+
+def test_a_scaler_whose_only_partner_is_a_cuda_autocast_is_a_warning(tmp_path: Path) -> None:
+    assert _scaler(NATIVE_AMP, tmp_path) == [("NPU012", "warning", "cuda-autocast-scaler")]
+
+
+def test_a_scaler_of_an_fp16_model_keeps_its_error(tmp_path: Path) -> None:
+    assert [sev for _, sev, _ in _scaler(HALF_MODEL, tmp_path)] == ["error"]
+
+
+def test_a_scaler_beside_a_disabled_autocast_keeps_its_error(tmp_path: Path) -> None:
+    assert [sev for _, sev, _ in _scaler(NO_REGION, tmp_path)] == ["error"]
