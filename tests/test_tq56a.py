@@ -252,3 +252,75 @@ def test_a_scaler_of_an_fp16_model_keeps_its_error(tmp_path: Path) -> None:
 
 def test_a_scaler_beside_a_disabled_autocast_keeps_its_error(tmp_path: Path) -> None:
     assert [sev for _, sev, _ in _scaler(NO_REGION, tmp_path)] == ["error"]
+
+
+# --- family 3: arms only a torch older than any torch_npu supports takes ------------------------------------------
+
+# a trainer choosing apex on torch < 1.6 and native AMP on newer torch
+APEX_ARM = """\
+    import torch
+    from packaging import version
+
+    _use_native_amp = False
+    _use_apex = False
+
+    if version.parse(torch.__version__) < version.parse("1.6"):
+        from transformers.file_utils import is_apex_available
+        if is_apex_available():
+            from apex import amp
+        _use_apex = True
+    else:
+        _use_native_amp = True
+        from torch.cuda.amp import autocast
+
+
+    class Trainer:
+        def __init__(self, args, model, optim):
+            self.args = args
+            self.model = model
+            self.optim = optim
+
+        def step(self, loss):
+            if self.args.fp16 and _use_native_amp:
+                self.scaler.scale(loss).backward()
+            elif self.args.fp16 and _use_apex:
+                with amp.scale_loss(loss, self.optim) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+
+
+    def main(args, model, optim, loader):
+        trainer = Trainer(args, model, optim)
+        for batch in loader:
+            trainer.step(model(batch))
+
+
+    if __name__ == "__main__":
+        main(*build())
+"""
+# the same test on a release torch_npu supports: its arm may run on Ascend
+NEWER_GATE = APEX_ARM.replace('version.parse("1.6")', 'version.parse("2.1")')
+# a flag the command line may also set: it is no release's alone
+FLAG_SET_ELSEWHERE = APEX_ARM.replace("            self.optim = optim\n",
+                                      "            self.optim = optim\n            global _use_apex\n"
+                                      "            _use_apex = args.apex\n")
+
+
+def _apex(src: str, needle: str, tmp_path: Path) -> list[str]:
+    root = write_tree(tmp_path, {"src/caption.py": src})
+    return [sev for code, sev, _ in _at(root, "src/caption.py", line_of(src, needle)) if code.startswith("NPU3")]
+
+
+def test_apex_arms_only_an_unsupported_torch_takes_are_info(tmp_path: Path) -> None:
+    assert _apex(APEX_ARM, "amp.scale_loss", tmp_path) == ["info"]
+    assert _apex(APEX_ARM, "if is_apex_available():", tmp_path) == ["info"]
+
+
+def test_apex_arms_of_a_supported_release_keep_their_warning(tmp_path: Path) -> None:
+    assert "warning" in _apex(NEWER_GATE, "amp.scale_loss", tmp_path)
+    assert "warning" in _apex(NEWER_GATE, "if is_apex_available():", tmp_path)
+
+
+def test_a_flag_set_elsewhere_keeps_its_arms_warning(tmp_path: Path) -> None:
+    assert "warning" in _apex(FLAG_SET_ELSEWHERE, "amp.scale_loss", tmp_path)
