@@ -324,3 +324,29 @@ def test_apex_arms_of_a_supported_release_keep_their_warning(tmp_path: Path) -> 
 
 def test_a_flag_set_elsewhere_keeps_its_arms_warning(tmp_path: Path) -> None:
     assert "warning" in _apex(FLAG_SET_ELSEWHERE, "amp.scale_loss", tmp_path)
+
+
+# the torch.amp spelling: the scaler's "cuda" beside a `torch.autocast("cuda")` region
+AMP_LOOP = """\
+    import torch
+
+
+    def train(model, loader, optimizer, use_amp=True):
+        scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+        for images, targets in loader:
+            with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+                loss = model(images, targets)
+            optimizer.zero_grad()
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+"""
+
+
+def test_the_torch_amp_scalers_cuda_beside_a_cuda_autocast_is_a_warning(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {"engine.py": AMP_LOOP})
+    found = [f for f in _at(root, "engine.py", line_of(AMP_LOOP, "GradScaler(")) if f[0] == "NPU003"]
+    assert found == [("NPU003", "warning", "cuda-autocast-scaler")]
+    half = AMP_LOOP.replace("loss = model(images, targets)", "loss = model.half()(images.half(), targets)")
+    root = write_tree(tmp_path / "half", {"engine.py": half})
+    assert [f[1] for f in _at(root, "engine.py", line_of(half, "GradScaler(")) if f[0] == "NPU003"] == ["error"]
