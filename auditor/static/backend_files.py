@@ -63,6 +63,9 @@ _NVIDIA_ENGINES = frozenset({"tensorrt_llm", "trtllm", "trt_llm", "tensorrt"})
 # each one way to deploy the exported ONNX model; an Ascend deployment takes the ONNX export to its own compiler and
 # never runs the TensorRT member (policy (k); tq54e)
 _DEPLOY_RUNTIME_FOLDERS = frozenset({"onnx", "onnxruntime", "mnn", "ncnn", "tnn", "tflite", "coreml", "rknn", "ppq"})
+# folders whose subfolders are one runtime each: CosyVoice's `runtime/triton_trtllm/` (Triton with a TensorRT-LLM
+# engine) beside `runtime/python/` (its FastAPI / gRPC servers); a deployment picks one (policy (k); tq56a)
+_RUNTIME_SET_PARENTS = frozenset({"runtime", "runtimes", "deploy", "deployment", "deployments", "serving"})
 _CUDA_IMAGE_NOTE = "the NVIDIA image of a project that already runs on Ascend ({ascend} imports torch_npu): it " \
                    "stays for NVIDIA users, the Ascend build uses its own image; left as is"
 _SET_NOTE = "the CUDA member of a per-backend set of files ({sibling} beside it): add an Ascend member beside it; " \
@@ -138,6 +141,9 @@ def _compose_file(name: str) -> bool:
 # naming the portable runtimes the other members of its per-backend set of modules use (`clip_onnx.py`, `clip_torch.py`)
 _ENGINE_WORDS = frozenset({"trt", "tensorrt", "trtllm"})
 _PORTABLE_WORDS = frozenset({"onnx", "ort", "onnxruntime", "torch", "pytorch", "openvino", "cpu", "torchscript", "jit"})
+# a runtime folder's other members: the portable runtimes and the servers a project writes in Python (tq56a)
+_SERVING_WORDS = _PORTABLE_WORDS | {"python", "libtorch", "fastapi", "grpc", "http", "flask", "server", "vllm",
+                                    "sglang", "lmdeploy"}
 
 
 def _module_words(name: str) -> set[str]:
@@ -218,6 +224,19 @@ def registered_npu_member(path: Path, rel: str, members: ModuleMembers | None = 
     return None if member is None else "/".join(rel.split("/")[:-1] + [member])
 
 
+def _engine_folder(name: str) -> bool:
+    """A folder named for an NVIDIA-only inference engine: `tensorrt_llm/`, `trt/` (D-FINE's `cppExample/trt/` beside
+    `onnx/` and `openvino/`), `triton_trtllm/` (Triton serving a TensorRT-LLM engine)."""
+    return name.lower() in _NVIDIA_ENGINES or bool({w.lower() for w in _WORD.findall(name)} & _ENGINE_WORDS)
+
+
+def _runtime_set(parent: Path, other: str) -> bool:
+    """`other` is another runtime of a folder of runtimes (`runtime/python/` beside `runtime/triton_trtllm/`): a
+    folder named for a portable runtime or server, not for CUDA or an NVIDIA engine, in a parent named for runtimes."""
+    return parent.name.lower() in _RUNTIME_SET_PARENTS and not _engine_folder(other) \
+        and "cuda" not in _name_backends(other) and bool({w.lower() for w in _WORD.findall(other)} & _SERVING_WORDS)
+
+
 def per_backend_sibling(path: Path, rel: str, members: ModuleMembers | None = None) -> str | None:
     """The sibling that makes the file `path` (`rel` in the report) the CUDA member of a per-backend set, or None.
     `members`: the run's module facts (none: the modules are read)."""
@@ -256,7 +275,8 @@ def per_backend_sibling(path: Path, rel: str, members: ModuleMembers | None = No
     for i in range(len(parts) - 2, -1, -1):       # a folder named for CUDA: `.../cuda/load.py`
         if parts[i] in ("", ".", "..") or len(parts) - 1 - i >= len(path.parents):
             break     # `rel` climbs out of the current folder (`../x/cuda/f.py`) or is longer than the path itself
-        if _name_backends(parts[i]) != {"cuda"} and parts[i].lower() not in _NVIDIA_ENGINES:
+        engine_dir = _engine_folder(parts[i])
+        if _name_backends(parts[i]) != {"cuda"} and not engine_dir:
             twin = _backend_twin_folder(str(path.parents[len(parts) - 1 - i]), parts[i])
             if twin is not None:                  # `lightx2v_kernel/` (CUDA sources) beside `lightx2v_kernel_xpu/`
                 return "/".join(parts[:i] + [twin]) + "/"
@@ -273,7 +293,7 @@ def per_backend_sibling(path: Path, rel: str, members: ModuleMembers | None = No
                     other.lower() in _FALLBACK_FOLDERS or _name_backends(other) & (OTHER_BACKENDS | {"npu"})
                     or _fallback_twin(parts[i], other)
                     and not _other_programs(parent, parts[i], other, "/".join(parts[:i]), members)
-                    or parts[i].lower() in _NVIDIA_ENGINES and other.lower() in _DEPLOY_RUNTIME_FOLDERS):
+                    or engine_dir and (other.lower() in _DEPLOY_RUNTIME_FOLDERS or _runtime_set(parent, other))):
                 return "/".join(parts[:i] + [other]) + "/"
         mapped = _dispatched_npu_member(str(parent), parts[i])
         if mapped is not None:                    # `kernels/cuda/` beside `kernels/dlinfer/`, `'ascend': 'dlinfer'`
@@ -466,6 +486,38 @@ def cpu_member_sibling(path: Path, rel: str) -> str | None:
                 _cpu_swap(other, name) and (path.parent / other).is_file():
             return "/".join(rel.split("/")[:-1] + [other])
     return None
+
+
+# the NVIDIA engine's own distributions (`tensorrt`, `tensorrt-cu12`, `tensorrt_llm`, `pycuda`) and the portable
+# runtimes' (`onnxruntime`, `onnxruntime-gpu`, `openvino`) as a requirements file names them
+_ENGINE_DISTRIBUTIONS = re.compile(r"^(?:tensorrt|trtllm|pycuda)", re.I)
+_PORTABLE_DISTRIBUTIONS = re.compile(r"^(?:onnxruntime|openvino|onnx$|ncnn|mnn$|tflite)", re.I)
+_ENGINE_DEP_NOTE = "the NVIDIA engine's dependency in the requirements of a per-backend set of programs ({member} " \
+                   "beside its portable members): the TensorRT member's install, which an Ascend deployment does " \
+                   "not run; left as is"
+
+
+def engine_requirements_member(path: Path, rel: str, project=None) -> str | None:
+    """A requirements file that installs one runtime per member of the per-backend set of programs beside it: D-FINE's
+    `tools/inference/requirements.txt` (`onnxruntime`, `tensorrt`, `openvino`) beside `trt_inf.py`, `onnx_inf.py`,
+    `openvino_inf.py`, `torch_inf.py`. The engine's packages there are the TensorRT member's install (policy (k);
+    tq56a). The engine module's path, or None."""
+    name = rel.rsplit("/", 1)[-1]
+    if _kind(name) != "requirements" or _name_backends(name):
+        return None
+    folder = path.parent
+    member = next((m for m in _entries(str(folder)) if m.endswith(_PYTHON) and _module_words(m) & _ENGINE_WORDS
+                   and engine_module_sibling(folder / m, m) is not None), None)
+    if member is None:
+        return None
+    try:
+        text = read_counted(project, path, 200_000, prefix=True).decode("utf-8", "replace")
+    except (OSError, SourceError):
+        return None
+    names = [re.split(r"[\s<>=!~;\[@]", line.strip(), maxsplit=1)[0] for line in text.splitlines()]
+    if not any(_PORTABLE_DISTRIBUTIONS.match(n) for n in names if n):
+        return None
+    return "/".join(rel.split("/")[:-1] + [member])
 
 
 # folders of CI set-up: a Dockerfile there is the image of a CI pipeline
@@ -800,6 +852,12 @@ def apply_backend_files(results: list, files: Sequence[tuple[Path, str]], projec
                 ascend.append(next((r.path for r in results if imports_ascend(getattr(r, "summary", None))), None))
             own = ascend[0]
         if sibling is None and twin is None and image is None and own is None:
+            engine = engine_requirements_member(path, result.path, project)
+            if engine is not None:    # only the engine's packages: the portable members' pins keep their reading
+                lowered += discount_findings(result, "platform-class", _ENGINE_DEP_NOTE.format(member=engine),
+                                             lower=lambda f: undiscounted(f) and bool(
+                                                 _ENGINE_DISTRIBUTIONS.match(f.symbol or "")))
+                continue
             member = registered_npu_member(path, result.path, members) if result.path.endswith(".py") else None
             if member is not None:    # only the CUDA library the member wraps: its device lines keep their reading
                 lowered += discount_findings(result, "npu-path", _REGISTRY_NOTE.format(member=member),
@@ -814,8 +872,14 @@ def apply_backend_files(results: list, files: Sequence[tuple[Path, str]], projec
             ("npu-path", _IMAGE_NOTE.format(image=image)) if image is not None else \
             ("npu-path", _CUDA_IMAGE_NOTE.format(ascend=own)) if own is not None else \
             ("npu-path", _TWIN_NOTE.format(twin=twin))
-        lowered += discount_findings(result, kind, note, lower=undiscounted)
+        # a set member's gated lines too (`torch.cuda.synchronize()` behind its availability test, a warning whose
+        # context says why): the whole member is what an Ascend deployment does not run (policy (k); tq56a)
+        lowered += discount_findings(result, kind, note, lower=_not_info if sibling is not None else undiscounted)
     return lowered + _lower_torch_cuda_wheels(results, files)
+
+
+def _not_info(finding) -> bool:
+    return finding.severity != "info"
 
 
 _CONFIG_KINDS = frozenset({".yaml", ".json", ".toml"})

@@ -45,7 +45,7 @@ from auditor.static.astutil import ast_dotted, literal_strings, module_nodes
 from auditor.backend_words import (_BACKEND_ALIASES, BACKEND_NAMES, HOST_RUNTIMES, HOST_SYNC_RUNTIMES,  # noqa: F401  (re-exported)
                                     OTHER_BACKENDS, backends_in_text)
 from auditor.static.project_imports import held_tree, read_counted
-from auditor.static.context import older_release_arm
+from auditor.static.context import older_release_arm, unsupported_release_flag_arms
 
 _CUDA_CLASS = re.compile(r"(?i)cuda|gpu|nvidia")
 _ABSTRACTION_BASE = re.compile(r"(?i)platform|accelerator|device(?!_?map)|backend(?!ward)")
@@ -110,6 +110,8 @@ class BackendContext:
     # arms of a release test taken only on older releases than the other arm (`else:` of `if version.parse(
     # torch.__version__) >= version.parse("2.5.0"):`)
     older_arms: list[Span] = field(default_factory=list)
+    # arms only a torch older than any torch_npu supports takes, and the arms of flags only they set (tq56a)
+    unsupported_arms: list[Span] = field(default_factory=list)
     # `choices=["cpu", "cuda", "mps"]` of a command-line option: (span, first col, last col) of each such list, whose
     # device names are what the option accepts, not what it picks (the option's default is the choice)
     choices: list[tuple[Span, int, int]] = field(default_factory=list)
@@ -754,6 +756,7 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
     ctx.file_backend, ctx.star_backend = _file_backend(tree.body)
     ctx.foreign_export = _foreign_lowering(tree)
     ctx.choices += _membership_lists(tree)
+    ctx.unsupported_arms = sorted(unsupported_release_flag_arms(tree))
     for spans in (ctx.npu, ctx.dispatch, ctx.platform, ctx.import_guard, ctx.other, ctx.mmengine_dist, ctx.test_marks,
                   ctx.cuda_available, ctx.registrations, ctx.npu_arms):
         spans.sort()
@@ -1034,12 +1037,15 @@ _NOTES = {
                       "not the one it picks (its default, or the value passed, is): add \"npu\" beside it",
     "older-release-arm": "in the arm of a release test taken only on older releases than the other arm's: a "
                          "current torch_npu takes the other arm; port both",
+    "unsupported-release-arm": "in an arm only a torch older than any torch_npu supports takes (torch_npu starts at "
+                               "torch 1.11), or one a flag only that arm sets selects: no Ascend install runs it",
     "import-guard": "under a guard on an optional import that is never true on Ascend, so the other path runs; "
                     "port the guard and the call together by hand",
 }
 # Contexts that discount a finding to info (counted in the report summary as `context_discounted`).
 DISCOUNTED = ("npu-path", "platform-class", "other-backend", "ascend-code", "dynamic-op-namespace", "mmengine-dist",
-              "negated-flag", "flag-read", "ascend-package", "version-probe", "option-choices")
+              "negated-flag", "flag-read", "ascend-package", "version-probe", "option-choices",
+              "unsupported-release-arm")
 _PACKAGE_CATEGORIES = ("attention", "apex", "kernel", "third_party")
 # what a host runtime's code (HOST_RUNTIMES) holds no finding of: syncs, dtype facts and op support on host tensors
 _HOST_HINT_CATEGORIES = frozenset({"performance", "precision", "operator"})
@@ -1193,6 +1199,8 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
                 (f.line, (f.symbol or "").split(".", 1)[0]) in ctx.version_reads
                 or f.name.endswith("feature-check") and (f.line, VERSION_TEST) in ctx.version_reads):
             kind = "version-probe"
+        if kind not in DISCOUNTED and _inside(ctx.unsupported_arms, f.line):
+            kind = "unsupported-release-arm"    # `elif self.args.fp16 and _use_apex:` set only under torch < 1.6
         changes: dict = {}
         if kind is not None:
             changes["fix"] = "none" if kind != "cuda-available-branch" or ctx.kind(f.line) else f.fix

@@ -340,6 +340,77 @@ def older_release_arm(stmt: ast.If) -> list[ast.stmt]:
     return stmt.orelse if newer_first else stmt.body if older_first else []
 
 
+# the oldest torch a torch_npu release supports: torch_npu's first line is v1.11.0 (its README installs
+# `torch==1.11.0`, https://gitcode.com/Ascend/pytorch/blob/v1.11.0/README.md; the version table of
+# https://gitcode.com/Ascend/pytorch lists no older branch)
+NPU_OLDEST_TORCH = (1, 11)
+_RELEASE = re.compile(r"^\s*(\d+)\.(\d+)")
+
+
+def _written_release(node: ast.expr) -> tuple[int, int] | None:
+    """(major, minor) of a release written out: `"1.6"`, `version.parse("1.6.0")`, `(1, 6)`."""
+    if isinstance(node, ast.Call) and node.args:
+        return _written_release(node.args[0])
+    if isinstance(node, ast.Tuple) and len(node.elts) >= 2:
+        parts = [e.value for e in node.elts[:2] if isinstance(e, ast.Constant) and type(e.value) is int]
+        return (parts[0], parts[1]) if len(parts) == 2 else None
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, float)):
+        m = _RELEASE.match(str(node.value))
+        return (int(m.group(1)), int(m.group(2))) if m else None
+    return None
+
+
+def _torch_release(node: ast.expr) -> bool:
+    """`torch.__version__`, `version.parse(torch.__version__)`, `TORCH_VERSION`: torch's installed release."""
+    return any(ast_dotted(n) == "torch.__version__" or isinstance(n, ast.Name) and n.id.lower().lstrip("_") in (
+        "torch_version", "torch_ver") for n in ast.walk(node))
+
+
+def unsupported_release_arm(stmt: ast.If) -> list[ast.stmt]:
+    """`older_release_arm` of a test on torch's own release whose written release is older than any torch a torch_npu
+    supports (`if version.parse(torch.__version__) < version.parse("1.6"): from apex import amp; _use_apex = True`,
+    VL-T5's trainers; tq56a): no Ascend install takes that arm. [] otherwise."""
+    older = older_release_arm(stmt)
+    if not older:
+        return []
+    test = stmt.test
+    sides = (test.left, test.comparators[0]) if isinstance(test, ast.Compare) else ()
+    written = next((r for r in map(_written_release, sides) if r is not None), None)
+    installed = any(_torch_release(side) and not _literal_release(side) for side in sides)
+    return older if installed and written is not None and written < NPU_OLDEST_TORCH else []
+
+
+def unsupported_release_flag_arms(tree: ast.Module) -> list[tuple[int, int]]:
+    """The module-level arms `unsupported_release_arm` gives, and the arms of every `if` / `elif` testing a flag that
+    only such an arm sets True (`_use_apex = False` at the top, `_use_apex = True` in the torch < 1.6 arm, then
+    `elif self.args.fp16 and _use_apex:` around `amp.scale_loss`): code no Ascend install runs."""
+    arms = [arm for stmt in tree.body if isinstance(stmt, ast.If) for arm in [unsupported_release_arm(stmt)] if arm]
+    if not arms:
+        return []
+    spans = [(arm[0].lineno, line_span(arm[-1])[1]) for arm in arms]
+
+    def sets(stmt: ast.stmt, value: bool) -> set[str]:
+        return {t.id for t in getattr(stmt, "targets", ()) if isinstance(t, ast.Name)} \
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and stmt.value.value is value \
+            else set()
+
+    inside = {id(s) for arm in arms for s in arm}
+    flags = set().union(*(sets(s, True) for arm in arms for s in arm))
+    flags &= set().union(*(sets(s, False) for s in tree.body))
+    # a flag some other line sets (to anything but False) may hold True on a current torch
+    flags -= {t.id for s in module_nodes(tree) if id(s) not in inside and isinstance(s, ast.Assign)
+              and not sets(s, False) for t in s.targets if isinstance(t, ast.Name)}
+    if not flags:
+        return spans
+
+    def tests_flag(test: ast.expr) -> bool:
+        values = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+        return any(isinstance(v, ast.Name) and v.id in flags for v in values)
+
+    return spans + [(n.body[0].lineno, line_span(n.body[-1])[1]) for n in module_nodes(tree)
+                    if isinstance(n, ast.If) and tests_flag(n.test)]
+
+
 # calls that answer which device model is present (NPU948, tk43): torch's and NVML's device-name queries
 DEVICE_NAME_PROBES = frozenset({"get_device_name", "get_device_properties", "nvmlDeviceGetName"})
 

@@ -1133,6 +1133,7 @@ def lower_enabled_cuda_autocasts(findings: list, tree: ast.AST) -> list:
     unbound = {spot for c in calls if isinstance(c.func, ast.Name) and c.func.id in only_cuda
                for spot in [("NPU012", c.func.lineno, c.func.col_offset + 1)] + [
                    ("NPU003", d.lineno, d.col_offset + 1) for d in [_cuda_device_arg(c)] if d is not None]}
+    scalers = _idle_cuda_scalers(nodes, findings) if spots and not npu_file else set()
     out = []
     for f in findings:
         where = (f.code, f.line, f.col)
@@ -1140,7 +1141,79 @@ def lower_enabled_cuda_autocasts(findings: list, tree: ast.AST) -> list:
             context, note = ("npu-file-cuda-autocast", _NPU_FILE_NOTE) if npu_file else \
                 ("enabled-cuda-autocast", _ENABLED_NOTE)
             f = replace(f, severity="warning", data={**f.data, "context": context}, message=f"{f.message} ({note})")
+        elif where in scalers:
+            f = replace(f, severity="warning", data={**f.data, "context": "cuda-autocast-scaler"},
+                        message=f"{f.message} ({_SCALER_NOTE})")
         out.append(f)
+    return out
+
+
+_SCALER_NOTE = ("its only partner is a CUDA autocast, and on Ascend both warn and disable themselves "
+                "(torch.amp.GradScaler: 'CUDA is not available. Disabling.'): the step trains in fp32 without loss "
+                "scaling, slower, not wrong; name the NPU in both to keep mixed precision")
+_HALF_DTYPES = frozenset({"torch.float16", "torch.half"})
+
+
+def _arms(nodes: list) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """(body lines, else lines) of each `if` with an else arm: two lines in different arms never run together."""
+    out = []
+    for n in nodes:
+        if isinstance(n, ast.If) and n.orelse:
+            out.append(((n.body[0].lineno, n.body[-1].end_lineno or n.body[-1].lineno),
+                        (n.orelse[0].lineno, n.orelse[-1].end_lineno or n.orelse[-1].lineno)))
+    return out
+
+
+def _idle_cuda_scalers(nodes: list, findings: list) -> set[tuple[str, int, int]]:
+    """The CUDA GradScaler findings at error (NPU012 on `torch.cuda.amp.GradScaler(...)`, NPU003 on the "cuda" of
+    `torch.amp.GradScaler("cuda")`) of a file whose enabled CUDA autocast is the scaler's only partner: decision (x),
+    session 56 (tq56a). Without CUDA the scaler disables itself as the autocast does (torch/amp/grad_scaler.py,
+    `GradScaler.__init__`), so the step trains in fp32 and needs no scaling: a warning. Where the file trains fp16
+    weights or gradients on the scaler's path (`.half()`, an fp16 dtype outside the CUDA autocast, apex amp, DeepSpeed,
+    an NPU autocast) the lost scaling makes the step silently wrong: those keep the error. A line in the other arm of
+    an `if` than the scaler (`if fp16 and native_amp: GradScaler()` / `elif use_apex: amp.initialize(...)`) is not on
+    its path."""
+    scaler_calls = [n for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, (ast.Attribute, ast.Name))
+                    and (n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id) == "GradScaler"]
+    if not scaler_calls:
+        return set()
+    spots: dict[tuple[str, int, int], int] = {}
+    for c in scaler_calls:
+        if any(k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False
+               for k in c.keywords):         # `GradScaler(enabled=False)` scales nothing anywhere: not this reading
+            continue
+        spots[("NPU012", c.func.lineno, c.func.col_offset + 1)] = c.lineno
+        device = next((a for a in [*c.args[:1], *(k.value for k in c.keywords if k.arg == "device")]
+                       if isinstance(a, ast.Constant) and a.value == "cuda"), None)
+        if device is not None:
+            spots[("NPU003", device.lineno, device.col_offset + 1)] = c.lineno
+    # the dtypes an enabled CUDA autocast names cast nothing on Ascend: its arguments are no fp16 training
+    in_autocast = {id(k) for c in nodes if isinstance(c, ast.Call) and _autocast_call(c) for a in [*c.args, *c.keywords]
+                   for k in ast.walk(a)}
+    half: list[int] = []
+    for n in nodes:
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "half" and not n.args:
+            half.append(n.lineno)                                   # `model.half()`
+        elif isinstance(n, ast.Attribute) and ast_dotted(n) in _HALF_DTYPES and id(n) not in in_autocast:
+            half.append(n.lineno)                                   # `.to(torch.float16)`, `dtype=torch.half`
+        elif isinstance(n, ast.Call) and _autocast_call(n) and any(_npu_device_text(a) for a in [
+                *n.args[:1], *(k.value for k in n.keywords if k.arg == "device_type")]):
+            half.append(n.lineno)                                   # `torch.autocast("npu", ...)`
+        elif isinstance(n, ast.Call) and (ast_dotted(n.func) or "").split(".")[-2:] in (
+                ["amp", "initialize"], ["deepspeed", "initialize"]):
+            half.append(n.lineno)                                   # apex amp / DeepSpeed own the fp16 path
+    arms = _arms(nodes)
+
+    def apart(a: int, b: int) -> bool:
+        return any(lo <= a <= hi and olo <= b <= ohi or lo <= b <= hi and olo <= a <= ohi
+                   for (lo, hi), (olo, ohi) in arms)
+
+    out = set()
+    for f in findings:
+        where = (f.code, f.line, f.col)
+        if f.severity == "error" and where in spots and (f.code == "NPU003" or "GradScaler" in (f.symbol or "")) \
+                and not any(not apart(spots[where], line) for line in half):
+            out.add(where)
     return out
 
 
