@@ -2831,6 +2831,15 @@ def _readme_launches(line: str) -> set[str]:
 
 # a Markdown link to a folder of the tree (`[Captioning](./captioning)`, `[docs](tools/README.md)`), no URL
 _FOLDER_LINK = re.compile(r"\]\((?:\./)?([\w-][\w.-]*(?:/[\w-][\w.-]*)*?)/?(?:/README\.md)?\)")
+# tq56b: a line sending the reader to a folder's README in words (VL-Adapter's "Please go into CLIP-ViL folder and
+# follow the README there"): the folder as "X folder" / "folder X" / "directory X" / `cd X`, on a line naming a README
+_FOLDER_WORDS = re.compile(r"`?([\w-][\w.-]*(?:/[\w-][\w.-]*)*?)/?`?\s+(?:sub)?(?:folder|directory)\b|"
+                           r"\b(?:folder|directory)\s+`?([\w-][\w.-]*(?:/[\w-][\w.-]*)*?)/?`?(?=[\s,.;:)]|$)|"
+                           r"\bcd\s+(?:\./)?([\w-][\w.-]*(?:/[\w-][\w.-]*)*?)/?(?=[\s`;&)]|$)", re.IGNORECASE)
+# a folder's README under GitHub's other spellings (GitHub shows `readme.md` on the folder's page too)
+_FOLDER_READMES = _READMES + ("readme.md", "Readme.md")
+# a folder README's command running one of the folder's shell scripts (`bash scripts/gqa_adapters.sh 0 snap/gqa 9590 1`)
+_README_SHELL = re.compile(r"\b(?:bash|sh)\s+(?:\./)?([\w./-]+\.(?:sh|bash))\b|^\s*\./([\w./-]+\.(?:sh|bash))\b")
 _LINKED_READMES = 8
 
 
@@ -2843,17 +2852,26 @@ def _linked_readme_launches(project: Any, root: Path, text: str) -> set[str]:
     from auditor.static.project_imports import read_counted
 
     out: set[str] = set()
-    folders = [f for f in dict.fromkeys(_FOLDER_LINK.findall(text)) if "." not in f.rsplit("/", 1)[-1]]
+    named = [f for line in text.splitlines() if "readme" in line.lower()
+             for groups in _FOLDER_WORDS.findall(line) for f in groups if f]
+    folders = [f for f in dict.fromkeys(_FOLDER_LINK.findall(text) + named) if "." not in f.rsplit("/", 1)[-1]]
     for folder in folders[:_LINKED_READMES]:
-        path = next((root / folder / name for name in _READMES if (root / folder / name).is_file()), None)
+        path = next((root / folder / name for name in _FOLDER_READMES if (root / folder / name).is_file()), None)
         if path is None:
             continue
         try:
             sub = read_counted(project, path, _README_BYTES, prefix=True).decode("utf-8", "replace")
         except (OSError, SourceError):
             continue
-        out.update(f"{folder}/{stem}" for line in sub.splitlines() if not line.lstrip().startswith("#")
-                   for stem in _readme_launches(line))
+        lines = [line for line in sub.splitlines() if not line.lstrip().startswith("#")]
+        out.update(f"{folder}/{stem}" for line in lines for stem in _readme_launches(line))
+        # (a shell script the README runs launches its programs from the same folder: tq56b, CLIP-ViL's
+        # `bash scripts/gqa_adapters.sh` running `python -m torch.distributed.launch ... src/tasks/gqa.py`)
+        for script in {path for line in lines for pair in _README_SHELL.findall(line) for path in pair if path}:
+            facts = project.shell(f"{folder}/{script}") if f"{folder}/{script}" in getattr(project, "paths", {}) \
+                else None
+            for launch_folders, name in (facts or {}).get("launch", ()):
+                out.add("/".join([folder, *launch_folders, name.removesuffix(".py")]))
     return out
 
 

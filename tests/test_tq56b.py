@@ -1,0 +1,72 @@
+"""tq56b (precision bench, session 56; TUNED on heldout74): a folder README the root README sends the reader to in
+words, under GitHub's lower-case `readme.md`, whose commands run the folder's shell scripts (VL-Adapter's "Please go
+into CLIP-ViL folder and follow the README there", whose `bash scripts/gqa_adapters.sh` launches `src/tasks/gqa.py`),
+... Trees modelled on the projects' files, each with a positive and a quiet control."""
+from __future__ import annotations
+
+from tests.static_snippets import dedented_tree, severity_at
+from tests.test_tq55c import CAPTION_INFERENCE, VIDEO_LLAMA_INIT, VIDEO_LLAMA_REGISTRY, VIDEO_LLAMA_TRAIN
+
+ROOT_README_WORDS = '''
+    # VL-Adapter
+
+    Please go into captioning folder and follow the README there for running the captioning experiments.
+    This README is for the adapters on VL-BART.
+'''
+
+ROOT_README_NO_README = '''
+    # VL-Adapter
+
+    The captioning model is in the captioning folder.
+'''
+
+CAPTION_README_SCRIPTS = '''
+    # Captioning adapters
+
+    ## Training
+    ```bash
+    # Full fine-tuning
+    bash scripts/caption_adapters.sh 0 snap/caption/adapters 9590 1
+    ```
+'''
+
+CAPTION_SCRIPT = '''
+    # The name of this experiment.
+    name=$2
+    output=$name
+    mkdir -p $output/src
+
+    CUDA_VISIBLE_DEVICES=$1 PYTHONPATH=$PYTHONPATH:./src \\
+        python -m torch.distributed.launch --master_port=$3 --nproc_per_node=$4 inference.py \\
+        --arch video_llama --output $output ${@:5}
+'''
+
+OTHER_SCRIPT = '''
+    CUDA_VISIBLE_DEVICES=$1 python evaluate.py --output $2
+'''
+
+
+def _caption_tree(readme: str, script: str = CAPTION_SCRIPT) -> dict[str, str]:
+    return {"README.md": readme, "captioning/readme.md": CAPTION_README_SCRIPTS,
+            "captioning/scripts/caption_adapters.sh": script,
+            "captioning/inference.py": CAPTION_INFERENCE, "captioning/requirements.txt": "torch\nomegaconf\n",
+            "captioning/video_llama/__init__.py": VIDEO_LLAMA_INIT,
+            "captioning/video_llama/common/__init__.py": "",
+            "captioning/video_llama/common/registry.py": VIDEO_LLAMA_REGISTRY,
+            "captioning/video_llama/runners/__init__.py": "",
+            "captioning/video_llama/runners/train.py": VIDEO_LLAMA_TRAIN}
+
+
+def test_program_a_named_folder_readme_script_launches_is_reached(tmp_path):
+    found = dedented_tree(tmp_path, _caption_tree(ROOT_README_WORDS))
+    assert severity_at(found, "captioning/inference.py", CAPTION_INFERENCE, '.to("cuda")').get("NPU003") == "error"
+
+
+def test_folder_named_without_its_readme_stays_unreached(tmp_path):
+    found = dedented_tree(tmp_path, _caption_tree(ROOT_README_NO_README))
+    assert severity_at(found, "captioning/inference.py", CAPTION_INFERENCE, '.to("cuda")').get("NPU003") == "info"
+
+
+def test_program_the_readme_script_does_not_launch_stays_unreached(tmp_path):
+    found = dedented_tree(tmp_path, _caption_tree(ROOT_README_WORDS, OTHER_SCRIPT))
+    assert severity_at(found, "captioning/inference.py", CAPTION_INFERENCE, '.to("cuda")').get("NPU003") == "info"
