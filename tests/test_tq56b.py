@@ -70,3 +70,42 @@ def test_folder_named_without_its_readme_stays_unreached(tmp_path):
 def test_program_the_readme_script_does_not_launch_stays_unreached(tmp_path):
     found = dedented_tree(tmp_path, _caption_tree(ROOT_README_WORDS, OTHER_SCRIPT))
     assert severity_at(found, "captioning/inference.py", CAPTION_INFERENCE, '.to("cuda")').get("NPU003") == "info"
+
+
+IRM_UPDATE = '''
+    import torch
+    import torch.nn.functional as F
+
+
+    class IRM:
+        def update(self, minibatches, unlabeled=None):
+            device = "cuda" if minibatches[0][0].is_cuda else "cpu"
+            all_x = torch.cat([x for x, y in minibatches])
+            all_y = torch.cat([y for x, y in minibatches])
+            loss = F.mse_loss(self.network(all_x), all_y)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+            return {"loss": loss.item()}
+'''
+
+IRM_PREDICT = '''
+    import torch
+
+
+    class IRM:
+        def predict(self, minibatches):
+            device = "cuda" if minibatches[0][0].is_cuda else "cpu"
+            all_x = torch.cat([x for x, y in minibatches]).to(device)
+            return self.network(all_x)
+'''
+
+
+def test_unread_device_choice_asking_is_cuda_is_info(tmp_path):
+    found = dedented_tree(tmp_path, {"domainbed/algorithms.py": IRM_UPDATE})
+    assert severity_at(found, "domainbed/algorithms.py", IRM_UPDATE, "is_cuda").get("NPU005") == "info"
+
+
+def test_device_choice_the_function_uses_keeps_its_error(tmp_path):
+    found = dedented_tree(tmp_path, {"domainbed/algorithms.py": IRM_PREDICT})
+    assert severity_at(found, "domainbed/algorithms.py", IRM_PREDICT, "is_cuda").get("NPU005") == "error"
