@@ -109,3 +109,52 @@ def test_unread_device_choice_asking_is_cuda_is_info(tmp_path):
 def test_device_choice_the_function_uses_keeps_its_error(tmp_path):
     found = dedented_tree(tmp_path, {"domainbed/algorithms.py": IRM_PREDICT})
     assert severity_at(found, "domainbed/algorithms.py", IRM_PREDICT, "is_cuda").get("NPU005") == "error"
+
+
+SCGPT_CONFIG = '''
+    import torch
+    from transformers import PretrainedConfig
+
+
+    class ScGPTConfig(PretrainedConfig):
+        model_type = "scgpt"
+
+        def __init__(self, vocab_size=60697, embsize=512, nlayers=12, use_fast_transformer=True,
+                     use_flash_attention=True, **kwargs):
+            self.vocab_size = vocab_size
+            self.embsize = embsize
+            self.nlayers = nlayers
+            self.use_fast_transformer = use_fast_transformer
+            self.use_flash_attention = self.use_fast_transformer and torch.cuda.is_available(
+            ) and use_flash_attention
+            super().__init__(**kwargs)
+'''
+
+SCGPT_CONFIG_UNGATED = '''
+    import torch
+    from transformers import PretrainedConfig
+
+
+    class ScGPTConfig(PretrainedConfig):
+        model_type = "scgpt"
+
+        def __init__(self, vocab_size=60697, embsize=512, nlayers=12, use_fast_transformer=True,
+                     use_flash_attention=True, **kwargs):
+            self.vocab_size = vocab_size
+            self.embsize = embsize
+            self.nlayers = nlayers
+            self.use_fast_transformer = use_fast_transformer
+            self.use_flash_attention = self.use_fast_transformer and use_flash_attention
+            super().__init__(**kwargs)
+'''
+
+
+def test_flash_switch_anded_with_cuda_probe_goes(tmp_path):
+    found = dedented_tree(tmp_path, {"tdc/models/scgpt.py": SCGPT_CONFIG})
+    assert "NPU357" not in severity_at(found, "tdc/models/scgpt.py", SCGPT_CONFIG, "use_flash_attention=True")
+
+
+def test_flash_switch_read_without_the_probe_keeps_its_warning(tmp_path):
+    found = dedented_tree(tmp_path, {"tdc/models/scgpt.py": SCGPT_CONFIG_UNGATED})
+    assert severity_at(found, "tdc/models/scgpt.py", SCGPT_CONFIG_UNGATED,
+                       "use_flash_attention=True").get("NPU357") == "warning"

@@ -72,7 +72,7 @@ from auditor.static.star_names import bind_conventional_names, bind_star_names, 
 from auditor.static import largefile
 from auditor.static.flags import TOOL_RULES, derived_flag_findings
 from auditor.static.gates import apply_gates
-from auditor.static.flash_settings import drop_flash_setting_keys, drop_plain_sdpa_switches
+from auditor.static.flash_settings import drop_cuda_gated_switches, drop_flash_setting_keys, drop_plain_sdpa_switches
 from auditor.static.inert_constructs import drop_inert_constructs
 from auditor.static.training_tf32 import raise_training_tf32
 from auditor.static.llama_cpp_options import drop_llama_cpp_flash_options
@@ -1134,6 +1134,7 @@ class StaticEngine:
             result.findings = drop_flash_setting_keys(result.findings, tree, text)   # `"flash_attn": True`: an on/off key
             result.findings = drop_inert_constructs(result.findings, tree, text)   # bare sdp_kernel(), ctypes fields
             result.findings = drop_plain_sdpa_switches(result.findings, tree)   # flash=True -> plain SDPA
+            result.findings = drop_cuda_gated_switches(result.findings, tree)   # flash and cuda.is_available()
             result.findings = drop_host_scopes(result.findings, rel, text, tree)    # unread defaults, host tests
             result.findings = raise_training_tf32(result.findings, tree)   # TrainingArguments(tf32=True) raises
             result.findings = apply_value_reads(result.findings, rel, text, tree)   # host operands, predicates
