@@ -158,3 +158,65 @@ def test_flash_switch_read_without_the_probe_keeps_its_warning(tmp_path):
     found = dedented_tree(tmp_path, {"tdc/models/scgpt.py": SCGPT_CONFIG_UNGATED})
     assert severity_at(found, "tdc/models/scgpt.py", SCGPT_CONFIG_UNGATED,
                        "use_flash_attention=True").get("NPU357") == "warning"
+
+
+MOLDQN_ENV = '''
+    name: mol_dqn
+    channels:
+      - rdkit
+      - defaults
+    dependencies:
+      - python=3.6.8=h0371630_0
+      - rdkit=2019.03.1.0=py36hc20afe1_1
+      - tensorflow-gpu=1.13.1=h0d30ee6_0
+      - numpy=1.16.3=py36h7e9f1db_0
+'''
+
+MOLDQN_NETWORK = '''
+    import numpy as np
+    import tensorflow as tf
+
+
+    class DeepQNetwork:
+        def __init__(self, input_shape, q_fn, learning_rate=0.001):
+            self.input_shape = input_shape
+            self.q_fn = q_fn
+            self.learning_rate = learning_rate
+
+        def build(self):
+            self.state_t = tf.placeholder(tf.float32, self.input_shape, name="obs")
+            self.q_t = self.q_fn(self.state_t)
+            return np.zeros(1)
+'''
+
+TORCH_TRAIN = '''
+    import torch
+
+
+    def train(model, batch):
+        return model(batch.to("cuda")).sum()
+'''
+
+ROOT_MODEL = '''
+    import torch
+
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            return x * 2
+'''
+
+
+def test_environment_of_a_tensorflow_example_whose_code_sits_below_is_info(tmp_path):
+    files = {"tdc/model.py": ROOT_MODEL, "moldqn/mol_dqn.yml": MOLDQN_ENV,
+             "moldqn/chemgraph/dqn/deep_q_networks.py": MOLDQN_NETWORK, "moldqn/chemgraph/dqn/__init__.py": ""}
+    found = dedented_tree(tmp_path, files)
+    assert severity_at(found, "moldqn/mol_dqn.yml", MOLDQN_ENV, "tensorflow-gpu").get("NPU440") == "info"
+
+
+def test_environment_of_a_folder_with_pytorch_code_below_keeps_its_error(tmp_path):
+    files = {"tdc/model.py": ROOT_MODEL, "moldqn/mol_dqn.yml": MOLDQN_ENV,
+             "moldqn/chemgraph/dqn/deep_q_networks.py": MOLDQN_NETWORK, "moldqn/chemgraph/dqn/__init__.py": "",
+             "moldqn/experimental/train.py": TORCH_TRAIN}
+    found = dedented_tree(tmp_path, files)
+    assert severity_at(found, "moldqn/mol_dqn.yml", MOLDQN_ENV, "tensorflow-gpu").get("NPU440") == "error"
