@@ -220,3 +220,48 @@ def test_environment_of_a_folder_with_pytorch_code_below_keeps_its_error(tmp_pat
              "moldqn/experimental/train.py": TORCH_TRAIN}
     found = dedented_tree(tmp_path, files)
     assert severity_at(found, "moldqn/mol_dqn.yml", MOLDQN_ENV, "tensorflow-gpu").get("NPU440") == "error"
+
+
+PPO_GENERATOR = '''
+    from pathlib import Path
+
+    import torch
+
+
+    class PPODirectedGenerator:
+        def generate_optimized_molecules(self, scoring_function, number_molecules):
+            cuda_available = torch.cuda.is_available()
+            device = "cuda" if cuda_available else "cpu"
+            model_def = Path(self.pretrained_model_path).with_suffix(".json")
+            model = load_rnn_model(model_def, self.pretrained_model_path, device, copy_to_cpu=True)
+            return model.sample(number_molecules)
+'''
+
+PPO_GENERATOR_HELPER = '''
+    from pathlib import Path
+
+    from guacamol.utils.helpers import cuda_available
+
+
+    class PPODirectedGenerator:
+        def generate_optimized_molecules(self, scoring_function, number_molecules):
+            device = "cuda" if cuda_available else "cpu"
+            model_def = Path(self.pretrained_model_path).with_suffix(".json")
+            model = load_rnn_model(model_def, self.pretrained_model_path, device, copy_to_cpu=True)
+            return model.sample(number_molecules)
+'''
+
+
+def test_flag_holding_the_probe_answer_is_no_capability_helper(tmp_path):
+    found = dedented_tree(tmp_path, {"smiles_lstm_ppo/ppo_directed_generator.py": PPO_GENERATOR})
+    at = severity_at(found, "smiles_lstm_ppo/ppo_directed_generator.py", PPO_GENERATOR, 'if cuda_available else')
+    assert "NPU030" not in at
+    assert severity_at(found, "smiles_lstm_ppo/ppo_directed_generator.py", PPO_GENERATOR,
+                       "torch.cuda.is_available()").get("NPU002") == "error"
+
+
+def test_imported_capability_flag_keeps_its_finding(tmp_path):
+    found = dedented_tree(tmp_path, {"smiles_lstm_ppo/ppo_directed_generator.py": PPO_GENERATOR_HELPER})
+    at = severity_at(found, "smiles_lstm_ppo/ppo_directed_generator.py", PPO_GENERATOR_HELPER,
+                     'if cuda_available else')
+    assert "NPU030" in at

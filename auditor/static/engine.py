@@ -47,6 +47,7 @@ from auditor.static.neutral_uses import drop_dtype_restores, drop_existence_prob
     drop_storage_casts, drop_precision_name_tables, \
     drop_math_backend_lists, \
     drop_host_model_optimizers, drop_namespace_calls, drop_overridden_bases, drop_replaced_autocasts, \
+    drop_probe_result_flags, \
     drop_single_tensor_optimizers, \
     drop_type_references, drop_covered_cudnn_determinism, drop_fake_kernel_dtypes, drop_host_extension_twins, \
     drop_unread_tool_lookups, \
@@ -1097,6 +1098,7 @@ class StaticEngine:
             result.findings = drop_type_references(result.findings, tree)   # `{nn.MaxPool3d: hook}`, isinstance
             result.findings = drop_covered_cudnn_determinism(result.findings, tree)   # beside use_deterministic_algorithms
             result.findings = drop_namespace_calls(result.findings, tree)   # `torch.ops.Conv2d(...)`: a typo
+            result.findings = drop_probe_result_flags(result.findings, tree)   # flag = torch.cuda.is_available()
             result.findings = drop_existence_probes(result.findings, tree)   # `try: torch.float8_e5m2`
             result.findings = drop_forwarded_env_names(result.findings, tree)   # for k in ("NCCL_X", ...): get(k)
             result.findings = drop_unread_tool_lookups(result.findings, tree)   # `command -v nvidia-smi`, unread
