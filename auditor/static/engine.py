@@ -47,6 +47,7 @@ from auditor.static.neutral_uses import drop_dtype_restores, drop_existence_prob
     drop_storage_casts, drop_precision_name_tables, \
     drop_math_backend_lists, \
     drop_host_model_optimizers, drop_namespace_calls, drop_overridden_bases, drop_replaced_autocasts, \
+    drop_probe_result_flags, \
     drop_single_tensor_optimizers, \
     drop_type_references, drop_covered_cudnn_determinism, drop_fake_kernel_dtypes, drop_host_extension_twins, \
     drop_unread_tool_lookups, \
@@ -72,7 +73,7 @@ from auditor.static.star_names import bind_conventional_names, bind_star_names, 
 from auditor.static import largefile
 from auditor.static.flags import TOOL_RULES, derived_flag_findings
 from auditor.static.gates import apply_gates
-from auditor.static.flash_settings import drop_flash_setting_keys, drop_plain_sdpa_switches
+from auditor.static.flash_settings import drop_cuda_gated_switches, drop_flash_setting_keys, drop_plain_sdpa_switches
 from auditor.static.inert_constructs import drop_inert_constructs
 from auditor.static.training_tf32 import raise_training_tf32
 from auditor.static.llama_cpp_options import drop_llama_cpp_flash_options
@@ -1097,6 +1098,7 @@ class StaticEngine:
             result.findings = drop_type_references(result.findings, tree)   # `{nn.MaxPool3d: hook}`, isinstance
             result.findings = drop_covered_cudnn_determinism(result.findings, tree)   # beside use_deterministic_algorithms
             result.findings = drop_namespace_calls(result.findings, tree)   # `torch.ops.Conv2d(...)`: a typo
+            result.findings = drop_probe_result_flags(result.findings, tree)   # flag = torch.cuda.is_available()
             result.findings = drop_existence_probes(result.findings, tree)   # `try: torch.float8_e5m2`
             result.findings = drop_forwarded_env_names(result.findings, tree)   # for k in ("NCCL_X", ...): get(k)
             result.findings = drop_unread_tool_lookups(result.findings, tree)   # `command -v nvidia-smi`, unread
@@ -1134,6 +1136,7 @@ class StaticEngine:
             result.findings = drop_flash_setting_keys(result.findings, tree, text)   # `"flash_attn": True`: an on/off key
             result.findings = drop_inert_constructs(result.findings, tree, text)   # bare sdp_kernel(), ctypes fields
             result.findings = drop_plain_sdpa_switches(result.findings, tree)   # flash=True -> plain SDPA
+            result.findings = drop_cuda_gated_switches(result.findings, tree)   # flash and cuda.is_available()
             result.findings = drop_host_scopes(result.findings, rel, text, tree)    # unread defaults, host tests
             result.findings = raise_training_tf32(result.findings, tree)   # TrainingArguments(tf32=True) raises
             result.findings = apply_value_reads(result.findings, rel, text, tree)   # host operands, predicates

@@ -159,3 +159,47 @@ def drop_plain_sdpa_switches(findings: list, tree: ast.AST) -> list:
     if not any(f.name == _SWITCH_RULE for f in findings) or not _switch_selects_plain_sdpa(tree):
         return findings
     return [f for f in findings if f.name != _SWITCH_RULE]
+
+
+_FLASH_SWITCH = "flash-attention-switch"        # NPU357 (rules/settings.yaml)
+
+
+def _cuda_probe(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and ast_dotted(node.func) in ("torch.cuda.is_available", "cuda.is_available")
+
+
+def _cuda_gated_defaults(tree: ast.AST) -> list[tuple[str, int, int]]:
+    """(parameter, first line, last line) of the defaults of switch parameters that their function reads only as an
+    operand of an `and` beside `torch.cuda.is_available()` (TDC's ScGPTConfig: `self.use_flash_attention =
+    self.use_fast_transformer and torch.cuda.is_available() and use_flash_attention`): without CUDA the value is False
+    whatever the default, so the default switches nothing on on Ascend (tq56b)."""
+    out = []
+    for fn in module_nodes(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        args = fn.args
+        positional = args.posonlyargs + args.args
+        pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults)) + \
+            [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+        if not pairs:
+            continue
+        body = [n for stmt in fn.body for n in ast.walk(stmt)]
+        if any(isinstance(n, ast.Name) and n.id in ("locals", "vars") for n in body):
+            continue
+        gated = {id(op) for n in body if isinstance(n, ast.BoolOp) and isinstance(n.op, ast.And)
+                 and any(_cuda_probe(op) for op in n.values) for op in n.values if isinstance(op, ast.Name)}
+        for arg, default in pairs:
+            loads = [n for n in body if isinstance(n, ast.Name) and n.id == arg.arg and isinstance(n.ctx, ast.Load)]
+            if loads and all(id(n) in gated for n in loads):
+                out.append((arg.arg, default.lineno, default.end_lineno or default.lineno))
+    return out
+
+
+def drop_cuda_gated_switches(findings: list, tree: ast.AST) -> list:
+    """NPU357 on a switch parameter's default that its function reads only ANDed with `torch.cuda.is_available()`
+    (`_cuda_gated_defaults`), dropped: on Ascend the switch is off."""
+    if not any(f.name == _FLASH_SWITCH for f in findings):
+        return findings
+    spans = _cuda_gated_defaults(tree)
+    return [f for f in findings if f.name != _FLASH_SWITCH or not any(
+        f.symbol == name and lo <= f.line <= hi for name, lo, hi in spans)]

@@ -93,9 +93,18 @@ def _folder_frameworks(project) -> dict[str, str]:
             if roots & set(_TORCH_ROOTS):
                 names.add(None)
             found.setdefault(rel.rpartition("/")[0], set()).update(names)
+    # (a folder holding no Python file of its own takes its subtree's: TDC's `moldqn/mol_dqn.yml`, the conda export of
+    # an example whose TensorFlow code sits in `chemgraph/` below it; tq56b)
+    below: dict[str, set[str | None]] = {}
+    for folder, names in found.items():
+        parts = folder.split("/") if folder else []
+        for k in range(len(parts)):
+            above = "/".join(parts[:k])
+            if above not in found:
+                below.setdefault(above, set()).update(names)
     # (a module of no framework, AlphaFold's `config.py` of ml_collections dicts, is its folder's; so is a folder of
     # two other frameworks, AlphaFold's Haiku modules beside its TensorFlow input pipeline: tq51a)
-    return {folder: " / ".join(sorted(n for n in names if n)) for folder, names in found.items()
+    return {folder: " / ".join(sorted(n for n in names if n)) for folder, names in {**below, **found}.items()
             if names and None not in names}
 
 

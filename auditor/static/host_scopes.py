@@ -290,6 +290,12 @@ def _names_a_device(value: ast.expr) -> bool:
     if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Mod, ast.Add)) and \
             isinstance(value.left, ast.Constant) and isinstance(value.left.value, str):
         return True     # `'cuda:%d' % rank`, `"cuda:" + str(i)` (pd54)
+    if isinstance(value, ast.IfExp):
+        # `"cuda" if x.is_cuda else "cpu"`, `"cuda" if torch.cuda.is_available() else "cpu"`: a choice between two
+        # device names whose test only asks (an attribute, a `torch.cuda.*` query) runs nothing either (tq56b)
+        return _names_a_device(value.body) and _names_a_device(value.orelse) and all(
+            (ast_dotted(n.func) or "").startswith("torch.cuda.") for n in walk_list(value.test)
+            if isinstance(n, ast.Call))
     if not isinstance(value, ast.Call):
         return False
     func = value.func

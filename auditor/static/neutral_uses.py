@@ -220,6 +220,44 @@ def drop_namespace_calls(findings: list, tree: ast.AST) -> list:
 _OPS_FUNCTIONS = frozenset({"load_library", "import_module"})
 
 
+_CAPABILITY_HELPER = "cuda-capability-helper"        # NPU030 (rules/ecosystem.yaml), its flagname arm
+_TORCH_PROBES = frozenset({"torch.cuda.is_available", "cuda.is_available"})
+
+
+def drop_probe_result_flags(findings: list, tree: ast.AST) -> list:
+    """Drop NPU030 on a name whose every binding in its scope is the answer of `torch.cuda.is_available()`
+    (`cuda_available = torch.cuda.is_available()` / `device = "cuda" if cuda_available else "cpu"`, GuacaMol's
+    baselines; tq56b): the flag is the probe's own result, reported on the probe's line (NPU002), not a helper that
+    asks CUDA a question where the flag is read."""
+    if not isinstance(tree, ast.Module) or not any(f.name == _CAPABILITY_HELPER for f in findings):
+        return findings
+    spots: set[tuple[int, int]] = set()
+    for scope in [tree, *(n for n in module_nodes(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]:
+        nodes = list(scope_nodes(scope))
+        probed: dict[str, bool] = {}
+        for n in nodes:
+            if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                answer = isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and not n.value.args \
+                    and ast_dotted(n.value.func) in _TORCH_PROBES
+                for t in targets:
+                    for name in (x.id for x in ast.walk(t) if isinstance(x, ast.Name)):
+                        probed[name] = probed.get(name, True) and answer and isinstance(t, ast.Name)
+            elif isinstance(n, (ast.Global, ast.Nonlocal)):
+                probed.update(dict.fromkeys(n.names, False))
+            elif isinstance(n, (ast.For, ast.AsyncFor, ast.NamedExpr, ast.withitem, ast.comprehension)):
+                # (any other binding: a loop target, `with ... as name`, `:=`)
+                bound = n.optional_vars if isinstance(n, ast.withitem) else n.target
+                if bound is not None:
+                    probed.update((x.id, False) for x in ast.walk(bound) if isinstance(x, ast.Name))
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for a in (*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs):
+                probed[a.arg] = False
+        spots.update((n.lineno, n.col_offset + 1) for n in nodes if isinstance(n, ast.Name)
+                     and isinstance(n.ctx, ast.Load) and probed.get(n.id))
+    return [f for f in findings if f.name != _CAPABILITY_HELPER or (f.line, f.col) not in spots]
+
+
 def drop_existence_probes(findings: list, tree: ast.AST) -> list:
     """Drop the dtype hints on a dtype named alone as a statement (`try: torch.float8_e5m2` / `except AttributeError:
     print("Torch version too old for FP8")` / `else: dtypes += ["FP8 E4M3", ...]`, city96's ComfyUI loaders; t33c,

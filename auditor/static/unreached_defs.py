@@ -2075,10 +2075,10 @@ def _readme_names(project: Any, folder: str, name: str) -> bool:
 _FOLDER_READMES = "_folder_readmes"     # {folder: README names} and {(folder, name): text}, kept for the run
 
 
-def _folder_readmes(project: Any, folder: str, main: bool = False) -> Iterator[str]:
-    """The texts of a tree folder's README files (`README.md`, `README_yuan_vllm.md`; "" is the root), `_READMES`
-    first in their order; with `main`, only the one GitHub shows on the folder's page (the first of `_READMES` that
-    reads). Each file is read at most once per run through `read_counted` (its first `_README_BYTES`), whichever pass
+def _folder_readmes(project: Any, folder: str, main: tuple[str, ...] = ()) -> Iterator[str]:
+    """The texts of a tree folder's README files (`README.md`, `README_yuan_vllm.md`; "" is the root), the usual
+    names first in their order; with `main`, only the one GitHub shows on the folder's page (the first of those names
+    that reads). Each file is read at most once per run through `read_counted` (its first `_README_BYTES`), whichever pass
     asks: the root README's facts, a linked folder's commands and a folder's named scripts read the same files
     (review55 item 3). The audit discovers no Markdown, so no file summary holds them."""
     from auditor.source import SourceError
@@ -2098,12 +2098,13 @@ def _folder_readmes(project: Any, folder: str, main: bool = False) -> Iterator[s
         try:
             held[folder] = sorted((p.name for p in (root / folder).iterdir()
                                    if p.name.upper().startswith("README") and p.is_file()),
-                                  key=lambda n: (_READMES.index(n) if n in _READMES else len(_READMES), n))
+                                  key=lambda n: (_LINKED_README_NAMES.index(n) if n in _LINKED_README_NAMES
+                                                 else len(_LINKED_README_NAMES), n))
         except OSError:
             held[folder] = []
     for name in held[folder]:
-        if main and name not in _READMES:
-            return
+        if main and name not in main:
+            continue
         if (folder, name) not in held:
             try:
                 held[folder, name] = read_counted(project, root / folder / name, _README_BYTES, prefix=True) \
@@ -2116,9 +2117,10 @@ def _folder_readmes(project: Any, folder: str, main: bool = False) -> Iterator[s
                 return
 
 
-def _main_readme(project: Any, folder: str) -> str | None:
-    """The text of the README GitHub shows on a folder's page (the first of `_READMES` it has), None without one."""
-    return next(_folder_readmes(project, folder, main=True), None)
+def _main_readme(project: Any, folder: str, names: tuple[str, ...] = ()) -> str | None:
+    """The text of the README GitHub shows on a folder's page (the first of `names`, by default `_READMES`, it has),
+    None without one."""
+    return next(_folder_readmes(project, folder, names or _READMES), None)
 
 
 def _lower_build_files(results: list, project: Any) -> int:
@@ -2853,6 +2855,15 @@ def _readme_launches(line: str) -> set[str]:
 
 # a Markdown link to a folder of the tree (`[Captioning](./captioning)`, `[docs](tools/README.md)`), no URL
 _FOLDER_LINK = re.compile(r"\]\((?:\./)?([\w-][\w.-]*(?:/[\w-][\w.-]*)*?)/?(?:/README\.md)?\)")
+# tq56b: a line sending the reader to a folder's README in words (VL-Adapter's "Please go into CLIP-ViL folder and
+# follow the README there"): the folder as "X folder" / "folder X" / "directory X" / `cd X`, on a line naming a README
+_FOLDER_WORDS = re.compile(r"`?([\w-][\w.-]*(?:/[\w-][\w.-]*)*?)/?`?\s+(?:sub)?(?:folder|directory)\b|"
+                           r"\b(?:folder|directory)\s+`?([\w-][\w.-]*(?:/[\w-][\w.-]*)*?)/?`?(?=[\s,.;:)]|$)|"
+                           r"\bcd\s+(?:\./)?([\w-][\w.-]*(?:/[\w-][\w.-]*)*?)/?(?=[\s`;&)]|$)", re.IGNORECASE)
+# a folder's README under GitHub's other spellings (GitHub shows `readme.md` on the folder's page too)
+_LINKED_README_NAMES = _READMES + ("readme.md", "Readme.md")
+# a folder README's command running one of the folder's shell scripts (`bash scripts/gqa_adapters.sh 0 snap/gqa 9590 1`)
+_README_SHELL = re.compile(r"\b(?:bash|sh)\s+(?:\./)?([\w./-]+\.(?:sh|bash))\b|^\s*\./([\w./-]+\.(?:sh|bash))\b")
 _LINKED_READMES = 8
 
 
@@ -2862,12 +2873,22 @@ def _linked_readme_launches(project: Any, text: str) -> set[str]:
     commands, run from that folder (GitHub shows a folder's README.md on the folder's page), as tree paths (tq55c,
     policy (s))."""
     out: set[str] = set()
-    folders = [f for f in dict.fromkeys(_FOLDER_LINK.findall(text)) if "." not in f.rsplit("/", 1)[-1]]
+    named = [f for line in text.splitlines() if "readme" in line.lower()
+             for groups in _FOLDER_WORDS.findall(line) for f in groups if f]
+    folders = [f for f in dict.fromkeys(_FOLDER_LINK.findall(text) + named) if "." not in f.rsplit("/", 1)[-1]]
     for folder in folders[:_LINKED_READMES]:
-        sub = _main_readme(project, folder)
-        if sub is not None:
-            out.update(f"{folder}/{stem}" for line in sub.splitlines() if not line.lstrip().startswith("#")
-                       for stem in _readme_launches(line))
+        sub = _main_readme(project, folder, _LINKED_README_NAMES)
+        if sub is None:
+            continue
+        lines = [line for line in sub.splitlines() if not line.lstrip().startswith("#")]
+        out.update(f"{folder}/{stem}" for line in lines for stem in _readme_launches(line))
+        # (a shell script the README runs launches its programs from the same folder: tq56b, CLIP-ViL's
+        # `bash scripts/gqa_adapters.sh` running `python -m torch.distributed.launch ... src/tasks/gqa.py`)
+        for script in {path for line in lines for pair in _README_SHELL.findall(line) for path in pair if path}:
+            facts = project.shell(f"{folder}/{script}") if f"{folder}/{script}" in getattr(project, "paths", {}) \
+                else None
+            for launch_folders, name in (facts or {}).get("launch", ()):
+                out.add("/".join([folder, *launch_folders, name.removesuffix(".py")]))
     return out
 
 
