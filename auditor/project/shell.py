@@ -3538,8 +3538,16 @@ _SCRIPT_SUFFIXES = (b".sh", b".bash", b".slurm", b".sbatch", b".job", b".pbs", b
                     b".bash_profile", b".profile", b".zshrc")
 # programs that read a here-document on their standard input as a script to run
 _SCRIPT_READERS = frozenset({b"bash", b"sh", b"zsh", b"dash", b"sbatch", b"qsub", b"bsub", b"ssh", b"srun"})
+# a POSIX shell's `#!` line (`#!/bin/bash`, `#!/usr/bin/env sh`)
+_SHELL_SHEBANG = rb"#!\s*\S*(?:/|env\s+)(?:ba|z|da)?sh\b"
+_SHELL_SHEBANG_RE = re.compile(_SHELL_SHEBANG)
 # a body that opens as a script: a shell `#!` line or a scheduler directive
-_SCRIPT_HEAD_RE = re.compile(rb"\s*#!\s*\S*(?:/|env\s+)(?:ba|z|da)?sh\b|\s*#(?:SBATCH|PBS|BSUB)\s")
+_SCRIPT_HEAD_RE = re.compile(rb"\s*" + _SHELL_SHEBANG + rb"|\s*#(?:SBATCH|PBS|BSUB)\s")
+
+
+def opens_as_shell_script(data: bytes) -> bool:
+    """Does the file's first line name a POSIX shell (`#!/bin/bash`)? Then its lines are commands, whatever its name."""
+    return _SHELL_SHEBANG_RE.match(data.lstrip(b"\xef\xbb\xbf")) is not None
 
 
 def _runs_or_writes_script(body) -> bool:

@@ -1,0 +1,47 @@
+"""Project-file families of helper tp56a (session 56, issue 15; TUNED on test162 and session 55's test157 / test158):
+each test is a realistic snippet written after real trees' files, with the lines that must be found and the quiet
+control beside it."""
+from __future__ import annotations
+
+from auditor.rules import load_rules
+from auditor.static import StaticEngine
+from static_snippets import line_codes
+
+ENGINE = StaticEngine(load_rules())
+
+# an install script saved as `requirements.txt` (a tracker repository's: run with `bash requirements.txt`)
+_SCRIPT_REQUIREMENTS = """\
+    #!/bin/bash
+
+    # conda create -y -n pytorch python=3.8
+    echo "****************** Installing pytorch with cuda10 ******************"
+    conda install pytorch==1.7.0 cudatoolkit=10.0
+
+    echo "****************** Installing matplotlib ******************"
+    conda install -y matplotlib
+    pip install opencv-python
+    pip install mpi4py
+    """
+
+
+def test_requirements_txt_that_opens_with_a_shell_shebang_is_read_as_a_shell_script():
+    found = line_codes(ENGINE, "requirements.txt", _SCRIPT_REQUIREMENTS)
+    lines = {line for line, _ in found}
+    assert 5 in lines                      # conda's cudatoolkit and its CUDA pytorch
+    assert lines <= {5}, found             # the echo, the comment and the plain packages stay quiet
+
+
+def test_requirements_txt_without_a_shebang_stays_a_pip_requirements_file():
+    # control: a pip file (its first comment is no `#!` line) is read by pip's format, `torch` pinned
+    found = line_codes(ENGINE, "requirements.txt", """\
+        # requirements for training
+        torch==1.7.0+cu101
+        opencv-python
+        """)
+    assert {line for line, _ in found} == {2}
+    # a `#!` line naming no shell (a Python one) does not make it a shell script either
+    found = line_codes(ENGINE, "requirements.txt", """\
+        #!/usr/bin/env python
+        conda install pytorch==1.7.0 cudatoolkit=10.0
+        """)
+    assert found == []
