@@ -45,3 +45,42 @@ def test_requirements_txt_without_a_shebang_stays_a_pip_requirements_file():
         conda install pytorch==1.7.0 cudatoolkit=10.0
         """)
     assert found == []
+
+
+# a notebook cell of an audio transformer's training (PyTorch Lightning 1.3): DDP over every visible GPU
+_LIGHTNING_TRAIN = """\
+    import torch
+    import pytorch_lightning as pl
+
+    device_num = torch.cuda.device_count()
+    trainer = pl.Trainer(
+        deterministic=False,
+        default_root_dir="./workspace",
+        gpus=device_num,
+        val_check_interval=0.1,
+        max_epochs=100,
+        auto_lr_find=True,
+        sync_batchnorm=True,
+        accelerator="ddp" if device_num > 1 else None,
+        num_sanity_val_steps=0,
+        replace_sampler_ddp=False,
+    )
+    """
+
+
+def test_lightning_1x_ddp_accelerator_keyword_is_a_distributed_finding_also_as_a_conditional_branch():
+    found = line_codes(ENGINE, "train.py", _LIGHTNING_TRAIN)
+    assert (13, "NPU997") in found
+    assert not any(line == 15 for line, _ in found)      # the sampler switch names no backend
+
+
+def test_lightning_ddp_cpu_and_a_projects_own_trainer_stay_quiet():
+    found = line_codes(ENGINE, "train.py", """\
+        import pytorch_lightning as pl
+        from mylib.trainer import Trainer
+
+        cpu_run = pl.Trainer(accelerator="ddp_cpu", num_processes=4)
+        mine = Trainer(model, accelerator="ddp")
+        other = pl.Trainer(accelerator="cpu" if debug else None)
+        """)
+    assert all(code != "NPU997" for _, code in found), found
