@@ -84,3 +84,39 @@ def test_lightning_ddp_cpu_and_a_projects_own_trainer_stay_quiet():
         other = pl.Trainer(accelerator="cpu" if debug else None)
         """)
     assert all(code != "NPU997" for _, code in found), found
+
+
+def test_cuda_path_in_a_shell_variable_nothing_reads_is_quiet_and_the_nvcc_lines_carry_the_build():
+    # a correlation layer's make script: the variable is never exported nor expanded, the nvcc lines spell the path
+    found = line_codes(ENGINE, "make_cuda.sh", """\
+        #!/usr/bin/env bash
+
+        CUDA_PATH=/usr/local/cuda-8.0
+
+        cd correlation_package/src
+        echo "Compiling correlation layer kernels by nvcc..."
+        /usr/local/cuda-8.0/bin/nvcc -c -o corr_cuda_kernel.cu.o corr_cuda_kernel.cu -x cu -Xcompiler -fPIC -arch=sm_52
+        cd ../../
+        python setup.py build install
+        """)
+    lines = {line for line, _ in found}
+    assert 3 not in lines, found
+    assert 7 in lines
+
+
+def test_cuda_path_in_a_shell_variable_that_is_read_or_exported_is_still_found():
+    # controls: the same assignment expanded by a later line, exported later, exported by `set -a`
+    for line_of_path, script in ((1, """\
+            CUDA_PATH=/usr/local/cuda-8.0
+            nvcc -c kernel.cu -I $CUDA_PATH/include
+            """), (1, """\
+            CUDA_PATH=/usr/local/cuda-8.0
+            export CUDA_PATH
+            python setup.py build_ext
+            """), (2, """\
+            set -a
+            CUDA_PATH=/usr/local/cuda-8.0
+            python setup.py build_ext
+            """)):
+        found = line_codes(ENGINE, "build.sh", script)
+        assert any(line == line_of_path for line, _ in found), (script, found)
