@@ -90,6 +90,9 @@ RULE_SCHEMA: dict[str, Any] = {
             # keyword rules with keyword_values: only a literal value is the choice (`attn_implementation = "sdpa"`,
             # not `attn_implementation = args.attn`) (t14t)
             "keyword_literal_only": {"type": "boolean"},
+            # `name=value` keyword rules: a conditional value whose branch is the literal (`accelerator="ddp" if n > 1
+            # else None`) is the choice too (tp56a)
+            "either_branch": {"type": "boolean"},
             # an implementation chosen by name (`flash_attention_impl="triton"` as a parameter's default, tk39): the
             # definition holding it chooses among paths, so the cross-file pass does not make its callers CUDA-specific
             # for it (as a flag check; a caller passing the name has its own finding)

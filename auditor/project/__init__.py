@@ -149,6 +149,11 @@ def analyze_project_file(engine: "StaticEngine", data: bytes, rel: str, kind: st
     from auditor.project import (apptainer, cmake, configs, dockerfile, makefile_vars, notebook, requirements,
                                  setup_py, shell)
 
+    if kind == "requirements" and shell.opens_as_shell_script(data):
+        # a `requirements.txt` that opens with `#!/bin/bash` and installs with `conda install pytorch==1.7.0
+        # cudatoolkit=10.0` / `pip install ...` lines: pip rejects such lines (`pip install -r` reads one requirement
+        # specifier a line), so the file is run with `bash`, and its lines are the shell's commands (tp56a)
+        kind = "shell"
     handler = {
         "requirements": requirements.analyze_requirements_txt,
         "pyproject": requirements.analyze_pyproject,

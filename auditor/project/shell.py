@@ -830,6 +830,20 @@ def _sets_allexport(command) -> bool:
         or any(w == b"-o" and nxt == b"allexport" for w, nxt in zip(words, words[1:]))
 
 
+def _unseen_value(node, names: frozenset[str]) -> bool:
+    """Is `node` the value of a plain assignment whose name nothing sees (`CUDA_PATH=/usr/local/cuda-8.0` on its own
+    line, never exported nor expanded, the nvcc lines spelling the path themselves)? No program and no later line
+    reads it (bash(1), ENVIRONMENT), so its text is no setting, as `_environment_names` reads the name (tp56a)."""
+    holder = node
+    while holder is not None and holder.type in ("word", "string", "raw_string", "string_content", "concatenation"):
+        holder = holder.parent
+    if holder is None or holder.type != "variable_assignment" or holder.parent is None \
+            or holder.parent.type in ("declaration_command", "command"):
+        return False
+    name = holder.child_by_field_name("name")
+    return name is not None and name.type == "variable_name" and name.text.decode() not in names
+
+
 def _environment_names(tree, raw: bytes, text: str, evaluated: set[str]) -> frozenset[str]:
     """The names a plain assignment (`NCCL_DEBUG=INFO` on its own line) of this script can reach a program or the
     script through: exported (`export NAME`, `declare -x`, `set -a`: all of them) or read (`$NAME`, `${NAME:-x}`).
@@ -1024,7 +1038,7 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
         if (node.type in _TEXT_NODES or (node.type == "heredoc_body" and not any(
                 c.type == "heredoc_content" for c in node.children))) and not _in_message(node) \
                 and not _in_label(node) and not _build_output_tag(node) and not _link_guard(node) \
-                and not _folder_guard(node):
+                and not _folder_guard(node) and not _unseen_value(node, environment_names):
             row, byte_col = node.start_point
             # a command's own words are read with their values by _command; options only in longer text
             own_word = node.type == "word" and node.parent is not None and node.parent.type == "command"
@@ -3538,8 +3552,16 @@ _SCRIPT_SUFFIXES = (b".sh", b".bash", b".slurm", b".sbatch", b".job", b".pbs", b
                     b".bash_profile", b".profile", b".zshrc")
 # programs that read a here-document on their standard input as a script to run
 _SCRIPT_READERS = frozenset({b"bash", b"sh", b"zsh", b"dash", b"sbatch", b"qsub", b"bsub", b"ssh", b"srun"})
+# a POSIX shell's `#!` line (`#!/bin/bash`, `#!/usr/bin/env sh`)
+_SHELL_SHEBANG = rb"#!\s*\S*(?:/|env\s+)(?:ba|z|da)?sh\b"
+_SHELL_SHEBANG_RE = re.compile(_SHELL_SHEBANG)
 # a body that opens as a script: a shell `#!` line or a scheduler directive
-_SCRIPT_HEAD_RE = re.compile(rb"\s*#!\s*\S*(?:/|env\s+)(?:ba|z|da)?sh\b|\s*#(?:SBATCH|PBS|BSUB)\s")
+_SCRIPT_HEAD_RE = re.compile(rb"\s*" + _SHELL_SHEBANG + rb"|\s*#(?:SBATCH|PBS|BSUB)\s")
+
+
+def opens_as_shell_script(data: bytes) -> bool:
+    """Does the file's first line name a POSIX shell (`#!/bin/bash`)? Then its lines are commands, whatever its name."""
+    return _SHELL_SHEBANG_RE.match(data.lstrip(b"\xef\xbb\xbf")) is not None
 
 
 def _runs_or_writes_script(body) -> bool:

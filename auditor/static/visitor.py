@@ -2354,6 +2354,15 @@ class MatchVisitor(cst.CSTVisitor):
                         if isinstance(func, cst.Attribute) else None
                     literal = _literal_text(arg.value)
                     kv = self.c.match_keyword_value(last, arg.keyword.value, literal, qual)
+                    if kv is None and isinstance(arg.value, cst.IfExp):
+                        # `accelerator="ddp" if device_num > 1 else None`: a rule that reads either branch's literal
+                        # (`either_branch`: the mode a multi-device run takes whatever picks it; tp56a)
+                        for branch in (arg.value.body, arg.value.orelse):
+                            literal = _literal_text(branch)
+                            kv = self.c.match_keyword_value(last, arg.keyword.value, literal, qual)
+                            if kv is not None and kv[0].extra.get("either_branch"):
+                                break
+                            kv, literal = None, None
                     if kv is not None and not _switched_off(arg.value, arg.keyword.value) \
                             and kv[0].category not in call_categories:
                         symbol = arg.keyword.value if literal is None else f"{arg.keyword.value}={literal}"
