@@ -350,3 +350,56 @@ def test_the_torch_amp_scalers_cuda_beside_a_cuda_autocast_is_a_warning(tmp_path
     half = AMP_LOOP.replace("loss = model(images, targets)", "loss = model.half()(images.half(), targets)")
     root = write_tree(tmp_path / "half", {"engine.py": half})
     assert [f[1] for f in _at(root, "engine.py", line_of(half, "GradScaler(")) if f[0] == "NPU003"] == ["error"]
+
+
+# a TensorRT vocoder module of the TensorRT-LLM runtime and the runtime's own script that uses it
+TOKEN2WAV = """\
+    import torch
+
+
+    def convert_onnx_to_trt(trt_model, onnx_model, fp16):
+        import tensorrt as trt
+        logger = trt.Logger(trt.Logger.INFO)
+        builder = trt.Builder(logger)
+        network = builder.create_network(1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH))
+        config = builder.create_builder_config()
+        if fp16:
+            config.set_flag(trt.BuilderFlag.FP16)
+        with open(trt_model, "wb") as f:
+            f.write(builder.build_serialized_network(network, config))
+
+
+    class Token2Wav(torch.nn.Module):
+        def __init__(self, model_dir, device_id=0):
+            super().__init__()
+            self.device = torch.device(f"cuda:{device_id}")
+            self.stream = torch.cuda.Stream(self.device)
+            convert_onnx_to_trt(f"{model_dir}/flow.plan", f"{model_dir}/flow.onnx", True)
+"""
+OFFLINE = """\
+    import argparse
+
+    from token2wav import Token2Wav
+
+
+    def main():
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--model_dir")
+        args = parser.parse_args()
+        model = Token2Wav(args.model_dir)
+        print(model)
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def test_a_set_members_own_files_keep_their_port_together_notes(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {"runtime/triton_trtllm/token2wav.py": TOKEN2WAV,
+                                 "runtime/triton_trtllm/offline_inference.py": OFFLINE,
+                                 "runtime/python/fastapi/server.py": SERVER})
+    member = _at(root, "runtime/triton_trtllm/token2wav.py", line_of(TOKEN2WAV, "torch.cuda.Stream"))
+    assert member and all(severity == "info" for _, severity, _ in member)
+    uses = _at(root, "runtime/triton_trtllm/offline_inference.py", line_of(OFFLINE, "model = Token2Wav("))
+    assert [(code, severity) for code, severity, _ in uses] == [("NPU320", "info")]

@@ -40,9 +40,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
+from auditor.findings import as_info
 from auditor.backend_words import MEMBER_CANN_BUILD, MEMBER_CUDA_BUILD, TORCH_CUDA_WHEEL, member_backend, name_word_backends
 from auditor.source import SourceError
 from auditor.static.backends import OTHER_BACKENDS, backends_in_text, discount_findings, undiscounted
@@ -872,14 +874,35 @@ def apply_backend_files(results: list, files: Sequence[tuple[Path, str]], projec
             ("npu-path", _IMAGE_NOTE.format(image=image)) if image is not None else \
             ("npu-path", _CUDA_IMAGE_NOTE.format(ascend=own)) if own is not None else \
             ("npu-path", _TWIN_NOTE.format(twin=twin))
-        # a set member's gated lines too (`torch.cuda.synchronize()` behind its availability test, a warning whose
-        # context says why): the whole member is what an Ascend deployment does not run (policy (k); tq56a)
-        lowered += discount_findings(result, kind, note, lower=_not_info if sibling is not None else undiscounted)
+        if sibling is not None:
+            lowered += _lower_member(result, sibling, note)
+            continue
+        lowered += discount_findings(result, kind, note, lower=undiscounted)
     return lowered + _lower_torch_cuda_wheels(results, files)
 
 
-def _not_info(finding) -> bool:
-    return finding.severity != "info"
+# data key of a finding lowered as a set member's: the member's folder, inside which the line stays CUDA-specific
+SET_MEMBER = "set_member"
+
+
+def _lower_member(result, sibling: str, note: str) -> int:
+    """Every error and warning of a set member to info, its gated lines too (`torch.cuda.synchronize()` behind its
+    availability test): the whole member is what an Ascend deployment does not run (policy (k); tq56a). A line no
+    context had discounted keeps, in `SET_MEMBER`, the member's folder: for the member's own files it is still CUDA
+    code (crossfile's `uses X, which holds tensorrt ...; port them together` inside `runtime/triton_trtllm/`)."""
+    parent = sibling.rstrip("/").rsplit("/", 1)[0] + "/" if "/" in sibling.rstrip("/") else ""
+    root = parent + result.path[len(parent):].split("/", 1)[0] + "/" \
+        if sibling.endswith("/") and result.path.startswith(parent) and "/" in result.path[len(parent):] else None
+    kept = []
+    for f in result.findings:
+        if f.severity != "info":
+            own = root is not None and not f.data.get("context")
+            f = as_info(f, "platform-class", note)
+            f = replace(f, data={**f.data, SET_MEMBER: root}) if own else f
+        kept.append(f)
+    lowered = sum(a is not b for a, b in zip(result.findings, kept))
+    result.findings = kept
+    return lowered
 
 
 _CONFIG_KINDS = frozenset({".yaml", ".json", ".toml"})

@@ -393,6 +393,8 @@ class _Target:
         # the folder of the setup.py that builds this package as a library (_own_built_packages): its own files
         # import it as the library's internals, not as a use of it
         self.library: str | None = None
+        # the per-backend set member's folder (backend_files.SET_MEMBER) whose files alone its names reach (tq56a)
+        self.member: str | None = None
 
 
 def _alias_targets(results: list, modules: dict[str, str]) -> dict[str, _Target]:
@@ -431,7 +433,7 @@ def _alias_wanted(imports: list, me: str, is_package: bool, aliased: dict[str, _
 
 def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
              flag_codes: frozenset[str] = frozenset(), project: Any = None) -> dict[str, _Target]:
-    from auditor.static.backend_files import ModuleMembers, per_backend_sibling
+    from auditor.static.backend_files import SET_MEMBER, ModuleMembers, per_backend_sibling
     from auditor.static.backends import cuda_backend_module
 
     if project is None:       # one view per run: a file without facts in its summary is read once
@@ -457,9 +459,15 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
         if not summary or name is None or technology_package(name, r.path):
             continue
         own = sorted((f for f in r.findings if _cuda_specific(f, flag_codes)), key=lambda f: f.line)
+        member = None
+        if not own:     # a per-backend set member's CUDA lines: CUDA-specific for the member's own files only
+            own = sorted((f for f in r.findings if f.data.get(SET_MEMBER) and _cuda_specific(
+                replace(f, severity="warning", data={}), flag_codes)), key=lambda f: f.line)
+            member = own[0].data[SET_MEMBER] if own else None
         if _ascend_package(r.path):     # Triton code of an Ascend package is Triton-Ascend: it runs on the NPU
             own = [f for f in own if f.category != "kernel"]
         target = _Target(r.path)
+        target.member = member
         if isinstance(summary.get("all"), list):
             target.exported = set(summary["all"])
         for defined, spans in (summary.get("defs") or {}).items():
@@ -470,9 +478,9 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
                 f = inside[0]
                 target.names[defined] = (f.category, f.line, f.code, f.symbol)
         tech = summary.get("tech")
-        if tech and not cuda_backend_module(r.path) and (
-                r.path not in files or per_backend_sibling(files[r.path], r.path, members) is None) and \
-                not (r.findings and all(f.data.get("context") not in (None, *_STILL_CUDA) for f in r.findings)) and \
+        if tech and not cuda_backend_module(r.path) and (member is not None or (
+                r.path not in files or per_backend_sibling(files[r.path], r.path, members) is None) and
+                not (r.findings and all(f.data.get("context") not in (None, *_STILL_CUDA) for f in r.findings))) and \
                 not (tech == "triton" and (_ascend_package(r.path) or
                                            r.path in files and _triton_ascend_text(r.path, project))) and \
                 not ascend_named(r.path) and not ascend_named.plain_torch(r.path, r.findings):
@@ -840,6 +848,7 @@ def propagate(results: list, files: Sequence[tuple[Path, str]], engine_rules: di
     added = 0
     present = set(modules.values())
     libraries = {t.rel: t.library for t in targets.values() if t.library}
+    members = {t.rel: t.member for t in targets.values() if t.member}
     for r in results:
         summary = getattr(r, "summary", None)
         if not summary or not summary.get("imports") or r.error is not None:
@@ -850,6 +859,8 @@ def propagate(results: list, files: Sequence[tuple[Path, str]], engine_rules: di
             _alias_wanted(summary["imports"], me, is_package, aliased, r.path, present)
         if libraries:
             wanted = [w for w in wanted if not (w[4] in libraries and r.path.startswith(libraries[w[4]] + "/"))]
+        if members:
+            wanted = [w for w in wanted if w[4] not in members or r.path.startswith(members[w[4]])]
         if wanted:
             added += _apply(r, wanted, engine_rules, project)
     return added
