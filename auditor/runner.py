@@ -35,7 +35,7 @@ from auditor.static.switch_fed_settings import drop_switch_fed_settings
 from auditor.static.unread_fields import drop_unread_attention_fields
 from auditor.static.call_defaults import drop_overridden_defaults, lower_off_autocasts, \
     lower_forwarded_flags, lower_self_flag_branches, lower_unset_attribute_branches, lower_unswitched_flags
-from auditor.static.unreached_defs import apply_unreached_defs, lower_upstream_module_copies
+from auditor.static.unreached_defs import apply_unreached_defs, lower_unread_attributes, lower_upstream_module_copies
 from auditor.static.example_helpers import lower_unnamed_example_helpers
 from auditor.static.stale_keywords import lower_stale_keywords
 from auditor.static.caller_gates import lower_gated_callees
@@ -362,6 +362,7 @@ def run_static(
     lower_self_flag_branches(run.results, project)   # `if self.use_evo:` where the class sets it only False
     lower_forwarded_flags(run.results, project)   # `if cuda:` reached only from `Synthesizer(use_cuda=False)`
     apply_unreached_defs(run.results, project)     # a ComfyUI node pack's vendored helpers nothing calls (t17e)
+    lower_unread_attributes(run.results, project)  # `self.n_gpus = torch.cuda.device_count()`, read nowhere
     lower_unnamed_example_helpers(run.results, project)   # `collect_metrics` in examples/.../utils.py no example calls
     lower_stale_keywords(run.results, project)     # `GradCAM(..., use_cuda=True)` where the tree's class takes no use_cuda
     drop_tree_cuda_helpers(run.results)      # `_cuda_device(device)`: the tree's own helper, its body is audited (t11r)

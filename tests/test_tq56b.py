@@ -265,3 +265,59 @@ def test_imported_capability_flag_keeps_its_finding(tmp_path):
     at = severity_at(found, "smiles_lstm_ppo/ppo_directed_generator.py", PPO_GENERATOR_HELPER,
                      'if cuda_available else')
     assert "NPU030" in at
+
+
+NLVR_DATASET = '''
+    import torch
+    from torch.utils.data import Dataset
+
+
+    class NLVRFineTuneDataset(Dataset):
+        def __init__(self, split="train", raw_dataset=None, rank=-1, topk=-1, verbose=True, args=None):
+            super().__init__()
+            self.raw_dataset = raw_dataset
+            self.topk = topk
+            self.verbose = verbose
+            self.args = args
+            data = self.raw_dataset.data
+            if self.topk > 0:
+                data = data[:int(self.topk)]
+            self.n_gpus = torch.cuda.device_count()
+            self.rank = rank
+            self.data = data
+
+        def __len__(self):
+            return len(self.data)
+
+        def __getitem__(self, idx):
+            return self.data[idx]
+'''
+
+NLVR_TRAINER = '''
+    from nlvr_data import NLVRFineTuneDataset
+
+
+    def get_loader(args, split="train", rank=-1, topk=-1):
+        dataset = NLVRFineTuneDataset(split, rank=rank, topk=topk, args=args)
+        return dataset
+'''
+
+NLVR_TRAINER_READS = '''
+    from nlvr_data import NLVRFineTuneDataset
+
+
+    def get_loader(args, split="train", rank=-1, topk=-1):
+        dataset = NLVRFineTuneDataset(split, rank=rank, topk=topk, args=args)
+        batch_size = args.batch_size // max(dataset.n_gpus, 1)
+        return dataset, batch_size
+'''
+
+
+def test_device_count_stored_in_an_attribute_nothing_reads_is_info(tmp_path):
+    found = dedented_tree(tmp_path, {"src/nlvr_data.py": NLVR_DATASET, "src/nlvr.py": NLVR_TRAINER})
+    assert severity_at(found, "src/nlvr_data.py", NLVR_DATASET, "device_count").get("NPU002") == "info"
+
+
+def test_device_count_attribute_another_file_reads_keeps_its_error(tmp_path):
+    found = dedented_tree(tmp_path, {"src/nlvr_data.py": NLVR_DATASET, "src/nlvr.py": NLVR_TRAINER_READS})
+    assert severity_at(found, "src/nlvr_data.py", NLVR_DATASET, "device_count").get("NPU002") == "error"

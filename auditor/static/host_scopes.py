@@ -200,6 +200,55 @@ def _unread_locals(tree: ast.AST) -> list[tuple[int, int, int, int]]:
     return out
 
 
+# the key of a finding's data naming the attribute its value is stored in, when this file never reads it: the tree
+# pass (unreached_defs.lower_unread_attributes) lowers it when no other file names the attribute either
+UNREAD_ATTRIBUTE = "unread_attribute"
+
+
+def _unread_attribute_stores(tree: ast.AST) -> list[tuple[str, tuple[int, int, int, int]]]:
+    """(attribute, value span) of `self.X = <value>` statements whose value only asks CUDA a question
+    (`torch.cuda.device_count()`) or names a device, where the file never reads `.X` (no attribute load, no string
+    "X", no `getattr` / `vars` / `__dict__`): VL-T5's datasets' `self.n_gpus = torch.cuda.device_count()` (tq56b)."""
+    nodes = list(module_nodes(tree))
+    if any(isinstance(n, ast.Name) and n.id in ("getattr", "vars", "setattr") or
+           isinstance(n, ast.Attribute) and n.attr == "__dict__" for n in nodes):
+        return []
+    loaded = {n.attr for n in nodes if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Store)}
+    strings = {n.value for n in nodes if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    out = []
+    for n in nodes:
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and (attr := self_attr(n.targets[0])) is not None \
+                and attr not in loaded and attr not in strings and (_names_a_device(n.value) or _cuda_query(n.value)):
+            out.append((attr, node_span(n.value)))
+    return out
+
+
+def _cuda_query(value: ast.expr) -> bool:
+    """`torch.cuda.device_count()`, `torch.cuda.is_available()`: a call that only asks the CUDA runtime."""
+    return isinstance(value, ast.Call) and (ast_dotted(value.func) or "").startswith("torch.cuda.") and \
+        (ast_dotted(value.func) or "").rsplit(".", 1)[-1] in _CUDA_QUESTIONS
+
+
+_CUDA_QUESTIONS = frozenset({"device_count", "is_available", "current_device", "get_device_name",
+                             "get_device_capability", "is_bf16_supported"})
+
+
+def _mark_unread_attributes(findings: list, tree: ast.AST) -> list:
+    """Device findings in the value of an attribute store this file never reads (`_unread_attribute_stores`),
+    marked with the attribute's name for the tree pass."""
+    stores = _unread_attribute_stores(tree)
+    if not stores:
+        return findings
+    out = []
+    for f in findings:
+        col = (getattr(f, "col", 1) or 1) - 1
+        attr = next((a for a, (lo, lc, hi, hc) in stores if (lo, lc) <= (f.line, col) < (hi, hc)), None)
+        if attr is not None and f.category == "device":
+            f = replace(f, data={**f.data, UNREAD_ATTRIBUTE: attr})
+        out.append(f)
+    return out
+
+
 def _message_names(fn: ast.AST) -> set[int]:
     """ids of the names read only to be shown to a person: inside a `raise`'s exception or the arguments of a
     print / logging call (ultralytics' `select_device` reads CUDA_VISIBLE_DEVICES for its ValueError text, pd41)."""
@@ -773,6 +822,8 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
         findings = _unread_device_defaults(findings, unused)
     if any(f.category == "device" and f.severity != "info" for f in findings):
         findings = _unread_device_defaults(findings, _unread_locals(tree), _UNREAD_LOCAL)
+    if "self." in text and any(f.category == "device" for f in findings):
+        findings = _mark_unread_attributes(findings, tree)
     if "add_argument" in text and any(f.category in ("device", "distributed") and f.severity != "info"
                                       for f in findings):
         findings = _unread_device_defaults(findings, _unread_options(tree), _UNREAD_OPTION, ("device", "distributed"))

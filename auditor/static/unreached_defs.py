@@ -4016,3 +4016,37 @@ def _launched_names(project: Any, paths: list[str]) -> set[str]:
             out.update(str(entry[-1]).removesuffix(".py") for entry in facts.get("launch") or () if entry)
             out.update(part for module in facts.get("modules") or () for part in str(module).split("."))
     return out
+
+
+# tq56b: `self.n_gpus = torch.cuda.device_count()` in VL-T5's datasets, an attribute no file of the tree reads
+_UNREAD_ATTRIBUTE_NOTE = ("nothing in this tree reads `.{}`, the attribute this value is stored in (its file never "
+                          "reads it and no other file names it), so it selects nothing")
+
+
+def lower_unread_attributes(results: list, project: Any) -> int:
+    """Device findings in the value of an attribute store that its file never reads (host_scopes marks them with
+    the attribute's name), lowered to info when no other Python file of the tree names the attribute either (a file
+    that only stores it the same way reads nothing); the count lowered. The word tests are kept in the files'
+    summaries (`_Sources.has`): a warm run reads nothing for them."""
+    from auditor.findings import lower_findings
+    from auditor.static.host_scopes import UNREAD_ATTRIBUTE
+
+    marked: dict[str, set[str]] = {}
+    for r in results:
+        for f in r.findings:
+            if isinstance(f.data.get(UNREAD_ATTRIBUTE), str):
+                marked.setdefault(f.data[UNREAD_ATTRIBUTE], set()).add(r.path)
+    if not marked:
+        return 0
+    sources = _Sources(project)
+    unread = {attr for attr, owners in marked.items()
+              if not any(sources.has(rel, attr) for rel in sources if rel not in owners)}
+    if not unread:
+        return 0
+
+    def why(f: Any) -> tuple[str, str] | None:
+        attr = f.data.get(UNREAD_ATTRIBUTE)
+        return ("unread-attribute", _UNREAD_ATTRIBUTE_NOTE.format(attr)) \
+            if attr in unread and f.severity != "info" else None
+
+    return sum(lower_findings(r, why) for r in results if r.findings)
