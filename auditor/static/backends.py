@@ -45,7 +45,7 @@ from auditor.static.astutil import ast_dotted, literal_strings, module_nodes
 from auditor.backend_words import (_BACKEND_ALIASES, BACKEND_NAMES, HOST_RUNTIMES, HOST_SYNC_RUNTIMES,  # noqa: F401  (re-exported)
                                     OTHER_BACKENDS, backends_in_text)
 from auditor.static.project_imports import held_tree, read_counted
-from auditor.static.context import older_release_arm, unsupported_release_flag_arms
+from auditor.static.context import DEVICE_NAME_PROBES, older_release_arm, unsupported_release_flag_arms
 
 _CUDA_CLASS = re.compile(r"(?i)cuda|gpu|nvidia")
 _ABSTRACTION_BASE = re.compile(r"(?i)platform|accelerator|device(?!_?map)|backend(?!ward)")
@@ -393,6 +393,20 @@ def _requires_other_backend(test: ast.expr, text) -> bool:
     return False
 
 
+def _vendor_name_test(test: ast.expr) -> bool:
+    """`"AMD" in torch.cuda.get_device_name()` (verl's Worker setup, whose arm maps ROCR_VISIBLE_DEVICES): another
+    vendor's name looked for in what a device-name query answers holds only on that vendor's GPU. On Ascend the query
+    names an Ascend model ("Ascend910B2"), so the arm never runs (tq56c); the query itself stays its own finding."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In)):
+        return False
+    literal, probe = test.left, test.comparators[0]
+    if isinstance(probe, ast.Attribute) and probe.attr == "name":
+        probe = probe.value         # `torch.cuda.get_device_properties(0).name`
+    return isinstance(literal, ast.Constant) and isinstance(literal.value, str) \
+        and _only_other(backends_in_text(literal.value)) and isinstance(probe, ast.Call) \
+        and (ast_dotted(probe.func) or "").rsplit(".", 1)[-1] in DEVICE_NAME_PROBES
+
+
 def _probe_backends(probe: ast.expr, text) -> set[str]:
     """The backends an operand names in its own words (names, attributes, strings: `torch.version.hip`, `SYSTEM ==
     "rocm"`, `torch.xpu.is_available()`), where they agree with the operand's text; a word the text reader finds only
@@ -607,8 +621,10 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
             names_of.append(names)
             if cur.body and _npu_arm_test(cur.test):
                 ctx.npu_arms.append((cur.body[0].lineno, line_span(cur.body[-1])[1]))
-            if cur.body and (_other_backend_test(cur.test, names) or _requires_other_backend(cur.test, segment)):
-                if not _other_backend_test(cur.test, names):
+            vendor = _vendor_name_test(cur.test)
+            if cur.body and (_other_backend_test(cur.test, names) or vendor
+                             or _requires_other_backend(cur.test, segment)):
+                if not _other_backend_test(cur.test, names) and not vendor:
                     ctx.other.append(line_span(cur.test))     # the probe itself: its CUDA half asks for HIP's build
                 ctx.other.append((cur.body[0].lineno, line_span(cur.body[-1])[1]))
                 if names & HOST_RUNTIMES:     # `if device == "mlx":` (t11r)
