@@ -1,0 +1,115 @@
+"""tq56d (session 56; TUNED on heldout75's trees 5-8): host values (policy (e)). Each shape on code like the trees
+it came from, beside a control that keeps its finding."""
+from __future__ import annotations
+
+from tests.static_snippets import dedented_tree, severity_at
+
+# guided-diffusion's attention FLOP counter for thop, as latent-diffusion copies carry it
+_THOP = """
+    import numpy as np
+    import torch as th
+
+
+    def count_flops_attn(model, _x, y):
+        b, c, *spatial = y[0].shape
+        num_spatial = int(np.prod(spatial))
+        matmul_ops = 2 * b * (num_spatial ** 2) * c
+        model.total_ops += th.DoubleTensor([matmul_ops])
+
+
+    def accumulate(stats, ops):
+        stats.total = stats.total + th.DoubleTensor([ops]).cuda()
+"""
+
+
+def test_thop_counter_double_tensor_is_a_host_value(tmp_path):
+    found = dedented_tree(tmp_path, {"ldm/attention.py": _THOP})
+    assert "NPU208" not in severity_at(found, "ldm/attention.py", _THOP, "model.total_ops +=")
+    # control: a DoubleTensor moved to the device keeps the hint
+    assert "NPU208" in severity_at(found, "ldm/attention.py", _THOP, "stats.total =")
+
+
+# xitorch's Runge-Kutta solvers: float64 tableaux as class constants, converted by the base's __init__
+_RK = """
+    import torch
+
+
+    class RKAdaptiveStepSolver:
+        A: torch.Tensor
+        B: torch.Tensor
+        C: torch.Tensor
+
+        def __init__(self, fcn, t0, y0, order):
+            self.dtype = y0.dtype
+            self.device = y0.device
+            self.A = self.A.to(self.dtype).to(self.device)
+            self.B = self.B.to(self.dtype).to(self.device)
+            self.C = self.C.to(self.dtype).to(self.device)
+
+
+    class RK23(RKAdaptiveStepSolver):
+        C = torch.tensor([0, 1 / 2, 3 / 4], dtype=torch.float64)
+        A = torch.tensor([[0, 0], [1 / 2, 0], [0, 3 / 4]], dtype=torch.float64)
+        B = torch.tensor([2 / 9, 1 / 3, 4 / 9], dtype=torch.float64)
+        E = torch.tensor([5 / 72, -1 / 12, -1 / 9, 1 / 8], dtype=torch.float64)
+"""
+
+
+def test_class_tableau_converted_before_use_is_a_host_constant(tmp_path):
+    found = dedented_tree(tmp_path, {"xitorch/ivp/adaptive_rk.py": _RK})
+    assert "NPU208" not in severity_at(found, "xitorch/ivp/adaptive_rk.py", _RK, "A = torch.tensor(")
+    # control: E is never converted on the instance, so it may be used as float64 wherever it goes
+    assert "NPU208" in severity_at(found, "xitorch/ivp/adaptive_rk.py", _RK, "E = torch.tensor(")
+
+
+# an atomic-number mapper: the bad values are read only to word the error
+_MAPPER = """
+    import torch
+
+
+    class OrbitalMapper:
+        def transform_bond(self, iatomic_numbers, jatomic_numbers):
+            if iatomic_numbers.min() < self._min_Z or iatomic_numbers.max() > self._max_Z:
+                bad_set = set(torch.unique(iatomic_numbers).cpu().tolist()) - self._valid_set
+                raise ValueError(f"Data included atomic numbers {bad_set} that are not in the mapping!")
+            kinds = torch.unique(jatomic_numbers)
+            return self.bond_types[kinds]
+"""
+
+
+def test_unique_read_only_for_a_raise_message_goes(tmp_path):
+    found = dedented_tree(tmp_path, {"dptb/data/transforms.py": _MAPPER})
+    assert "NPU702" not in severity_at(found, "dptb/data/transforms.py", _MAPPER, "bad_set = ")
+    # control: the same op on the path that returns keeps its hint
+    assert "NPU702" in severity_at(found, "dptb/data/transforms.py", _MAPPER, "kinds = ")
+
+
+_CPU_TEST = """
+    import unittest
+
+    import torch
+
+    from dptb.postprocess import OpticalConductivity
+
+
+    class TestOpticalConductivity(unittest.TestCase):
+        def setUp(self):
+            self.device = 'cpu'
+            self.calc = OpticalConductivity(model_path="ref.pth", device=self.device)
+
+        def test_reference(self):
+            ref = torch.tensor([0.1, 0.2, 0.3], dtype=torch.float64, device=self.device)
+            out = self.calc.compute(omegas=[0.1, 0.2, 0.3])
+            self.assertTrue(torch.allclose(out, ref))
+"""
+
+
+def test_float64_in_a_test_placed_on_the_cpu_is_a_host_value(tmp_path):
+    gpu = _CPU_TEST.replace("'cpu'", "'cuda' if torch.cuda.is_available() else 'cpu'")
+    no_device = _CPU_TEST.replace("self.device = 'cpu'", "self.device = None")
+    found = dedented_tree(tmp_path, {"tests/test_optical.py": _CPU_TEST, "tests/test_optical_gpu.py": gpu,
+                                     "tests/test_optical_default.py": no_device})
+    assert "NPU208" not in severity_at(found, "tests/test_optical.py", _CPU_TEST, "ref = torch.tensor(")
+    # controls: a test that may run on CUDA, and one that names no device (a library default places it)
+    assert "NPU208" in severity_at(found, "tests/test_optical_gpu.py", gpu, "ref = torch.tensor(")
+    assert "NPU208" in severity_at(found, "tests/test_optical_default.py", no_device, "ref = torch.tensor(")
