@@ -1,8 +1,10 @@
-"""tq56d (session 56; TUNED on heldout75's trees 5-8): host values (policy (e)). Each shape on code like the trees
-it came from, beside a control that keeps its finding."""
+"""tq56d (session 56; TUNED on heldout75's trees 5-8): host values (policy (e)), fp32 regions in the CUDA
+spelling of autocast (decision (w)), a script its folder's README runs read as no stale copy (decision (t)). Each
+shape on code like the trees it came from, beside a control that keeps its finding."""
 from __future__ import annotations
 
 from tests.static_snippets import dedented_tree, severity_at
+from tests.test_tq46b import NEW_MODEL, OLD_MODEL, PIPELINE, SETUP, UTILS
 
 # guided-diffusion's attention FLOP counter for thop, as latent-diffusion copies carry it
 _THOP = """
@@ -113,3 +115,57 @@ def test_float64_in_a_test_placed_on_the_cpu_is_a_host_value(tmp_path):
     # controls: a test that may run on CUDA, and one that names no device (a library default places it)
     assert "NPU208" in severity_at(found, "tests/test_optical_gpu.py", gpu, "ref = torch.tensor(")
     assert "NPU208" in severity_at(found, "tests/test_optical_default.py", no_device, "ref = torch.tensor(")
+
+
+_WAN = """
+    import math
+
+    import torch
+    import torch.cuda.amp as amp
+
+
+    def sinusoidal_embedding_1d(dim, position):
+        half = dim // 2
+        sinusoid = torch.outer(position, torch.pow(10000, -torch.arange(half).to(position).div(half)))
+        return torch.cat([torch.cos(sinusoid), torch.sin(sinusoid)], dim=1)
+
+
+    def forward(self, x, t):
+        with amp.autocast(dtype=torch.float32):
+            e = self.time_embedding(sinusoidal_embedding_1d(self.freq_dim, t).float())
+            assert e.dtype == torch.float32
+        return x + e / math.sqrt(self.dim)
+"""
+
+
+def test_cuda_amp_autocast_to_float32_is_info(tmp_path):
+    half = _WAN.replace("return x + e", "return x.to(torch.bfloat16) + e")
+    found = dedented_tree(tmp_path, {"wan/model.py": _WAN, "wan/model_bf16.py": half})
+    assert severity_at(found, "wan/model.py", _WAN, "with amp.autocast")["NPU012"] == "info"
+    # control: a file that makes bf16 tensors keeps the error (the region up-casts only on CUDA)
+    assert severity_at(found, "wan/model_bf16.py", half, "with amp.autocast")["NPU012"] == "error"
+
+
+# a stale duplicate module (tq46b's VideoSys library) and the same module run by its folder's README (decision (t))
+def _videosys(tmp_path, readme: str | None) -> dict:
+    files = {"setup.py": SETUP, "videosys/__init__.py": "", "videosys/utils.py": UTILS,
+             "videosys/models/__init__.py": "", "videosys/models/transformers/__init__.py": "",
+             "videosys/models/transformers/open_sora_plan_transformer_3d.py": OLD_MODEL,
+             "videosys/models/transformers/open_sora_plan_v110_transformer_3d.py": NEW_MODEL,
+             "videosys/pipelines/__init__.py": "", "videosys/pipelines/open_sora_plan.py": PIPELINE}
+    if readme is not None:
+        files["videosys/models/transformers/README.md"] = readme
+    return dedented_tree(tmp_path, files)
+
+
+_OLD = "videosys/models/transformers/open_sora_plan_transformer_3d.py"
+
+
+def test_module_its_folder_readme_runs_is_no_stale_copy(tmp_path):
+    found = _videosys(tmp_path, "## Run\n\n```bash\npython open_sora_plan_transformer_3d.py\n```\n")
+    assert "info" not in severity_at(found, _OLD, OLD_MODEL, 'device="cuda"').values()
+
+
+def test_stale_copy_its_folder_readme_does_not_name_stays_info(tmp_path):
+    found = _videosys(tmp_path, "## Models\n\nThe v1.1.0 transformer is the one the pipelines build.\n")
+    assert set(severity_at(found, _OLD, OLD_MODEL, 'device="cuda"').values()) == {"info"}

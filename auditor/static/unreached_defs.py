@@ -3066,7 +3066,8 @@ def _stale_duplicates(project: Any, candidates: Collection[str]) -> dict[str, st
     in use (TeaCache's VideoSys copy keeps Open-Sora-Plan's v1.0 `open_sora_plan_transformer_3d.py` beside the
     `..._v110_...` module that defines every one of its 24 names and that the pipelines import), like pd53's stale
     copy in an application, in any tree. Not a test suite's or example's file, a `setup.py` or `__init__.py`, a script
-    with a `__main__` block, nor a module whose name another file's text spells (a loader may name it). File ->
+    with a `__main__` block, nor a module whose name another file's text or its folder's README spells (a loader
+    may name it; a README command runs a module-level script: decision (t), tq56d on heldout75's MagCache). File ->
     the module it repeats (cached definition and import facts; only candidates' neighbours' texts are read)."""
     from auditor.source import SourceError
     from auditor.static.call_defaults import FACT_DEFINITIONS, FACT_UNPARSED
@@ -3108,7 +3109,9 @@ def _stale_duplicates(project: Any, candidates: Collection[str]) -> dict[str, st
 
     out: dict[str, str] = {}
     for rel in todo:
-        if rel in imported:
+        folder, _, name = rel.rpartition("/")
+        # a script its folder's README runs (`python magcache_flux_kontext.py`) is a program, not a copy (tq56d)
+        if rel in imported or _readme_names(project, folder, name):
             continue
         twin = min(twins[rel] & imported, default=None)
         stem = rel.rsplit("/", 1)[-1].removesuffix(".py").encode()
