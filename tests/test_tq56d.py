@@ -3,6 +3,8 @@ spelling of autocast (decision (w)), a script its folder's README runs read as n
 shape on code like the trees it came from, beside a control that keeps its finding."""
 from __future__ import annotations
 
+import textwrap
+
 from tests.static_snippets import dedented_tree, severity_at
 from tests.test_tq46b import NEW_MODEL, OLD_MODEL, PIPELINE, SETUP, UTILS
 
@@ -169,3 +171,56 @@ def test_module_its_folder_readme_runs_is_no_stale_copy(tmp_path):
 def test_stale_copy_its_folder_readme_does_not_name_stays_info(tmp_path):
     found = _videosys(tmp_path, "## Models\n\nThe v1.1.0 transformer is the one the pipelines build.\n")
     assert set(severity_at(found, _OLD, OLD_MODEL, 'device="cuda"').values()) == {"info"}
+
+
+# Wan2.1's evaluation script: both generate variants defined, only the text-to-video one patched in
+_WAN_EVAL = """
+    import argparse
+
+    import torch
+
+
+    def t2v_generate(self, input_prompt, offload_model=True):
+        out = self.model(input_prompt)
+        if offload_model:
+            torch.cuda.empty_cache()
+        return out
+
+
+    def i2v_generate(self, input_prompt, img, offload_model=True):
+        out = self.model(input_prompt, img)
+        if offload_model:
+            torch.cuda.empty_cache()
+        return out
+
+
+    def generate(args):
+        from wan.text2video import WanT2V
+        pipe = WanT2V(args.ckpt_dir)
+        pipe.__class__.generate = t2v_generate
+        return pipe.generate(args.prompt)
+
+
+    if __name__ == "__main__":
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--prompt")
+        generate(parser.parse_args())
+"""
+
+
+def _empty_cache_lines() -> list[int]:
+    return [i for i, text in enumerate(textwrap.dedent(_WAN_EVAL).splitlines(), 1) if "torch.cuda.empty_cache()" in text]
+
+
+def test_script_function_nothing_calls_or_installs_is_info(tmp_path):
+    installed, uncalled = _empty_cache_lines()
+    found = dedented_tree(tmp_path, {"eval/wan_magcache.py": _WAN_EVAL})
+    assert found[("eval/wan_magcache.py", uncalled)]["NPU002"] == "info"
+    # control: the function the script installs as the pipeline's generate keeps its error
+    assert found[("eval/wan_magcache.py", installed)]["NPU002"] == "error"
+
+
+def test_script_function_another_file_imports_keeps_its_error(tmp_path):
+    runner = "from eval.wan_magcache import i2v_generate\n\n\ndef run(pipe):\n    return i2v_generate(pipe, 'a', None)\n"
+    found = dedented_tree(tmp_path, {"eval/wan_magcache.py": _WAN_EVAL, "eval/__init__.py": "", "run_i2v.py": runner})
+    assert found[("eval/wan_magcache.py", _empty_cache_lines()[1])]["NPU002"] == "error"
