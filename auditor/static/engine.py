@@ -57,6 +57,8 @@ from auditor.static.neutral_uses import drop_dtype_restores, drop_existence_prob
     lower_loaded_driver_calls, lower_enabled_cuda_autocasts, drop_host_save_dtypes, drop_cast_host_float64, \
     drop_host_smoke_float64, \
     lower_parallel_type_tests, drop_ort_buffer_dtypes, lower_host_only_extensions
+from auditor.static.host_side_values import drop_converted_class_constants, drop_flop_counter_doubles, \
+    drop_host_test_float64, drop_raise_message_reads
 from auditor.static.provider_catalogues import drop_provider_catalogues
 from auditor.static.chosen_members import lower_cluster_environs, lower_named_members
 from auditor.static.report_rows import drop_report_only_reads
@@ -1129,6 +1131,10 @@ class StaticEngine:
             result.findings = drop_host_save_dtypes(result.findings, tree, text)   # built, saved, host only
             result.findings = drop_cast_host_float64(result.findings, tree)   # `self.m(C).type(torch.float32)`
             result.findings = drop_host_smoke_float64(result.findings, tree)   # `net.double()` in a host smoke test
+            result.findings = drop_host_test_float64(result.findings, tree, text)   # tests on device "cpu" only
+            result.findings = drop_converted_class_constants(result.findings, tree)   # `self.C = self.C.to(dtype)`
+            result.findings = drop_flop_counter_doubles(result.findings, tree)   # thop's `total_ops += DoubleTensor`
+            result.findings = drop_raise_message_reads(result.findings, tree)   # read only to word a raise
             result.findings = drop_storage_casts(result.findings, tree, text)   # `sd = {k: v.half()}` -> save_file(sd)
             result.findings = drop_provider_arm_devices(result.findings, tree, text)   # ORT's provider named
             result.findings = lower_ort_only(result.findings, text)   # "cuda" picks an ORT provider (falls back)

@@ -983,14 +983,23 @@ def lower_fp32_cuda_autocasts(findings: list, tree: ast.AST) -> list:
     the region's tensors in the dtypes they have. In a file that makes no half-precision tensor, nothing fails and no
     precision is lost: info. A file that names a half dtype keeps the finding (SAM's image encoder: `if dtype ==
     torch.float16:  # prevent overflow` around an fp32 autocast, which up-casts only on CUDA), as do an autocast to a
-    half dtype and one whose dtype is a variable."""
-    if not any(f.code == "NPU003" and f.severity != "info" for f in findings) or not isinstance(tree, ast.Module) \
-            or _names_half_dtype(tree):
+    half dtype and one whose dtype is a variable. The CUDA spelling of the same region (NPU012 on
+    `torch.cuda.amp.autocast(dtype=torch.float32)`, imported as `import torch.cuda.amp as amp`: Wan2.1's time
+    embedding; tq56d, heldout75's MagCache) is `torch.amp.autocast("cuda", ...)` underneath (torch/cuda/amp/
+    autocast_mode.py), so it switches itself off on Ascend the same way: info too."""
+    if not any(f.code in _FP32_AUTOCAST_CODES and f.severity != "info" for f in findings) \
+            or not isinstance(tree, ast.Module) or _names_half_dtype(tree):
         return findings
-    spots = {(v.lineno, v.col_offset + 1) for n in module_nodes(tree) if isinstance(n, ast.Call) and _autocast_call(n)
-             and _fp32_region(n) for v in [_cuda_device_arg(n)] if v is not None}
-    return [as_info(f, "fp32-autocast", _FP32_NOTE) if f.code == "NPU003" and f.severity != "info"
-            and (f.line, f.col) in spots else f for f in findings]
+    fp32 = [n for n in module_nodes(tree) if isinstance(n, ast.Call) and _autocast_call(n) and _fp32_region(n)]
+    spots = {(v.lineno, v.col_offset + 1) for n in fp32 for v in [_cuda_device_arg(n)] if v is not None}
+    calls = {(n.lineno, n.col_offset + 1) for n in fp32}
+    return [as_info(f, "fp32-autocast", _FP32_NOTE) if f.severity != "info" and (
+        f.code == "NPU003" and (f.line, f.col) in spots
+        or f.code == "NPU012" and f.symbol == "torch.cuda.amp.autocast" and (f.line, f.col) in calls) else f
+        for f in findings]
+
+
+_FP32_AUTOCAST_CODES = frozenset({"NPU003", "NPU012"})
 
 
 # transformers' / diffusers' quantisation config classes: importing one loads no bitsandbytes (the config module asks

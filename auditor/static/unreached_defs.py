@@ -3087,7 +3087,8 @@ def _stale_duplicates(project: Any, candidates: Collection[str]) -> dict[str, st
     in use (TeaCache's VideoSys copy keeps Open-Sora-Plan's v1.0 `open_sora_plan_transformer_3d.py` beside the
     `..._v110_...` module that defines every one of its 24 names and that the pipelines import), like pd53's stale
     copy in an application, in any tree. Not a test suite's or example's file, a `setup.py` or `__init__.py`, a script
-    with a `__main__` block, nor a module whose name another file's text spells (a loader may name it). File ->
+    with a `__main__` block, nor a module whose name another file's text or its folder's README spells (a loader
+    may name it; a README command runs a module-level script: decision (t), tq56d on heldout75's MagCache). File ->
     the module it repeats (cached definition and import facts; only candidates' neighbours' texts are read)."""
     from auditor.source import SourceError
     from auditor.static.call_defaults import FACT_DEFINITIONS, FACT_UNPARSED
@@ -3129,7 +3130,9 @@ def _stale_duplicates(project: Any, candidates: Collection[str]) -> dict[str, st
 
     out: dict[str, str] = {}
     for rel in todo:
-        if rel in imported:
+        folder, _, name = rel.rpartition("/")
+        # a script its folder's README runs (`python magcache_flux_kontext.py`) is a program, not a copy (tq56d)
+        if rel in imported or _readme_names(project, folder, name):
             continue
         twin = min(twins[rel] & imported, default=None)
         stem = rel.rsplit("/", 1)[-1].removesuffix(".py").encode()
@@ -3147,6 +3150,64 @@ def _lower_stale_duplicates(results: list, project: Any) -> int:
         return 0
     return _lower_spans(results, {rel: {} for rel in stale}, {rel: [(1, _END)] for rel in stale},
                         {rel: _STALE_NOTE.format(twin) for rel, twin in stale.items()}, set())
+
+
+# tq56d: a script's own function nothing calls, installs or names (heldout75's MagCache: Wan2.1's evaluation script
+# keeps an `i2v_generate` beside the `t2v_generate` it patches in, and runs only the latter)
+_UNCALLED_NOTE = ("nothing this tree runs reaches it: `{}` is a function of this script that no file of the tree calls, "
+                  "installs or names; port it if you call it")
+
+
+def _uncalled_script_defs(project: Any, candidates: Collection[str]) -> dict[str, list[list[Any]]]:
+    """Of `candidates` (Python files with findings to lower), the scripts' (a `__main__` block) top-level functions,
+    not registered by a decorator, whose name no file of the tree calls (`f()`, `x.f()`), hands on as a value
+    (`cls.generate = f`, `custom_ops={M: f}`), spells as an identifier string (`__all__`, `getattr(m, "f")`) or
+    imports by name: file -> [[name, first body line, last line]]. A bare name a file defines itself reads its own
+    definition (pd9: a sibling script installing its own `i2v_generate`); any other use of the name keeps every
+    function of that name reached (names are matched, not resolved); a test file's functions (pytest calls them by
+    name) and a file of a test or example folder are not read. Read from the run's call facts (no file is read)."""
+    from auditor.static.call_defaults import FACT_DEFINITIONS, FACT_IMPORTS, FACT_REFS, FACT_UNPARSED
+
+    todo = [rel for rel in candidates if not _bench_file(rel) and not rel.rsplit("/", 1)[-1].startswith("test")
+            and (project.facts(rel) or {}).get("main")]
+    if not todo or not hasattr(project, "calls"):
+        return {}
+    named: set[str] = set()             # names any file reads as an attribute, a string or an import
+    own: dict[str, set[str]] = {}       # file -> the bare names it reads that it defines itself (pd9: its own)
+    for rel in getattr(project, "paths", {}):
+        facts = (project.calls(rel) or {}) if rel.endswith(".py") else {}
+        if facts.get(FACT_UNPARSED):
+            return {}       # a file not read may name anything
+        words = [*(name for key in ("calls", "main_calls") for name in facts.get(key) or ()),
+                 *(facts.get(FACT_REFS) or ())]
+        bare = {name for name in words if name[:1] not in ".~"}
+        own[rel] = bare & set((facts.get(FACT_DEFINITIONS) or {}).get("tops") or ())
+        named.update(bare - own[rel], (name.lstrip(".~") for name in words if name[:1] in ".~"),
+                     (name.rpartition(":")[2].rpartition(".")[2] for name in facts.get(FACT_IMPORTS) or ()))
+    out: dict[str, list[list[Any]]] = {}
+    for rel in todo:
+        defs = (project.calls(rel) or {}).get(FACT_DEFINITIONS) or {}
+        tops = set(defs.get("tops") or ())
+        unnamed = [[name, first, last] for name, first, last, registered, *_ in defs.get("defs") or ()
+                   if name in tops and not registered and name not in named and name not in own.get(rel, ())
+                   and not name.startswith("test")]
+        if unnamed:
+            out[rel] = unnamed
+    return out
+
+
+def _lower_uncalled_script_defs(results: list, project: Any) -> int:
+    """In a tree no host runs: the findings inside a script's functions nothing names (`_uncalled_script_defs`),
+    lowered to info."""
+    candidates = [r.path for r in results if r.path.endswith(".py") and any(f.severity != "info" for f in r.findings)]
+    found = _uncalled_script_defs(project, candidates) if candidates else {}
+    if not found:
+        return 0
+    lowered = 0
+    for r in results:
+        for name, first, last in found.get(r.path, ()):
+            lowered += _lower_spans([r], {}, {r.path: [(first, last)]}, _UNCALLED_NOTE.format(name), set())
+    return lowered
 
 
 def _host(results: list, project: Any) -> tuple[str, set[str]]:
@@ -3404,7 +3465,8 @@ def apply_unreached_defs(results: list, project: Any) -> int:
     if not host_note:
         return _lower_copies(results, project) + _lower_stale_duplicates(results, project) + \
             lower_unnamed_guarded_uses(results, project) + _lower_passed_programs(results, project) + \
-            _lower_unselected_backends(results, project) + _lower_build_files(results, project)
+            _lower_unselected_backends(results, project) + _lower_build_files(results, project) + \
+            _lower_uncalled_script_defs(results, project)
     app = host_note == _APP_NOTE
     # (an application's copied checkouts run only as far as its entries import them, as in any other tree: AnyDoor's
     # DINOv2 checkout, whose evaluation and training programs nothing imports; tq51c)
