@@ -13,14 +13,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from auditor.runner import run_static
-from tests.static_snippets import line_of, write_tree
+from tests.static_snippets import findings_on_line, line_of, write_tree
 
 
-def _codes(root: Path, rel: str, line: int) -> list[tuple[str, str]]:
-    """(code, severity) of the whole-tree static pass's findings on one line of `rel`."""
-    return sorted((f.code, f.severity) for r in run_static([root], jobs=1).results if r.path == rel
-                  for f in r.findings if f.line == line)
+def _codes(root: Path, rel: str, line: int) -> set[tuple[str, str]]:
+    return {(code, severity) for code, severity, _ in findings_on_line(root, rel, line)}
 
 
 # a speech toolkit's distributed helper: the user picks torch.distributed or Horovod by `--distributed`
