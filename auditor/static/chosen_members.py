@@ -319,6 +319,45 @@ def lower_named_members(findings: list, tree: ast.AST) -> list:
     return out
 
 
+# tq56e (policy (k), heldout73's aps): `if backend == "horovod": hvd.init()` beside `if backend == "torch":
+# dist.init_process_group(...)` (aps/distributed/backend.py, https://github.com/funcwj/aps). The arm the user's option
+# names after a package uses that package; the same option's torch arm does the same job with torch's own API, which
+# an Ascend run picks. The arm's findings of the package it is named for are info; the torch arm keeps its own (its
+# "nccl" is a true error).
+_LABEL_NOTE = ("the `{label}` member of a set the user picks by `{subject}`, whose `{other}` arm does the same job "
+               "with torch: an Ascend run picks that arm; left as is")
+_TORCH_LABELS = frozenset({"torch", "pytorch", "native", "ddp", "fsdp"})
+
+
+def lower_label_members(findings: list, tree: ast.AST) -> list:
+    """Open apex / third-party / kernel / distributed findings of package P inside the body of an `if <subject> ==
+    "P":` arm: info, context `platform-class` (policy (k)), where the file also tests the same subject against a torch
+    label (`"torch"`, `"native"`, `"ddp"`, ...). An arm named for another package, or a subject with no torch label,
+    keeps them."""
+    if not isinstance(tree, ast.Module) or not any(
+            _open(f) and f.category in _PACKAGE_CATEGORIES and "." in (f.symbol or "") for f in findings):
+        return findings
+    arms: list[tuple[int, int, str, str]] = []
+    labels: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and (test := _subject_and_label(node.test)) and node.body:
+            labels.setdefault(test[0], set()).add(test[1])
+            arms.append((node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno, *test))
+    arms = [a for a in arms if labels[a[2]] & _TORCH_LABELS and a[3] not in _TORCH_LABELS]
+    if not arms:
+        return findings
+    out = []
+    for f in findings:
+        top = (f.symbol or "").split(".", 1)[0].lower()
+        hit = next((a for a in arms if a[0] <= f.line <= a[1] and a[3] == top), None) \
+            if _open(f) and f.category in _PACKAGE_CATEGORIES and "." in (f.symbol or "") else None
+        if hit:
+            other = sorted(labels[hit[2]] & _TORCH_LABELS)[0]
+            f = as_info(f, "platform-class", _LABEL_NOTE.format(label=hit[3], subject=hit[2], other=other))
+        out.append(f)
+    return out
+
+
 # tq47b (policy (k), heldout56's sglang-omni): a registry of members, one module each. sglang-omni's relay transports
 # are classes registered by name in sibling modules (`@register_relay("nccl") class NcclRelay` in relay/nccl.py beside
 # `@register_relay("nixl")`, `"shm"`, `"mooncake"`), and the pipeline builds the one its `relay_type` names
@@ -327,6 +366,7 @@ def lower_named_members(findings: list, tree: ast.AST) -> list:
 _REGISTERED_NOTE = "the `{key}` member of a set registered by `{decorator}` ({others}): the user or config picks one " \
                    "by name and an Ascend run picks another; left as is"
 _MIN_OTHERS = 2
+_PACKAGE_CATEGORIES = frozenset({"apex", "third_party", "kernel", "distributed"})
 
 
 def _registrations(tree: ast.AST | None) -> list[tuple[str, str]]:
@@ -351,6 +391,21 @@ def _imports_registrar(project: Any, rel: str) -> bool:
                for name in [load[0], *(load[1] if len(load) > 1 else ())])
 
 
+def _member_packages(findings: list, tree: ast.AST | None) -> set[str]:
+    """tq56e (heldout73's aps, `@ApsRegisters.trainer.register("apex") class ApexTrainer` beside "ddp" / "hvd"): the
+    names of the packages the module's open apex / third-party / kernel / distributed findings use, and the aliases
+    the module imports them as (`import horovod.torch as hvd`): a member registered under such a name is the member
+    built on that package, as one registered under a CUDA word is."""
+    tops = {f.symbol.split(".", 1)[0].lower() for f in findings
+            if _open(f) and f.category in _PACKAGE_CATEGORIES and f.symbol and "." in f.symbol}
+    if not tops:
+        return tops
+    aliases = {a.asname.lower() for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+               for a in n.names if a.asname and ((n.module or a.name) if isinstance(n, ast.ImportFrom)
+                                                 else a.name).split(".", 1)[0].lower() in tops} if tree else set()
+    return tops | aliases
+
+
 def apply_registered_members(results: list, project: Any = None) -> int:
     """Lower the error / warning findings of a module registered under a CUDA name beside two or more sibling
     modules registered by the same decorator under other names to info (`platform-class`); returns how many."""
@@ -364,7 +419,9 @@ def apply_registered_members(results: list, project: Any = None) -> int:
         held = project.source(result.path) if _imports_registrar(project, result.path) else None
         if held is None or "regist" not in held[0]:
             continue
-        cuda = [(dec, key) for dec, key in _registrations(held[1]) if backends_in_text(key.lower()) == {"cuda"}]
+        built_on = _member_packages(result.findings, held[1])
+        cuda = [(dec, key) for dec, key in _registrations(held[1])
+                if backends_in_text(key.lower()) == {"cuda"} or key.lower() in built_on]
         if not cuda:
             continue
         folder = result.path.rpartition("/")[0]

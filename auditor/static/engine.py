@@ -60,7 +60,7 @@ from auditor.static.neutral_uses import drop_dtype_restores, drop_existence_prob
 from auditor.static.host_side_values import drop_converted_class_constants, drop_flop_counter_doubles, \
     drop_host_test_float64, drop_raise_message_reads
 from auditor.static.provider_catalogues import drop_provider_catalogues
-from auditor.static.chosen_members import lower_cluster_environs, lower_named_members
+from auditor.static.chosen_members import lower_cluster_environs, lower_label_members, lower_named_members
 from auditor.static.report_rows import drop_report_only_reads
 from auditor.static.patch_targets import (apply_cuda_twins, apply_flash_tables, apply_npu_rebinds, apply_patch_targets,
                                           drop_module_standins)
@@ -1122,6 +1122,7 @@ class StaticEngine:
             result.findings = lower_enabled_cuda_autocasts(result.findings, tree)   # disables itself on Ascend (w)
             result.findings = lower_named_members(result.findings, tree)   # getattr(apex.optimizers, cfg.name)
             result.findings = lower_cluster_environs(result.findings, tree)   # `if cluster == "na132": NA132_ENVIRONS`
+            result.findings = lower_label_members(result.findings, tree)   # `if backend == "horovod": hvd.init()`
             result.findings = lower_loaded_driver_calls(result.findings, tree)   # cuInit after `except OSError: return`
             result.findings = mark_config_imports(result.findings, tree)   # from transformers import BitsAndBytesConfig
             result.findings = lower_fp32_cuda_autocasts(result.findings, tree)   # autocast("cuda", dtype=torch.float)

@@ -2722,6 +2722,10 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_If(self, node: cst.If) -> bool:
         self._flag_reads(node.test)
+        if _only_raises(node.body):
+            # tq56e: `if trainer not in ["ddp", "apex"]: raise ValueError(...)` (aps' `aps_trainer`) validates a name
+            # against the names it accepts; the choice is made, and reported, where the value is set
+            self._handled.update(id(s) for s in _accepted_literals(node.test))
         self._ascend_model_chain(node)
         self._method_probe(node.test, node.body)
         guard = self.ctx.cast_fallbacks.admit(guard_kind(node))
@@ -3124,6 +3128,31 @@ def _refused_literals(test: cst.BaseExpression, negated: bool = False) -> list[c
             and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
         items = [e.value for e in right.elements]
         return items if items and all(_stringy_value(i) for i in items) else []
+    return []
+
+
+def _only_raises(body: cst.BaseSuite) -> bool:
+    """A suite of one `raise` statement."""
+    stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
+    if len(stmts) != 1:
+        return False
+    small = stmts[0].body if isinstance(stmts[0], cst.SimpleStatementLine) else [stmts[0]]
+    return len(small) == 1 and isinstance(small[0], cst.Raise)
+
+
+def _accepted_literals(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The string literals a raising `if` accepts: `x not in ("ddp", "apex")` with two distinct names or more, in
+    either conjunct of an `and` (the `if` raises only for values outside the list). Not one name (it requires it)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _accepted_literals(test.left) + _accepted_literals(test.right)
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return []
+    op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    if isinstance(op, cst.NotIn) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+        items = [e.value for e in right.elements]
+        if all(isinstance(i, cst.SimpleString) for i in items) and \
+                len({i.evaluated_value for i in items if isinstance(i, cst.SimpleString)}) >= 2:
+            return items
     return []
 
 
