@@ -140,6 +140,12 @@ LIBS = """\
         return trainer
 
 
+    def pick_device(device):
+        if device not in ("cuda", "cpu"):
+            raise ValueError(f"unknown device {device}")
+        return device
+
+
     def pick_only_apex(trainer):
         if trainer not in ["apex"]:
             raise ValueError("this recipe needs the apex trainer")
@@ -150,8 +156,9 @@ LIBS = """\
 def test_names_a_raising_if_accepts_report_nothing(tmp_path: Path) -> None:
     root = write_tree(tmp_path, {"libs.py": LIBS})
     assert not [c for c in _codes(root, "libs.py", line_of(LIBS, '["ddp", "apex"]')) if c[0] == "NPU318"]
-    # the control: a test that accepts apex alone requires it
+    # the controls: a test that accepts apex alone requires it; a list of devices is where a port adds "npu"
     assert [c for c in _codes(root, "libs.py", line_of(LIBS, '["apex"]')) if c[0] == "NPU318"]
+    assert [c for c in _codes(root, "libs.py", line_of(LIBS, '("cuda", "cpu")')) if c[0] == "NPU003"]
 
 
 # a LAVIS-style task package: a sample helper with a CUDA switch, called by the task loops with the loop's own switch
