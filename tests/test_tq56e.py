@@ -140,6 +140,12 @@ LIBS = """\
         return trainer
 
 
+    def pick_device(device):
+        if device not in ("cuda", "cpu"):
+            raise ValueError(f"unknown device {device}")
+        return device
+
+
     def pick_only_apex(trainer):
         if trainer not in ["apex"]:
             raise ValueError("this recipe needs the apex trainer")
@@ -150,5 +156,48 @@ LIBS = """\
 def test_names_a_raising_if_accepts_report_nothing(tmp_path: Path) -> None:
     root = write_tree(tmp_path, {"libs.py": LIBS})
     assert not [c for c in _codes(root, "libs.py", line_of(LIBS, '["ddp", "apex"]')) if c[0] == "NPU318"]
-    # the control: a test that accepts apex alone requires it
+    # the controls: a test that accepts apex alone requires it; a list of devices is where a port adds "npu"
     assert [c for c in _codes(root, "libs.py", line_of(LIBS, '["apex"]')) if c[0] == "NPU318"]
+    assert [c for c in _codes(root, "libs.py", line_of(LIBS, '("cuda", "cpu")')) if c[0] == "NPU003"]
+
+
+# a LAVIS-style task package: a sample helper with a CUDA switch, called by the task loops with the loop's own switch
+DATA_UTILS = """\
+    def move_to_cuda(sample):
+        return {k: v.cuda() for k, v in sample.items()}
+
+
+    def prepare_sample(samples, cuda_enabled=True):
+        if cuda_enabled:
+            samples = move_to_cuda(samples)
+        return samples
+"""
+
+TASK = """\
+    from pack.data_utils import prepare_sample
+
+
+    class BaseTask:
+        def train_epoch(self, model, loader, cuda_enabled=False):
+            for samples in loader:
+                samples = prepare_sample(samples, cuda_enabled=cuda_enabled)
+                model(samples).backward()
+"""
+
+# the control: one call lets the default through
+TASK_DEFAULT = TASK + """\
+
+        def evaluate(self, model, loader):
+            return [model(prepare_sample(samples)) for samples in loader]
+"""
+
+
+def test_cuda_switch_default_every_caller_passes_is_info(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {"pack/__init__.py": "", "pack/data_utils.py": DATA_UTILS, "pack/task.py": TASK})
+    assert ("NPU038", "info") in _codes(root, "pack/data_utils.py", line_of(DATA_UTILS, "cuda_enabled=True"))
+
+
+def test_cuda_switch_default_a_caller_lets_through_keeps_warning(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {"pack/__init__.py": "", "pack/data_utils.py": DATA_UTILS,
+                                 "pack/task.py": TASK_DEFAULT})
+    assert ("NPU038", "warning") in _codes(root, "pack/data_utils.py", line_of(DATA_UTILS, "cuda_enabled=True"))

@@ -62,8 +62,12 @@ from auditor.static.astutil import ast_dotted, import_bound_names, module_nodes,
 from auditor.static.attribute_sets import false_constant as _false_constant
 from auditor.static.attribute_sets import may_set as _binds
 
-# `map_location` is torch.load's device argument, handed on (`def load_checkpoint(path, map_location="cuda")`, t17d)
-_PARAM = re.compile(r"(?i)^(?:\w+_)?(?:device|dtype|precision)(?:_\w+)?$|^torch_dtype$|^map_location$")
+# `map_location` is torch.load's device argument, handed on (`def load_checkpoint(path, map_location="cuda")`, t17d);
+# tq56e: NPU038's CUDA switches choose the device too (LAVIS' `def prepare_sample(samples, cuda_enabled=True)`, whose
+# task loops pass `cuda_enabled=cuda_enabled`)
+_SWITCHES = r"^(?:use_cuda|enable_cuda|cuda_enabled)$"
+_SWITCH = re.compile(_SWITCHES, re.IGNORECASE)
+_PARAM = re.compile(r"(?i)^(?:\w+_)?(?:device|dtype|precision)(?:_\w+)?$|^torch_dtype$|^map_location$|" + _SWITCHES)
 _BUILTINS = frozenset(dir(builtins))
 _NOT_VALUES = frozenset({"isinstance", "issubclass", "type", "getattr", "hasattr", "super", "print", "repr", "str"})
 # a caller whose own code is not what a port runs: tests, examples, demos and docs
@@ -157,7 +161,7 @@ def _defaults(tree: ast.Module) -> list[list[Any]]:
     def add(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str, method: bool) -> None:
         for arg, default, index in _params(fn, method):
             if default is not None and _PARAM.match(arg.arg):
-                out.append([*node_span(default), name, arg.arg, index, not method])
+                out.append([*_default_span(arg, default), name, arg.arg, index, not method])
                 if isinstance(default, ast.Constant) and default.value is None:
                     out.extend([*span, name, arg.arg, index, not method] for span in _none_fallbacks(fn, arg.arg))
 
@@ -181,13 +185,18 @@ def _defaults(tree: ast.Module) -> list[list[Any]]:
                     key = f"{node.name}.{item.name}" if _is_class_level(item) else "." + item.name
                     for arg, default, index in _params(item, True):
                         if default is not None and _PARAM.match(arg.arg):
-                            out.append([*node_span(default), key, arg.arg, index, True])
+                            out.append([*_default_span(arg, default), key, arg.arg, index, True])
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _plain(node):
             # a module function's defaults too (t11s; a decorated one may be wrapped). tq40: a function under a
             # caching wrapper only (`@st.cache_resource`, `@functools.lru_cache`) is called by its own name like an
             # undecorated one (riffusion's `streamlit/util.py` loaders, whose tasks all pass `device=device`)
             add(node, node.name, False)
     return out
+
+
+def _default_span(arg: ast.arg, default: ast.expr) -> tuple[int, int, int, int]:
+    """The default's span; a CUDA switch's from its parameter's name, where NPU038 reports it."""
+    return node_span(arg, default) if _SWITCH.match(arg.arg) else node_span(default)
 
 
 def _plain(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

@@ -3142,7 +3142,8 @@ def _only_raises(body: cst.BaseSuite) -> bool:
 
 def _accepted_literals(test: cst.BaseExpression) -> list[cst.BaseExpression]:
     """The string literals a raising `if` accepts: `x not in ("ddp", "apex")` with two distinct names or more, in
-    either conjunct of an `and` (the `if` raises only for values outside the list). Not one name (it requires it)."""
+    either conjunct of an `and` (the `if` raises only for values outside the list). Not one name (it requires it),
+    nor a list naming a device or backend (`("cuda", "cpu")`: a port adds "npu" there)."""
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         return _accepted_literals(test.left) + _accepted_literals(test.right)
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
@@ -3150,8 +3151,8 @@ def _accepted_literals(test: cst.BaseExpression) -> list[cst.BaseExpression]:
     op, right = test.comparisons[0].operator, test.comparisons[0].comparator
     if isinstance(op, cst.NotIn) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
         items = [e.value for e in right.elements]
-        if all(isinstance(i, cst.SimpleString) for i in items) and \
-                len({i.evaluated_value for i in items if isinstance(i, cst.SimpleString)}) >= 2:
+        values = [str(i.evaluated_value) for i in items if isinstance(i, cst.SimpleString)]
+        if len(values) == len(items) and len(set(values)) >= 2 and not any(backends_in_text(v.lower()) for v in values):
             return items
     return []
 
