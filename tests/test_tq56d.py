@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from tests.static_snippets import dedented_tree, severity_at
 from tests.test_tq46b import NEW_MODEL, OLD_MODEL, PIPELINE, SETUP, UTILS
 
@@ -24,13 +26,6 @@ _THOP = """
     def accumulate(stats, ops):
         stats.total = stats.total + th.DoubleTensor([ops]).cuda()
 """
-
-
-def test_thop_counter_double_tensor_is_a_host_value(tmp_path):
-    found = dedented_tree(tmp_path, {"ldm/attention.py": _THOP})
-    assert "NPU208" not in severity_at(found, "ldm/attention.py", _THOP, "model.total_ops +=")
-    # control: a DoubleTensor moved to the device keeps the hint
-    assert "NPU208" in severity_at(found, "ldm/attention.py", _THOP, "stats.total =")
 
 
 # xitorch's Runge-Kutta solvers: float64 tableaux as class constants, converted by the base's __init__
@@ -59,13 +54,6 @@ _RK = """
 """
 
 
-def test_class_tableau_converted_before_use_is_a_host_constant(tmp_path):
-    found = dedented_tree(tmp_path, {"xitorch/ivp/adaptive_rk.py": _RK})
-    assert "NPU208" not in severity_at(found, "xitorch/ivp/adaptive_rk.py", _RK, "A = torch.tensor(")
-    # control: E is never converted on the instance, so it may be used as float64 wherever it goes
-    assert "NPU208" in severity_at(found, "xitorch/ivp/adaptive_rk.py", _RK, "E = torch.tensor(")
-
-
 # an atomic-number mapper: the bad values are read only to word the error
 _MAPPER = """
     import torch
@@ -81,11 +69,22 @@ _MAPPER = """
 """
 
 
-def test_unique_read_only_for_a_raise_message_goes(tmp_path):
-    found = dedented_tree(tmp_path, {"dptb/data/transforms.py": _MAPPER})
-    assert "NPU702" not in severity_at(found, "dptb/data/transforms.py", _MAPPER, "bad_set = ")
-    # control: the same op on the path that returns keeps its hint
-    assert "NPU702" in severity_at(found, "dptb/data/transforms.py", _MAPPER, "kinds = ")
+# (file, snippet, code, the line whose hint goes, the control line that keeps it)
+_ONE_FILE = [
+    # the DoubleTensor added to thop's counter, and one moved to the device
+    ("ldm/attention.py", _THOP, "NPU208", "model.total_ops +=", "stats.total ="),
+    # the converted tableau A, and E, never converted on the instance (it may be used as float64 wherever it goes)
+    ("xitorch/ivp/adaptive_rk.py", _RK, "NPU208", "A = torch.tensor(", "E = torch.tensor("),
+    # the values read to word the raise, and the same op on the path that returns
+    ("dptb/data/transforms.py", _MAPPER, "NPU702", "bad_set = ", "kinds = "),
+]
+
+
+@pytest.mark.parametrize(("rel", "src", "code", "gone", "kept"), _ONE_FILE)
+def test_host_value_hint_goes_and_its_control_keeps_it(tmp_path, rel, src, code, gone, kept):
+    found = dedented_tree(tmp_path, {rel: src})
+    assert code not in severity_at(found, rel, src, gone)
+    assert code in severity_at(found, rel, src, kept)
 
 
 _CPU_TEST = """
