@@ -181,7 +181,7 @@ VIDEO_LLAMA_TRAIN = '''
 '''
 
 
-def _caption_tree(readme: str) -> dict[str, str]:
+def caption_tree(readme: str) -> dict[str, str]:
     return {"README.md": readme, "captioning/README.md": CAPTION_README,
             "captioning/inference.py": CAPTION_INFERENCE, "captioning/requirements.txt": "torch\nomegaconf\n",
             "captioning/video_llama/__init__.py": VIDEO_LLAMA_INIT,
@@ -192,12 +192,12 @@ def _caption_tree(readme: str) -> dict[str, str]:
 
 
 def test_program_a_linked_folder_readme_runs_is_reached(tmp_path):
-    found = dedented_tree(tmp_path, _caption_tree(ROOT_README))
+    found = dedented_tree(tmp_path, caption_tree(ROOT_README))
     assert severity_at(found, "captioning/inference.py", CAPTION_INFERENCE, '.to("cuda")').get("NPU003") == "error"
 
 
 def test_program_no_linked_readme_runs_stays_unreached(tmp_path):
-    found = dedented_tree(tmp_path, _caption_tree(ROOT_README_UNLINKED))
+    found = dedented_tree(tmp_path, caption_tree(ROOT_README_UNLINKED))
     assert severity_at(found, "captioning/inference.py", CAPTION_INFERENCE, '.to("cuda")').get("NPU003") == "info"
 
 
