@@ -1,0 +1,80 @@
+"""tq56c (precision bench, session 56; TUNED on heldout75 trees 1-4): the program a W&B sweep configuration of the tree
+names (`program: main.py` beside `method` / `parameters`) is the tree's own program (decision (t)), even inside a
+folder read as another project's copy. A tree modelled on LibMoE's `language_modeling/`, with a positive and a quiet
+control."""
+from __future__ import annotations
+
+from tests.static_snippets import dedented_tree, severity_at
+
+# LibMoE's `language_modeling/`: its requirements file, the `layers` package importing itself by bare name, and
+# `main.py`, the program its W&B sweep configurations name (`program: main.py`), which `run.py` and a W&B agent run
+SWEEP = '''
+    program: main.py
+    command:
+      - ${env}
+      - python3
+      - ${program}
+      - ${args}
+    method: grid
+    parameters:
+      log:
+        value: wandb
+      lr:
+        value: 0.00025
+'''
+
+NOT_A_SWEEP = '''
+    model: main
+    lr: 0.00025
+'''
+
+LM_MAIN = '''
+    import torch
+    from layers.moe import MoE
+
+
+    def main():
+        torch.distributed.init_process_group("nccl")
+        return MoE()
+
+
+    if __name__ == "__main__":
+        main()
+'''
+
+LM_LAYERS_INIT = '''
+    from layers.moe import MoE
+    from layers.cvmm import cvmm
+'''
+
+LM_MOE = '''
+    import torch.nn as nn
+    from layers.cvmm import cvmm
+
+
+    class MoE(nn.Module):
+        def forward(self, x):
+            return cvmm(x)
+'''
+
+LM_CVMM = '''
+    def cvmm(x):
+        return x
+'''
+
+
+def _lm_tree(config: str) -> dict[str, str]:
+    return {"README.md": "# LibMoE\n", "language_modeling/requirements.txt": "torch\n",
+            "language_modeling/main.py": LM_MAIN, "language_modeling/sweeps/154M/dense_154M.yaml": config,
+            "language_modeling/layers/__init__.py": LM_LAYERS_INIT, "language_modeling/layers/moe.py": LM_MOE,
+            "language_modeling/layers/cvmm.py": LM_CVMM}
+
+
+def test_program_a_sweep_configuration_runs_keeps_its_findings(tmp_path):
+    found = dedented_tree(tmp_path, _lm_tree(SWEEP))
+    assert severity_at(found, "language_modeling/main.py", LM_MAIN, '"nccl"').get("NPU101") == "error"
+
+
+def test_program_no_sweep_names_stays_unreached(tmp_path):
+    found = dedented_tree(tmp_path, _lm_tree(NOT_A_SWEEP))
+    assert severity_at(found, "language_modeling/main.py", LM_MAIN, '"nccl"').get("NPU101") == "info"
