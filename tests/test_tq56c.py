@@ -78,3 +78,48 @@ def test_program_a_sweep_configuration_runs_keeps_its_findings(tmp_path):
 def test_program_no_sweep_names_stays_unreached(tmp_path):
     found = dedented_tree(tmp_path, _lm_tree(NOT_A_SWEEP))
     assert severity_at(found, "language_modeling/main.py", LM_MAIN, '"nccl"').get("NPU101") == "info"
+
+
+# the sweep's program loads its tasks by computed names (`framework/task/__init__.py` importing every module of its
+# folder); the sibling folder read as a copy, `vision_language_model/` with its lmms-eval adapters nothing imports,
+# keeps its reading
+TASK_LOADER = '''
+    import importlib
+    import os
+
+    for module in os.listdir(os.path.dirname(__file__)):
+        if module.endswith(".py") and module != "__init__.py":
+            importlib.import_module(__name__ + "." + module[:-3])
+'''
+
+LM_MAIN_TASKS = LM_MAIN.replace("from layers.moe import MoE", "from layers.moe import MoE\n    import framework.task")
+
+ADAPTER = '''
+    import torch
+    from lmms_eval.api.model import lmms
+
+    DEVICE = torch.device("cuda:0")
+'''
+
+
+def _two_projects(config: str) -> dict[str, str]:
+    tree = _lm_tree(config)
+    tree.update({"language_modeling/main.py": LM_MAIN_TASKS, "language_modeling/framework/__init__.py": "",
+                 "language_modeling/framework/task/__init__.py": TASK_LOADER,
+                 "language_modeling/framework/task/simple_task.py": "class SimpleTask:\n    pass\n",
+                 "vision_language_model/requirements.txt": "torch\n",
+                 "vision_language_model/evaluate/setup.py": "from setuptools import setup\nsetup(name='lmms_eval')\n",
+                 "vision_language_model/evaluate/lmms_eval/__init__.py": "",
+                 "vision_language_model/evaluate/lmms_eval/api/__init__.py": "",
+                 "vision_language_model/evaluate/lmms_eval/api/model.py": "class lmms:\n    pass\n",
+                 "vision_language_model/evaluate/lmms_eval/models/__init__.py":
+                     "from lmms_eval.api.model import lmms\nfrom lmms_eval.api import model\n",
+                 "vision_language_model/evaluate/lmms_eval/models/vila.py": ADAPTER})
+    return tree
+
+
+def test_a_sweeps_loader_leaves_a_sibling_copy_unreached(tmp_path):
+    found = dedented_tree(tmp_path, _two_projects(SWEEP))
+    assert severity_at(found, "language_modeling/main.py", LM_MAIN_TASKS, '"nccl"').get("NPU101") == "error"
+    at = severity_at(found, "vision_language_model/evaluate/lmms_eval/models/vila.py", ADAPTER, '"cuda:0"')
+    assert at.get("NPU003") == "info"

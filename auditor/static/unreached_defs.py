@@ -3478,7 +3478,8 @@ def _lower_copies(results: list, project: Any) -> int:
     swept: set[str] = set()
     words = _config_words(project, results, tuple(copies), swept)
     # (a program a sweep configuration of the tree runs is the tree's own: tq56c)
-    entries = _copy_entries(project, copies, credited) | swept
+    base = _copy_entries(project, copies, credited)
+    entries = base | swept
     facts = _pack_facts(results, project, entries)
     if not facts:
         return 0
@@ -3488,6 +3489,12 @@ def _lower_copies(results: list, project: Any) -> int:
     # programs beside the backbone PromptDA loads through hubconf.py), unless a loaded file loads modules by a
     # computed name
     unimported = _unimported_copy_files(project, facts, entries, copies)
+    if swept - base:
+        # (a sweep's program runs its own project folder: what it loads, by computed names too, opens only that
+        # folder's reading; the other copies keep the reading of the tree's other entries)
+        own = {_copy_of(rel, copies) for rel in swept}
+        unimported = {rel for rel in unimported if _copy_of(rel, copies) in own} | \
+            {rel for rel in _unimported_copy_files(project, facts, base, copies) if _copy_of(rel, copies) not in own}
     # (only files of the copies the tree does not run itself: a script of a copy's checkout keeps its findings)
     spans = {rel: found for rel, found in _unreached(facts, words, unimported).items()
              if rel.startswith(tuple(copies)) and rel not in entries}
