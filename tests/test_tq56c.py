@@ -4,6 +4,8 @@ folder read as another project's copy. A tree modelled on LibMoE's `language_mod
 control."""
 from __future__ import annotations
 
+import pytest
+
 from tests.static_snippets import dedented_tree, severity_at
 
 # LibMoE's `language_modeling/`: its requirements file, the `layers` package importing itself by bare name, and
@@ -70,14 +72,11 @@ def _lm_tree(config: str) -> dict[str, str]:
             "language_modeling/layers/cvmm.py": LM_CVMM}
 
 
-def test_program_a_sweep_configuration_runs_keeps_its_findings(tmp_path):
-    found = dedented_tree(tmp_path, _lm_tree(SWEEP))
-    assert severity_at(found, "language_modeling/main.py", LM_MAIN, '"nccl"').get("NPU101") == "error"
-
-
-def test_program_no_sweep_names_stays_unreached(tmp_path):
-    found = dedented_tree(tmp_path, _lm_tree(NOT_A_SWEEP))
-    assert severity_at(found, "language_modeling/main.py", LM_MAIN, '"nccl"').get("NPU101") == "info"
+@pytest.mark.parametrize(("config", "severity"), [(SWEEP, "error"), (NOT_A_SWEEP, "info")])
+def test_program_a_sweep_configuration_names_keeps_its_findings(tmp_path, config, severity):
+    # (a config that is no sweep names no program: main.py stays the copy's unreached code)
+    found = dedented_tree(tmp_path, _lm_tree(config))
+    assert severity_at(found, "language_modeling/main.py", LM_MAIN, '"nccl"').get("NPU101") == severity
 
 
 # the sweep's program loads its tasks by computed names (`framework/task/__init__.py` importing every module of its
