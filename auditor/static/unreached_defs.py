@@ -1807,7 +1807,27 @@ def _unread_spans(rel: str, f: dict[str, Any], index: _PackIndex,
             if not index.imported.get(name, set()) - {rel} and name not in read]
 
 
-def _config_words(project: Any, results: list, dotted_only: tuple[str, ...] = ()) -> set[str]:
+# a W&B sweep configuration (https://docs.wandb.ai/guides/sweeps/sweep-config-keys/: `program`, "the training script
+# to run", beside `method` and `parameters`), whose agent runs that program
+_SWEEP_PROGRAM = re.compile(rb"^program:[ \t]*[\"']?([\w./-]+\.py)[\"']?[ \t]*$", re.MULTILINE)
+_SWEEP_KEYS = re.compile(rb"^(?:method|parameters):", re.MULTILINE)
+
+
+def _sweep_program(rel: str, data: bytes, paths: Collection[str]) -> str | None:
+    """The tree file a sweep configuration's `program` names (tq56c, decision (t): LibMoE's
+    `language_modeling/sweeps/154M/*.yaml`, `program: main.py`, which its `run.py` and a W&B agent run from the
+    project's folder): the file of that name in the config's folder or the nearest folder above it."""
+    m = _SWEEP_PROGRAM.search(data) if rel.lower().endswith((".yaml", ".yml")) else None
+    if m is None or not _SWEEP_KEYS.search(data):
+        return None
+    folders = rel.split("/")[:-1]
+    program = m.group(1).decode("utf-8", "replace").removeprefix("./")
+    return next((cand for k in range(len(folders), -1, -1)
+                 if (cand := "/".join([*folders[:k], program])) in paths), None)
+
+
+def _config_words(project: Any, results: list, dotted_only: tuple[str, ...] = (),
+                  programs: set[str] | None = None) -> set[str]:
     """The words of the tree's YAML / JSON / TOML / INI files (a config may name a class to build by its dotted
     path), read once per run of a node pack; a file over _CONFIG_BYTES or unreadable adds none, nor does one under a
     test, example or training folder (`_TRAINING_FOLDER`). A config under a folder of `dotted_only` adds its dotted
@@ -1825,6 +1845,8 @@ def _config_words(project: Any, results: list, dotted_only: tuple[str, ...] = ()
             except (OSError, SourceError):
                 continue
             dotted = rel.startswith(dotted_only) if dotted_only else False
+            if programs is not None and (program := _sweep_program(rel, data, paths)) is not None:
+                programs.add(program)       # (the programs sweep configurations run, for the caller)
             words.update(w.decode() for w in _WORD.findall(data) if not dotted or b"." in w)
     return words
 
@@ -3536,7 +3558,11 @@ def _lower_copies(results: list, project: Any) -> int:
     credited = {**credited, **licensed, **versioned}
     if not copies or not any(r.findings for r in results if r.path.endswith(".py") and r.path.startswith(tuple(copies))):
         return 0
-    entries = _copy_entries(project, copies, credited)
+    swept: set[str] = set()
+    words = _config_words(project, results, tuple(copies), swept)
+    # (a program a sweep configuration of the tree runs is the tree's own: tq56c)
+    base = _copy_entries(project, copies, credited)
+    entries = base | swept
     facts = _pack_facts(results, project, entries)
     if not facts:
         return 0
@@ -3545,8 +3571,13 @@ def _lower_copies(results: list, project: Any) -> int:
     # a copy's module that no import from the entries loads, transitively, runs nothing (DINOv2's `train/` and `eval/`
     # programs beside the backbone PromptDA loads through hubconf.py), unless a loaded file loads modules by a
     # computed name
-    words = _config_words(project, results, tuple(copies))
     unimported = _unimported_copy_files(project, facts, entries, copies)
+    if swept - base:
+        # (a sweep's program runs its own project folder: what it loads, by computed names too, opens only that
+        # folder's reading; the other copies keep the reading of the tree's other entries)
+        own = {_copy_of(rel, copies) for rel in swept}
+        unimported = {rel for rel in unimported if _copy_of(rel, copies) in own} | \
+            {rel for rel in _unimported_copy_files(project, facts, base, copies) if _copy_of(rel, copies) not in own}
     # (only files of the copies the tree does not run itself: a script of a copy's checkout keeps its findings)
     spans = {rel: found for rel, found in _unreached(facts, words, unimported).items()
              if rel.startswith(tuple(copies)) and rel not in entries}
