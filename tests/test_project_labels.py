@@ -207,6 +207,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
                             "test162": 40,
                             "test164": 40,
                             "test163": 40,
+                            "test165": 40,
                             "test161": 40,
                             "test160": 40,
                             "test151": 40,
@@ -580,7 +581,8 @@ SEVEN_PER_REPOSITORY_DRAWS = [("test65", 1665, 16, 61), ("test67", 1667, 15, 83)
                               ("test161", 1861, 13, 31),
                               ("test160", 1860, 16, 44),
                               ("test164", 1864, 14, 49),
-                              ("test163", 1863, 12, 42)]
+                              ("test163", 1863, 12, 42),
+                              ("test165", 1865, 13, 41)]
 
 
 @pytest.mark.parametrize("split, seed, repositories, files", SEVEN_PER_REPOSITORY_DRAWS)
