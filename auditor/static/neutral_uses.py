@@ -1403,6 +1403,12 @@ _IDLE_REGIONS_NOTE = ("a disabled autocast, and every region this tree opens is 
 _DEVICE_WORDS = re.compile(r"\bdevice|\.cuda\(|\.npu\(|\bcuda\b|torch\.cuda|device_map|\.to\(\s*['\"](?!cpu)")
 # a device named only as the host's: `safe_open(path, framework="pt", device="cpu")`, `map_location="cpu"` (t16b)
 _HOST_DEVICE = re.compile(r"""\bdevice\s*=\s*['"]cpu['"]""")
+# devices that hold nothing to compute on: the meta device (verl's model merger: `with torch.device("meta"): model =
+# auto_model.from_config(...)`, then `model.to_empty(device="cpu")`) and a loaded DTensor's sharding layout (`mesh =
+# weight.device_mesh`, "device mesh" in its messages), unless the text hands a mesh on (`FSDP(m, device_mesh=mesh)`)
+_META_DEVICE = re.compile(r"""\bdevice(?:\s*=\s*|\(\s*)['"]meta['"]""")
+_MESH_WORDS = re.compile(r"\bdevice[_ ]mesh\b")
+_MESH_HANDED = re.compile(r"[(,]\s*device_mesh\s*=|init_device_mesh")
 # (`torch2flm.tofile(path, model, tokenizer, dtype=dtype)`: an export of the weights into another engine's file, tq46a)
 _SAVES = re.compile(r"\.save_pretrained\(|\btorch\.save\(|\bsave_file\(|\bsave_model\(|\.tofile\(")
 
@@ -1435,7 +1441,14 @@ def drop_host_conversion_hints(findings: list, rel: str, text: str) -> list:
 
 def _saves_on_host_only(text: str) -> bool:
     """The text saves a checkpoint and names no device but the host's (outside comments)."""
-    return _SAVES.search(text) is not None and not _DEVICE_WORDS.search(_HOST_DEVICE.sub("", _COMMENT_LINE.sub("", text)))
+    return _SAVES.search(text) is not None and not _DEVICE_WORDS.search(_host_words_removed(text))
+
+
+def _host_words_removed(text: str) -> str:
+    """The text without comments and without the words that name the host, the meta device or a loaded tensor's
+    device mesh (tq57c)."""
+    bare = _META_DEVICE.sub("", _HOST_DEVICE.sub("", _COMMENT_LINE.sub("", text)))
+    return bare if _MESH_HANDED.search(bare) else _MESH_WORDS.sub("", bare)
 
 
 _BUILDS = frozenset({"from_config", "from_pretrained"})
@@ -1445,7 +1458,7 @@ _TRAINS = re.compile(r"(?i)\btrain")
 
 def _host_only_save(text: str) -> bool:
     """A function's text that saves on the host only and neither moves the model nor hands it to a trainer."""
-    bare = _HOST_DEVICE.sub("", _COMMENT_LINE.sub("", text))
+    bare = _host_words_removed(text)
     return _saves_on_host_only(text) and not _PLACES.search(bare) and not _TRAINS.search(bare)
 
 
