@@ -508,6 +508,9 @@ def test_a_cuda_test_that_chooses_between_equal_values_is_not_reported(tmp_path)
                 def __init__(self, cfg):
                     self.device = 'cpu' if torch.cuda.is_available() else 'cpu'
                     self.fallback = 'cuda' if torch.cuda.is_available() else 'cpu'
+
+                def annotate(self, frames):
+                    return frames.to(self.fallback)
             """,
     })
     found = findings_in_tree(root)

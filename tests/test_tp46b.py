@@ -395,9 +395,12 @@ def test_held_tool_paths_only_where_run_or_the_rule_says_so(tmp_path):
     found = audit_file(tmp_path, "build.sh", CUDA_TOOL_VARIABLES)
     assert ("NPU017", "error") not in {(c, s) for _ln, c, s in found}
     assert codes_of_line(found, 3) == {"NPU367"}              # the CUDA compiler CMake uses: a warning, as before
-    assert codes_of_line(found, 4) == {"NPU027"}              # nvcc's path, not run: info
-    assert codes_of_line(found, 5) == {"NPU075"}              # nvidia-smi's path, not run: info
+    assert codes_of_line(found, 4) == set()                   # nvcc's path that nothing reads: no setting (tp56a)
+    assert codes_of_line(found, 5) == set()
     assert (7, "NPU017", "warning") in found                  # chosen only where `hash nvidia-docker` finds it
+    exported = audit_file(tmp_path, "build.sh", CUDA_TOOL_VARIABLES + "export NVCC SMI\n")
+    assert codes_of_line(exported, 4) == {"NPU027"}           # nvcc's path, handed on but not run: info
+    assert codes_of_line(exported, 5) == {"NPU075"}           # nvidia-smi's path, handed on but not run: info
 
 
 JOB_ENV_WORKFLOW = """\

@@ -921,6 +921,9 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
     source_tree.per_statement = not script
     evaluated = _evaluated_vars(text) if "$" in text else set()
     environment_names = _environment_names(tree, raw, text, evaluated)
+    # a file of settings others `source` (it runs no program but to compute a value, `$(nvidia-smi ...)`) keeps
+    # every value: its readers are elsewhere
+    seen_elsewhere = not any(_runs_program(n) and not _in_substitution(n) for n in _walk(tree.root_node))
     appenders = _appender_functions(tree) if "$@" in text or "$*" in text else {}
     container_vars = _container_variables(tree.root_node) if "$" in text else {}
     launched_vars = set(_LAUNCHED_SCRIPT_VAR_RE.findall(text)) if "python" in text else set()
@@ -1038,7 +1041,8 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
         if (node.type in _TEXT_NODES or (node.type == "heredoc_body" and not any(
                 c.type == "heredoc_content" for c in node.children))) and not _in_message(node) \
                 and not _in_label(node) and not _build_output_tag(node) and not _link_guard(node) \
-                and not _folder_guard(node) and not _unseen_value(node, environment_names):
+                and not _folder_guard(node) \
+                and (seen_elsewhere or not _unseen_value(node, environment_names)):
             row, byte_col = node.start_point
             # a command's own words are read with their values by _command; options only in longer text
             own_word = node.type == "word" and node.parent is not None and node.parent.type == "command"
@@ -4617,6 +4621,14 @@ def _runs_program(node) -> bool:
         return False
     name = node.child_by_field_name("name")
     return name is not None and name.text not in (b"echo", b"printf", b":", b"export", b"set")
+
+
+def _in_substitution(node) -> bool:
+    """Does `node` sit in a command substitution (`$(...)` or backquotes), which computes a value?"""
+    node = node.parent
+    while node is not None and node.type != "command_substitution":
+        node = node.parent
+    return node is not None
 
 
 def _function_name(node) -> bytes | None:
