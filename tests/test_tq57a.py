@@ -1,0 +1,69 @@
+"""tq57a (session 57; TUNED on heldout76): setup.py builds whose default is the CPU `CppExtension` and whose CUDA
+extension replaces it only under a CUDA test. Each shape on code like the trees it came from, beside a control that
+keeps its finding."""
+from __future__ import annotations
+
+from tests.static_snippets import dedented_tree, severity_at
+
+# maskrcnn-benchmark's setup.py (copied into many detection trees): CPU by default, CUDA only when CUDA is there
+_DEFAULT_CPU_SETUP = '''
+import glob
+import os
+
+import torch
+from setuptools import find_packages, setup
+from torch.utils.cpp_extension import CUDA_HOME, CppExtension, CUDAExtension
+
+
+def get_extensions():
+    here = os.path.dirname(os.path.abspath(__file__))
+    csrc = os.path.join(here, "detlib", "csrc")
+    sources = glob.glob(os.path.join(csrc, "*.cpp")) + glob.glob(os.path.join(csrc, "cpu", "*.cpp"))
+    extension = CppExtension
+    extra_compile_args = {"cxx": []}
+    define_macros = []
+
+    if (torch.cuda.is_available() and CUDA_HOME is not None) or os.getenv("FORCE_CUDA", "0") == "1":
+        extension = CUDAExtension
+        sources += glob.glob(os.path.join(csrc, "cuda", "*.cu"))
+        define_macros += [("WITH_CUDA", None)]
+        extra_compile_args["nvcc"] = ["-DCUDA_HAS_FP16=1", "-D__CUDA_NO_HALF_OPERATORS__"]
+
+    return [extension("detlib._C", sources, define_macros=define_macros, extra_compile_args=extra_compile_args)]
+
+
+setup(name="detlib", packages=find_packages(), ext_modules=get_extensions(),
+      cmdclass={"build_ext": torch.utils.cpp_extension.BuildExtension})
+'''
+
+# the same build whose test holds on a host without CUDA too: the CUDA arm is what Ascend builds
+_OPT_OUT_SETUP = _DEFAULT_CPU_SETUP.replace(
+    '(torch.cuda.is_available() and CUDA_HOME is not None) or os.getenv("FORCE_CUDA", "0") == "1"',
+    'os.getenv("NO_CUDA", "0") != "1"')
+
+
+def test_default_cpu_extensions_cuda_test_and_arm_are_info(tmp_path):
+    found = dedented_tree(tmp_path, {"setup.py": _DEFAULT_CPU_SETUP, "detlib/__init__.py": ""})
+    test = severity_at(found, "setup.py", _DEFAULT_CPU_SETUP, "FORCE_CUDA")
+    assert test and set(test.values()) == {"info"}, test
+    arm = severity_at(found, "setup.py", _DEFAULT_CPU_SETUP, "extension = CUDAExtension")
+    assert arm and set(arm.values()) == {"info"}, arm
+
+
+def test_cuda_arm_taken_without_cuda_keeps_its_findings(tmp_path):
+    found = dedented_tree(tmp_path, {"setup.py": _OPT_OUT_SETUP, "detlib/__init__.py": ""})
+    arm = severity_at(found, "setup.py", _OPT_OUT_SETUP, "extension = CUDAExtension")
+    assert "error" in arm.values(), arm
+
+
+def test_cuda_probe_reads_the_test_as_a_host_without_cuda_would():
+    import ast
+
+    from auditor.static.cpu_bindings import default_cpu_choices
+    for test, off in (('torch.cuda.is_available()', True), ('CUDA_HOME is not None', True),
+                      ('"FORCE_CUDA" in os.environ', True), ('os.environ.get("FORCE_CUDA")', True),
+                      ('torch.cuda.is_available() or args.cuda', False), ('not torch.cuda.is_available()', False),
+                      ('os.getenv("WITH_CUDA", "1") == "1"', False)):
+        src = f"ext = CppExtension\nif {test}:\n    ext = CUDAExtension\n"
+        spans, tests = default_cpu_choices(ast.parse(src))
+        assert bool(spans) is off and (tests == [2]) is off, test
