@@ -67,3 +67,49 @@ def test_cuda_probe_reads_the_test_as_a_host_without_cuda_would():
         src = f"ext = CppExtension\nif {test}:\n    ext = CUDAExtension\n"
         spans, tests = default_cpu_choices(ast.parse(src))
         assert bool(spans) is off and (tests == [2]) is off, test
+
+
+# maskrcnn-benchmark's csrc: `cuda/` beside `cpu/`, where only some ops have a CPU member
+_ROI_ALIGN_CU = '''
+#include <ATen/ATen.h>
+#include <THC/THC.h>
+
+template <typename T>
+__global__ void RoIAlignForward(const int nthreads, const T* bottom_data, T* top_data) {
+  int index = blockIdx.x * blockDim.x + threadIdx.x;
+  if (index < nthreads) top_data[index] = bottom_data[index];
+}
+
+at::Tensor ROIAlign_forward_cuda(const at::Tensor& input) {
+  auto output = at::empty_like(input);
+  RoIAlignForward<float><<<1, 256>>>(input.numel(), input.data_ptr<float>(), output.data_ptr<float>());
+  return output;
+}
+'''
+_DEFORM_KERNEL_CU = _ROI_ALIGN_CU.replace("RoIAlignForward", "deformable_im2col_gpu_kernel").replace(
+    "ROIAlign_forward_cuda", "deformable_im2col")
+_ROI_ALIGN_CPU = '''
+#include "cpu/vision.h"
+
+at::Tensor ROIAlign_forward_cpu(const at::Tensor& input) { return input.clone(); }
+'''
+
+
+def _csrc(tmp_path):
+    return dedented_tree(tmp_path, {"detlib/csrc/cuda/ROIAlign_cuda.cu": _ROI_ALIGN_CU,
+                                    "detlib/csrc/cuda/deform_conv_kernel_cuda.cu": _DEFORM_KERNEL_CU,
+                                    "detlib/csrc/cpu/ROIAlign_cpu.cpp": _ROI_ALIGN_CPU,
+                                    "detlib/csrc/cpu/vision.h": "#pragma once\n#include <torch/extension.h>\n"})
+
+
+def test_cuda_source_with_a_cpu_member_is_one_member_of_the_set(tmp_path):
+    found = _csrc(tmp_path)
+    kernel = {c: s for (rel, _), codes in found.items() if rel.endswith("ROIAlign_cuda.cu") for c, s in codes.items()}
+    assert kernel.get("NPU372") == "info", kernel
+
+
+def test_cuda_source_the_cpu_folder_has_no_member_of_keeps_its_error(tmp_path):
+    found = _csrc(tmp_path)
+    kernel = {c: s for (rel, _), codes in found.items() if rel.endswith("deform_conv_kernel_cuda.cu")
+              for c, s in codes.items()}
+    assert kernel.get("NPU372") == "error", kernel
