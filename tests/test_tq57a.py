@@ -113,3 +113,67 @@ def test_cuda_source_the_cpu_folder_has_no_member_of_keeps_its_error(tmp_path):
     kernel = {c: s for (rel, _), codes in found.items() if rel.endswith("deform_conv_kernel_cuda.cu")
               for c, s in codes.items()}
     assert kernel.get("NPU372") == "error", kernel
+
+
+# a copied model wrapper (MetaICL-like) whose training methods the tree's evaluation scripts never call
+_WRAPPER = '''
+import torch
+
+
+class ICLModel(object):
+    def __init__(self, fp16=True):
+        self.fp16 = fp16
+        self.model = None
+
+    def setup_optimizer(self, params, optimization="8bit-adam"):
+        if optimization == "8bit-adam":
+            import bitsandbytes as bnb
+            self.optimizer = bnb.optim.Adam8bit(params, lr=1e-5)
+        if self.fp16:
+            self.model, self.optimizer = setup_fp16(self.model, self.optimizer)
+
+    def do_inference(self, batch):
+        with torch.no_grad():
+            return self.model(batch.cuda())
+
+
+def setup_fp16(model, optimizer):
+    from apex import amp
+    return amp.initialize(model, optimizer, opt_level="O1")
+'''
+_EVAL = '''
+from icl.model import ICLModel
+
+model = ICLModel()
+print(model.do_inference(None))
+'''
+
+
+def test_methods_of_a_plain_class_nothing_calls_are_info(tmp_path):
+    found = dedented_tree(tmp_path, {"icl/__init__.py": "", "icl/model.py": _WRAPPER, "run_eval.py": _EVAL})
+    bnb = severity_at(found, "icl/model.py", _WRAPPER, "import bitsandbytes")
+    assert bnb and set(bnb.values()) == {"info"}, bnb
+    amp = severity_at(found, "icl/model.py", _WRAPPER, "amp.initialize")
+    assert amp and set(amp.values()) == {"info"}, amp
+
+
+def test_methods_a_script_calls_keep_their_findings(tmp_path):
+    run = _EVAL + "model.setup_optimizer([])\n"
+    found = dedented_tree(tmp_path, {"icl/__init__.py": "", "icl/model.py": _WRAPPER, "run_eval.py": run})
+    amp = severity_at(found, "icl/model.py", _WRAPPER, "amp.initialize")
+    assert "error" in amp.values(), amp
+
+
+def test_methods_of_a_library_subclass_keep_their_findings(tmp_path):
+    module = _WRAPPER.replace("class ICLModel(object):", "class ICLModel(torch.nn.Module):")
+    found = dedented_tree(tmp_path, {"icl/__init__.py": "", "icl/model.py": module, "run_eval.py": _EVAL})
+    amp = severity_at(found, "icl/model.py", module, "amp.initialize")
+    assert "error" in amp.values(), amp
+
+
+def test_an_installed_packages_methods_keep_their_findings(tmp_path):
+    setup = "from setuptools import setup\nsetup(name='icl', packages=['icl'])\n"
+    found = dedented_tree(tmp_path, {"setup.py": setup, "icl/__init__.py": "", "icl/model.py": _WRAPPER,
+                                     "run_eval.py": _EVAL})
+    amp = severity_at(found, "icl/model.py", _WRAPPER, "amp.initialize")
+    assert "error" in amp.values(), amp
