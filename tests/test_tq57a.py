@@ -177,3 +177,32 @@ def test_an_installed_packages_methods_keep_their_findings(tmp_path):
                                      "run_eval.py": _EVAL})
     amp = severity_at(found, "icl/model.py", _WRAPPER, "amp.initialize")
     assert "error" in amp.values(), amp
+
+
+# PEFT's load_adapter (copied into many LoRA trees): the adapter file lands on CUDA when there is one, else the host
+_LOAD_ADAPTER = '''
+import os
+
+import torch
+from safetensors.torch import load_file as safe_load_file
+
+
+def load_adapter(model, model_id, adapter_name="default"):
+    filename = os.path.join(model_id, "adapter_model.safetensors")
+    adapters_weights = safe_load_file(filename, device="cuda" if torch.cuda.is_available() else "cpu")
+    model.load_state_dict(adapters_weights, strict=False)
+    return model
+'''
+
+
+def test_probe_that_only_picks_a_safetensors_loads_device_is_info(tmp_path):
+    found = dedented_tree(tmp_path, {"lora/peft_model.py": _LOAD_ADAPTER})
+    line = severity_at(found, "lora/peft_model.py", _LOAD_ADAPTER, "safe_load_file(filename")
+    assert line.get("NPU002") == "info", line
+
+
+def test_probe_that_picks_a_torch_loads_device_keeps_its_finding(tmp_path):
+    src = _LOAD_ADAPTER.replace('safe_load_file(filename, device="cuda"', 'torch.load(filename, map_location="cuda"')
+    found = dedented_tree(tmp_path, {"lora/peft_model.py": src})
+    line = severity_at(found, "lora/peft_model.py", src, "torch.load(filename")
+    assert line.get("NPU002") not in (None, "info"), line
