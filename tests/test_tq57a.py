@@ -149,32 +149,33 @@ print(model.do_inference(None))
 '''
 
 
+_MODEL = "evaluation/ICL/icl/model.py"
+
+
 def test_methods_of_a_plain_class_nothing_calls_are_info(tmp_path):
-    found = dedented_tree(tmp_path, {"icl/__init__.py": "", "icl/model.py": _WRAPPER, "run_eval.py": _EVAL})
-    bnb = severity_at(found, "icl/model.py", _WRAPPER, "import bitsandbytes")
+    found = dedented_tree(tmp_path, {_MODEL: _WRAPPER, "evaluation/run_eval.py": _EVAL.replace("from icl", "from ICL.icl")})
+    bnb = severity_at(found, _MODEL, _WRAPPER, "import bitsandbytes")
     assert bnb and set(bnb.values()) == {"info"}, bnb
-    amp = severity_at(found, "icl/model.py", _WRAPPER, "amp.initialize")
+    amp = severity_at(found, _MODEL, _WRAPPER, "amp.initialize")
     assert amp and set(amp.values()) == {"info"}, amp
 
 
 def test_methods_a_script_calls_keep_their_findings(tmp_path):
-    run = _EVAL + "model.setup_optimizer([])\n"
-    found = dedented_tree(tmp_path, {"icl/__init__.py": "", "icl/model.py": _WRAPPER, "run_eval.py": run})
-    amp = severity_at(found, "icl/model.py", _WRAPPER, "amp.initialize")
+    run = _EVAL.replace("from icl", "from ICL.icl") + "model.setup_optimizer([])\n"
+    found = dedented_tree(tmp_path, {_MODEL: _WRAPPER, "evaluation/run_eval.py": run})
+    amp = severity_at(found, _MODEL, _WRAPPER, "amp.initialize")
     assert "error" in amp.values(), amp
 
 
 def test_methods_of_a_library_subclass_keep_their_findings(tmp_path):
     module = _WRAPPER.replace("class ICLModel(object):", "class ICLModel(torch.nn.Module):")
-    found = dedented_tree(tmp_path, {"icl/__init__.py": "", "icl/model.py": module, "run_eval.py": _EVAL})
-    amp = severity_at(found, "icl/model.py", module, "amp.initialize")
+    found = dedented_tree(tmp_path, {_MODEL: module, "evaluation/run_eval.py": _EVAL.replace("from icl", "from ICL.icl")})
+    amp = severity_at(found, _MODEL, module, "amp.initialize")
     assert "error" in amp.values(), amp
 
 
-def test_an_installed_packages_methods_keep_their_findings(tmp_path):
-    setup = "from setuptools import setup\nsetup(name='icl', packages=['icl'])\n"
-    found = dedented_tree(tmp_path, {"setup.py": setup, "icl/__init__.py": "", "icl/model.py": _WRAPPER,
-                                     "run_eval.py": _EVAL})
+def test_a_top_level_packages_methods_keep_their_findings(tmp_path):
+    found = dedented_tree(tmp_path, {"icl/__init__.py": "", "icl/model.py": _WRAPPER, "run_eval.py": _EVAL})
     amp = severity_at(found, "icl/model.py", _WRAPPER, "amp.initialize")
     assert "error" in amp.values(), amp
 

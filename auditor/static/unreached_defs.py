@@ -3265,16 +3265,17 @@ def _uncalled_plain_methods(project: Any, candidates: Collection[str]) -> dict[s
     `setup_optimizer` in a tree that only runs its `do_predict`), and the functions and methods every call of which
     sits inside such dead code (`setup_fp16`, called only from `setup_optimizer`): file -> [[key, first, last]].
     A function nothing calls is never dead here (a module's API; `_uncalled_script_defs` reads scripts). Names are
-    matched, not resolved; in a pip-installable tree the files of its top-level packages are not read (their users
-    call them), nor are test and example folders. Read from the run's call facts and the candidates' syntax trees."""
+    matched, not resolved. Only files outside the tree's top-level packages are read (a folder of evaluation programs
+    and what they import from beside them, `evaluation/prompt_retrieval/MetaICL/metaicl/`): a top-level package is
+    the tree's API, which code outside the tree may call (tq54c's `store.staging.GdrStaging`); test and example
+    folders are not read either. Read from the run's call facts and the candidates' syntax trees."""
     from auditor.source import SourceError
     from auditor.static.call_defaults import FACT_CALLERS, FACT_IMPORTS, FACT_REFS, FACT_UNPARSED
     from auditor.static.project_imports import read_counted
 
     paths = getattr(project, "paths", {})
-    library = _library(project)
     todo = [rel for rel in candidates if not _bench_file(rel) and not rel.rsplit("/", 1)[-1].startswith("test")
-            and not (library and f"{rel.split('/', 1)[0]}/__init__.py" in paths)]
+            and f"{rel.split('/', 1)[0]}/__init__.py" not in paths]
     if not todo or not hasattr(project, "calls"):
         return {}
     named: set[str] = set()                     # names handed on, spelled or imported
