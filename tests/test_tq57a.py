@@ -207,3 +207,9 @@ def test_probe_that_picks_a_torch_loads_device_keeps_its_finding(tmp_path):
     found = dedented_tree(tmp_path, {"lora/peft_model.py": src})
     line = severity_at(found, "lora/peft_model.py", src, "torch.load(filename")
     assert line.get("NPU002") not in (None, "info"), line
+
+
+def test_methods_of_a_class_no_other_file_uses_keep_their_findings(tmp_path):
+    found = dedented_tree(tmp_path, {_MODEL: _WRAPPER, "evaluation/run_eval.py": "print('nothing')\n"})
+    amp = severity_at(found, _MODEL, _WRAPPER, "amp.initialize")
+    assert "error" in amp.values(), amp

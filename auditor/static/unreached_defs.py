@@ -3261,7 +3261,7 @@ def _plain_class_defs(tree: ast.Module) -> list[list[Any]] | None:
 
 def _uncalled_plain_methods(project: Any, candidates: Collection[str]) -> dict[str, list[list[Any]]]:
     """Of `candidates` (Python files with findings to lower): the methods of the tree's own plain classes
-    (`_plain_class_defs`) whose name no file calls, hands on or spells (MetaICL's `MetaICLModel.do_train` and
+    (`_plain_class_defs`) that another file imports or builds, whose name no file calls, hands on or spells (MetaICL's `MetaICLModel.do_train` and
     `setup_optimizer` in a tree that only runs its `do_predict`), and the functions and methods every call of which
     sits inside such dead code (`setup_fp16`, called only from `setup_optimizer`): file -> [[key, first, last]].
     A function nothing calls is never dead here (a module's API; `_uncalled_script_defs` reads scripts). Names are
@@ -3280,12 +3280,17 @@ def _uncalled_plain_methods(project: Any, candidates: Collection[str]) -> dict[s
         return {}
     named: set[str] = set()                     # names handed on, spelled or imported
     sites: dict[str, set[tuple[str, str]]] = {}     # name -> (file, the definition holding a call of it)
+    users: dict[str, set[str]] = {}             # name -> the files that import or call it
     for rel in paths:
         facts = (project.calls(rel) or {}) if rel.endswith(".py") else {}
         if facts.get(FACT_UNPARSED):
             return {}       # a file not read may name anything
         named.update(name.lstrip(".~") for name in facts.get(FACT_REFS) or ())
-        named.update(name.rpartition(":")[2].rpartition(".")[2] for name in facts.get(FACT_IMPORTS) or ())
+        for name in facts.get(FACT_IMPORTS) or ():
+            named.add(name.rpartition(":")[2].rpartition(".")[2])
+            users.setdefault(name.rpartition(":")[2].rpartition(".")[2], set()).add(rel)
+        for name in facts.get(FACT_CALLERS) or {}:
+            users.setdefault(name.lstrip(".@~"), set()).add(rel)
         for name, found in (facts.get(FACT_CALLERS) or {}).items():
             sites.setdefault(name.lstrip(".@~"), set()).update((rel, str(site[0])) for site in found)
     defs: dict[tuple[str, str], list[Any]] = {}
@@ -3295,7 +3300,9 @@ def _uncalled_plain_methods(project: Any, candidates: Collection[str]) -> dict[s
         except (OSError, SourceError, SyntaxError, ValueError, KeyError, RecursionError):
             continue
         for key, first, last in found or ():
-            defs[(rel, key)] = [key, first, last]
+            # (a method only of a class another file uses: a class nothing else imports or builds is a module's API)
+            if "." not in key or users.get(key.partition(".")[0], set()) - {rel}:
+                defs[(rel, key)] = [key, first, last]
     dead: set[tuple[str, str]] = set()
     changed = True
     while changed:
