@@ -291,6 +291,8 @@ def per_backend_sibling(path: Path, rel: str, members: ModuleMembers | None = No
             continue
         parent = path.parents[len(parts) - 1 - i]
         for other in _entries(str(parent)):
+            if i == len(parts) - 2 and other.lower() == "cpu" and not _cpu_counterpart(parent / other, name):
+                continue
             if other != parts[i] and (parent / other).is_dir() and (
                     other.lower() in _FALLBACK_FOLDERS or _name_backends(other) & (OTHER_BACKENDS | {"npu"})
                     or _fallback_twin(parts[i], other)
@@ -329,6 +331,31 @@ def _hip_twin(folder: Path, name: str, project=None) -> str | None:
         if _HIP_INCLUDE_RE.search(head):
             return other
     return None
+
+
+def _cpu_counterpart(cpu: Path, name: str) -> bool:
+    """Whether a `cpu/` folder holds the CPU member of the CUDA source `name` in the `cuda/` folder beside it
+    (maskrcnn-benchmark's `csrc/cpu/ROIAlign_cpu.cpp` for `csrc/cuda/ROIAlign_cuda.cu`, `nms_cpu.cpp` for `nms.cu`): a
+    file whose words other than the backend's are all in the source's name. A kernel with none there
+    (`deform_conv_kernel_cuda.cu`, whose header answers "Not implemented on the CPU") is no member of a per-backend
+    set (tq57a). Files other than CUDA sources are not asked."""
+    if not name.endswith(".cu"):
+        return True
+    mine = _unprefixed(name)
+    return any((theirs := _unprefixed(other)) and theirs <= mine for other in _entries(str(cpu)))
+
+
+def _unprefixed(name: str) -> set[str]:
+    """A file name's words without the device words, also where a word joins one (`cudadevice` -> device)."""
+    words = set()
+    for word in _tokens(name):
+        word = _DEVICE_AFFIX.sub("", word)
+        if word:
+            words.add(word)
+    return words
+
+
+_DEVICE_AFFIX = re.compile(r"^(?:cuda|gpu|cpu)|(?:cuda|gpu|cpu)$")
 
 
 # the folders of a per-backend set that hold its plain-torch member

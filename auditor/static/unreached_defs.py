@@ -3232,6 +3232,106 @@ def _lower_uncalled_script_defs(results: list, project: Any) -> int:
     return lowered
 
 
+_PLAIN_METHOD_NOTE = ("nothing this tree runs reaches it: no file of the tree calls or names `{}` outside code that is "
+                      "itself never called (the methods of the tree's own plain classes, which no library calls back, "
+                      "and what only they call; policy (j)); port it if you call it")
+_PLAIN_BASES = frozenset({"object"})
+_SELF_DECORATORS = frozenset({"staticmethod", "classmethod"})
+
+
+def _plain_class_defs(tree: ast.Module) -> list[list[Any]] | None:
+    """[key, first line, last line] of the methods of a module's top-level classes that subclass nothing but
+    `object` and carry no decorator or metaclass (no library calls their methods back by name), besides its
+    top-level functions; None for a module that reads an attribute of `self` by a computed name."""
+    if any(isinstance(n, ast.Call) and ast_dotted(n.func) == "getattr" and n.args and len(n.args) >= 2
+           and not isinstance(n.args[1], ast.Constant) for n in module_nodes(tree)):
+        return None
+    out: list[list[Any]] = []
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and not stmt.decorator_list:
+            out.append([stmt.name, stmt.lineno, stmt.end_lineno or stmt.lineno])
+        elif isinstance(stmt, ast.ClassDef) and not stmt.decorator_list and not stmt.keywords and \
+                all(ast_dotted(b) in _PLAIN_BASES for b in stmt.bases):
+            for item in stmt.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and not item.name.startswith("__") \
+                        and all(ast_dotted(d) in _SELF_DECORATORS for d in item.decorator_list):
+                    out.append([f"{stmt.name}.{item.name}", item.lineno, item.end_lineno or item.lineno])
+    return out
+
+
+def _uncalled_plain_methods(project: Any, candidates: Collection[str]) -> dict[str, list[list[Any]]]:
+    """Of `candidates` (Python files with findings to lower): the methods of the tree's own plain classes
+    (`_plain_class_defs`) that another file imports or builds, whose name no file calls, hands on or spells (MetaICL's `MetaICLModel.do_train` and
+    `setup_optimizer` in a tree that only runs its `do_predict`), and the functions and methods every call of which
+    sits inside such dead code (`setup_fp16`, called only from `setup_optimizer`): file -> [[key, first, last]].
+    A function nothing calls is never dead here (a module's API; `_uncalled_script_defs` reads scripts). Names are
+    matched, not resolved. Only files outside the tree's top-level packages are read (a folder of evaluation programs
+    and what they import from beside them, `evaluation/prompt_retrieval/MetaICL/metaicl/`): a top-level package is
+    the tree's API, which code outside the tree may call (tq54c's `store.staging.GdrStaging`); test and example
+    folders are not read either. Read from the run's call facts and the candidates' syntax trees."""
+    from auditor.source import SourceError
+    from auditor.static.call_defaults import FACT_CALLERS, FACT_IMPORTS, FACT_REFS, FACT_UNPARSED
+    from auditor.static.project_imports import read_counted
+
+    paths = getattr(project, "paths", {})
+    todo = [rel for rel in candidates if not _bench_file(rel) and not rel.rsplit("/", 1)[-1].startswith("test")
+            and f"{rel.split('/', 1)[0]}/__init__.py" not in paths]
+    if not todo or not hasattr(project, "calls"):
+        return {}
+    named: set[str] = set()                     # names handed on, spelled or imported
+    sites: dict[str, set[tuple[str, str]]] = {}     # name -> (file, the definition holding a call of it)
+    users: dict[str, set[str]] = {}             # name -> the files that import or call it
+    for rel in paths:
+        facts = (project.calls(rel) or {}) if rel.endswith(".py") else {}
+        if facts.get(FACT_UNPARSED):
+            return {}       # a file not read may name anything
+        named.update(name.lstrip(".~") for name in facts.get(FACT_REFS) or ())
+        for name in facts.get(FACT_IMPORTS) or ():
+            named.add(name.rpartition(":")[2].rpartition(".")[2])
+            users.setdefault(name.rpartition(":")[2].rpartition(".")[2], set()).add(rel)
+        for name in facts.get(FACT_CALLERS) or {}:
+            users.setdefault(name.lstrip(".@~"), set()).add(rel)
+        for name, found in (facts.get(FACT_CALLERS) or {}).items():
+            sites.setdefault(name.lstrip(".@~"), set()).update((rel, str(site[0])) for site in found)
+    defs: dict[tuple[str, str], list[Any]] = {}
+    for rel in todo:
+        try:
+            found = _plain_class_defs(ast.parse(read_counted(project, paths[rel])))
+        except (OSError, SourceError, SyntaxError, ValueError, KeyError, RecursionError):
+            continue
+        for key, first, last in found or ():
+            # (a method only of a class another file uses: a class nothing else imports or builds is a module's API)
+            if "." not in key or users.get(key.partition(".")[0], set()) - {rel}:
+                defs[(rel, key)] = [key, first, last]
+    dead: set[tuple[str, str]] = set()
+    changed = True
+    while changed:
+        changed = False
+        for (rel, key) in defs.keys() - dead:
+            name = key.rpartition(".")[2]
+            callers = sites.get(name, set())
+            if name in named or not callers and "." not in key or not callers <= dead:
+                continue
+            dead.add((rel, key))
+            changed = True
+    out: dict[str, list[list[Any]]] = {}
+    for rel, key in sorted(dead):
+        out.setdefault(rel, []).append(defs[(rel, key)])
+    return out
+
+
+def _lower_uncalled_plain_methods(results: list, project: Any) -> int:
+    """In a tree no host runs: the findings inside dead methods of the tree's own classes (`_uncalled_plain_methods`),
+    lowered to info."""
+    candidates = [r.path for r in results if r.path.endswith(".py") and any(f.severity != "info" for f in r.findings)]
+    found = _uncalled_plain_methods(project, candidates) if candidates else {}
+    lowered = 0
+    for r in results:
+        for key, first, last in found.get(r.path, ()):
+            lowered += _lower_spans([r], {}, {r.path: [(first, last)]}, _PLAIN_METHOD_NOTE.format(key), set())
+    return lowered
+
+
 def _host(results: list, project: Any) -> tuple[str, set[str]]:
     """The note for code the tree's host never reaches and the tree's entry files besides those every host runs
     (`__init__.py`, `install.py`): a ComfyUI node pack's, a webui extension's, an application's; ("", set()) for any
@@ -3488,7 +3588,7 @@ def apply_unreached_defs(results: list, project: Any) -> int:
         return _lower_copies(results, project) + _lower_stale_duplicates(results, project) + \
             lower_unnamed_guarded_uses(results, project) + _lower_passed_programs(results, project) + \
             _lower_unselected_backends(results, project) + _lower_build_files(results, project) + \
-            _lower_uncalled_script_defs(results, project)
+            _lower_uncalled_script_defs(results, project) + _lower_uncalled_plain_methods(results, project)
     app = host_note == _APP_NOTE
     # (an application's copied checkouts run only as far as its entries import them, as in any other tree: AnyDoor's
     # DINOv2 checkout, whose evaluation and training programs nothing imports; tq51c)
