@@ -2747,7 +2747,10 @@ def _copy_entries(project: Any, copies: Collection[str], credited: Collection[st
                 or copy in credited and _launched(rel, documented) or rel.removesuffix(".py") in linked:
             out.add(rel)
         # (a copied package's `__main__.py` runs only as `python -m pkg`, which no launch above names: policy (s))
-        elif len(inner) == 1 and inner[0] != "__main__.py" and (copy in packages or inner[0] in _CHECKOUT_ENTRIES):
+        # (nor does a program among a copied package's modules, one with a `__main__` block: CLAP's `training/main.py`
+        # beside the `training/data.py` the tree imports is upstream's training run, policy (j); tq57b)
+        elif len(inner) == 1 and inner[0] != "__main__.py" and (
+                copy in packages and not (project.facts(rel) or {}).get("main") or inner[0] in _CHECKOUT_ENTRIES):
             out.add(rel)
     return out
 
