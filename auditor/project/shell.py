@@ -949,6 +949,8 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
                 col.env(name, line, c, twin=_twin(col, node, value, line, c),
                         value=_word(value) if value is not None else None)
             _assignment_setting(col, m, name, value, line, c)
+            if value is not None:
+                _held_program(col, m, pos, value)
             if value is not None and name.upper() in index_vars and name.upper() not in INDEX_ENV_NAMES:
                 index_env(col, m, name, _word(value), line, c, index_vars)
             elif value is not None and _held_index_url(tree.root_node, name, _word(value)):
@@ -1535,6 +1537,24 @@ def _expanded_outside_messages(pos: "_Positions", value) -> bool:
     ref = re.compile(rb"\$\{?" + re.escape(name.text) + rb"(?!\w)")
     return any(ref.search(line) and not re.match(rb"\s*(?:echo|printf)\b", line)
                for n, line in enumerate(pos.lines) if n != value.start_point[0])
+
+
+# a program named by one bare word (`nvidia-docker`, `/usr/bin/nvidia-smi`): no expansion, option or space
+_PROGRAM_WORD_RE = re.compile(r"[\w./+-]+")
+
+
+def _held_program(col: Collector, m, pos: "_Positions", value) -> None:
+    """`DOCKER_CMD=nvidia-docker`, then `$DOCKER_CMD run ...` (or `DOCKER_RUN="$DOCKER_CMD run ..."`): the script runs
+    the program the variable holds, so the assignment is where that program is chosen (Caffe's train_lenet_docker.sh
+    picks nvidia-docker for its GPU mode); only printed, it runs nothing."""
+    word = _word(value)
+    if value.type not in ("word", "string", "raw_string") or not _PROGRAM_WORD_RE.fullmatch(word) \
+            or word.startswith("-"):
+        return
+    rule = m.match_command(word.rsplit("/", 1)[-1])
+    if rule is not None and _expanded_outside_messages(pos, value):
+        line, c = pos.at(value.start_point)
+        col.add(rule, word.rsplit("/", 1)[-1], line, c, c + len(value.text))
 
 
 def _env_list(col: Collector, pos: "_Positions", value) -> None:
@@ -2341,17 +2361,33 @@ def _redirect_holder(command):
     return holder
 
 
+# a run's log file (`> ${LOG_FILE}`, `| tee -a $LOG`, `>> logs/train.log`): what is written there is read by people
+_LOG_FILE_RE = re.compile(r"(?i)(?<![a-z])logs?(?:_?files?|_?path|_?name)?(?![a-z])|\.log\b")
+
+
+def _log_file(word: str) -> bool:
+    """Does a redirect or `tee` write into a log (its last path part named for one, not a script or rc file)?"""
+    return _LOG_FILE_RE.search(word.rsplit("/", 1)[-1]) is not None and not _SCRIPT_FILE_RE.search(word)
+
+
 def _output_to_file(command) -> bool:
+    """Does the command's output go into a file that is read later (a setting, a script, an environment file)? Not
+    the null device, the terminal or a run's log (`echo "GPU: $CUDA_VISIBLE_DEVICES" > ${LOG_FILE}`: a message)."""
     holder = _redirect_holder(command)
     if holder is not None and holder.type == "redirected_statement":
         for redirect in holder.children:
             dest = redirect.child_by_field_name("destination") if redirect.type == "file_redirect" else None
-            if dest is not None and dest.type != "number" and dest.text not in (b"/dev/null", b"/dev/stderr", b"/dev/stdout"):
+            if dest is not None and dest.type != "number" and dest.text not in (b"/dev/null", b"/dev/stderr", b"/dev/stdout") \
+                    and not _log_file(_word(dest)):
                 return True
     if holder is not None and holder.type == "pipeline":
         later = [c for c in holder.children if c.type == "command" and c.start_byte > command.start_byte]
-        return any(w.text.rsplit(b"/", 1)[-1] == b"tee" for c in later[:1] for w in c.children[:3]
-                   if w.type in ("command_name", "word"))
+        for c in later[:1]:
+            tee = next((w for w in c.children[:3] if w.type in ("command_name", "word")
+                        and w.text.rsplit(b"/", 1)[-1] == b"tee"), None)
+            files = [w for w in c.children if tee is not None and w.start_byte > tee.end_byte
+                     and not w.text.startswith(b"-")]
+            return tee is not None and not (files and all(_log_file(_word(f)) for f in files))
     return False
 
 
@@ -2827,6 +2863,9 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
             assigned = _expanded_value(col, nodes[i])
             if assigned is not None:
                 option = f"{w}={assigned}"   # `--use-flash $FLASH` after `export FLASH=0`: the value, not a bare flag
+        else:
+            # `sbatch --gpus=$NUM_GPUS` after `NUM_GPUS=4`: the glued spelling of `--gpus $NUM_GPUS`, the same value
+            option = _assigned_override(col, w) or w
         symbol = f"{name} {option}"
         rule = m.match_command(symbol)
         line, c = pos.at(nodes[i].start_point)
