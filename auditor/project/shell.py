@@ -949,8 +949,6 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
                 col.env(name, line, c, twin=_twin(col, node, value, line, c),
                         value=_word(value) if value is not None else None)
             _assignment_setting(col, m, name, value, line, c)
-            if value is not None:
-                _held_program(col, m, pos, value)
             if value is not None and name.upper() in index_vars and name.upper() not in INDEX_ENV_NAMES:
                 index_env(col, m, name, _word(value), line, c, index_vars)
             elif value is not None and _held_index_url(tree.root_node, name, _word(value)):
@@ -1539,24 +1537,6 @@ def _expanded_outside_messages(pos: "_Positions", value) -> bool:
                for n, line in enumerate(pos.lines) if n != value.start_point[0])
 
 
-# a program named by one bare word (`nvidia-docker`, `/usr/bin/nvidia-smi`): no expansion, option or space
-_PROGRAM_WORD_RE = re.compile(r"[\w./+-]+")
-
-
-def _held_program(col: Collector, m, pos: "_Positions", value) -> None:
-    """`DOCKER_CMD=nvidia-docker`, then `$DOCKER_CMD run ...` (or `DOCKER_RUN="$DOCKER_CMD run ..."`): the script runs
-    the program the variable holds, so the assignment is where that program is chosen (Caffe's train_lenet_docker.sh
-    picks nvidia-docker for its GPU mode); only printed, it runs nothing."""
-    word = _word(value)
-    if value.type not in ("word", "string", "raw_string") or not _PROGRAM_WORD_RE.fullmatch(word) \
-            or word.startswith("-"):
-        return
-    rule = m.match_command(word.rsplit("/", 1)[-1])
-    if rule is not None and _expanded_outside_messages(pos, value):
-        line, c = pos.at(value.start_point)
-        col.add(rule, word.rsplit("/", 1)[-1], line, c, c + len(value.text))
-
-
 def _env_list(col: Collector, pos: "_Positions", value) -> None:
     """Each `NAME=value` of a string made only of environment assignments, as if the command it prefixes set it."""
     text = value.text.decode("utf-8", errors="replace")
@@ -1847,13 +1827,23 @@ def _option_matches(m, program: str, option: str) -> bool:
 
 
 def _runs_variable(root, name: str) -> bool:
-    """Whether some command of the script runs the program held in `name` (`${cmd} run`, `$DOCKER build`)."""
+    """Whether some command of the script runs the program held in `name` (`${cmd} run`, `$DOCKER build`), also
+    through a command line held in another variable that a command runs (BVLC Caffe's train_lenet_docker.sh:
+    `DOCKER_RUN="$DOCKER_CMD run $DOCKER_OPTIONS $IMAGE"`, then `$DOCKER_RUN ./build/tools/caffe train ...`)."""
+    names, held_lines = {name}, []
     for node in _walk(root):
         if node.type == "command":
             first = node.child_by_field_name("name")
-            if first is not None and re.fullmatch(r"\$\{?" + re.escape(name) + r"\}?", _word(first)):
-                return True
-    return False
+            if first is not None and (ref := _VARIABLE_REF_RE.fullmatch(_word(first))):
+                held_lines.append(ref.group(1))
+        elif node.type == "variable_assignment" and (value := node.child_by_field_name("value")) is not None \
+                and (target := node.child_by_field_name("name")) is not None:
+            # `DOCKER_RUN="$DOCKER_CMD run ..."`: a command line whose first word is the held program
+            words = _word(value).strip("\"'").split(maxsplit=1)
+            head = _VARIABLE_REF_RE.fullmatch(words[0]) if words else None
+            if head is not None and head.group(1) == name:
+                names.add(target.text.decode())
+    return any(run in names for run in held_lines)
 
 
 # a variable holding the extras an install asks for (`OUMI_EXTRAS`, `EXTRAS_LIST`, `PIP_EXTRAS`, `EXTRAS`) and a value
