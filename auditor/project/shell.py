@@ -1831,13 +1831,23 @@ def _option_matches(m, program: str, option: str) -> bool:
 
 
 def _runs_variable(root, name: str) -> bool:
-    """Whether some command of the script runs the program held in `name` (`${cmd} run`, `$DOCKER build`)."""
+    """Whether some command of the script runs the program held in `name` (`${cmd} run`, `$DOCKER build`), also
+    through a command line held in another variable that a command runs (BVLC Caffe's train_lenet_docker.sh:
+    `DOCKER_RUN="$DOCKER_CMD run $DOCKER_OPTIONS $IMAGE"`, then `$DOCKER_RUN ./build/tools/caffe train ...`)."""
+    names, held_lines = {name}, []
     for node in _walk(root):
         if node.type == "command":
             first = node.child_by_field_name("name")
-            if first is not None and re.fullmatch(r"\$\{?" + re.escape(name) + r"\}?", _word(first)):
-                return True
-    return False
+            if first is not None and (ref := _VARIABLE_REF_RE.fullmatch(_word(first))):
+                held_lines.append(ref.group(1))
+        elif node.type == "variable_assignment" and (value := node.child_by_field_name("value")) is not None \
+                and (target := node.child_by_field_name("name")) is not None:
+            # `DOCKER_RUN="$DOCKER_CMD run ..."`: a command line whose first word is the held program
+            words = _word(value).strip("\"'").split(maxsplit=1)
+            head = _VARIABLE_REF_RE.fullmatch(words[0]) if words else None
+            if head is not None and head.group(1) == name:
+                names.add(target.text.decode())
+    return any(run in names for run in held_lines)
 
 
 # a variable holding the extras an install asks for (`OUMI_EXTRAS`, `EXTRAS_LIST`, `PIP_EXTRAS`, `EXTRAS`) and a value
@@ -2345,17 +2355,33 @@ def _redirect_holder(command):
     return holder
 
 
+# a run's log file (`> ${LOG_FILE}`, `| tee -a $LOG`, `>> logs/train.log`): what is written there is read by people
+_LOG_FILE_RE = re.compile(r"(?i)(?<![a-z])logs?(?:_?files?|_?path|_?name)?(?![a-z])|\.log\b")
+
+
+def _log_file(word: str) -> bool:
+    """Does a redirect or `tee` write into a log (its last path part named for one, not a script or rc file)?"""
+    return _LOG_FILE_RE.search(word.rsplit("/", 1)[-1]) is not None and not _SCRIPT_FILE_RE.search(word)
+
+
 def _output_to_file(command) -> bool:
+    """Does the command's output go into a file that is read later (a setting, a script, an environment file)? Not
+    the null device, the terminal or a run's log (`echo "GPU: $CUDA_VISIBLE_DEVICES" > ${LOG_FILE}`: a message)."""
     holder = _redirect_holder(command)
     if holder is not None and holder.type == "redirected_statement":
         for redirect in holder.children:
             dest = redirect.child_by_field_name("destination") if redirect.type == "file_redirect" else None
-            if dest is not None and dest.type != "number" and dest.text not in (b"/dev/null", b"/dev/stderr", b"/dev/stdout"):
+            if dest is not None and dest.type != "number" and dest.text not in (b"/dev/null", b"/dev/stderr", b"/dev/stdout") \
+                    and not _log_file(_word(dest)):
                 return True
     if holder is not None and holder.type == "pipeline":
         later = [c for c in holder.children if c.type == "command" and c.start_byte > command.start_byte]
-        return any(w.text.rsplit(b"/", 1)[-1] == b"tee" for c in later[:1] for w in c.children[:3]
-                   if w.type in ("command_name", "word"))
+        for c in later[:1]:
+            tee = next((w for w in c.children[:3] if w.type in ("command_name", "word")
+                        and w.text.rsplit(b"/", 1)[-1] == b"tee"), None)
+            files = [w for w in c.children if tee is not None and w.start_byte > tee.end_byte
+                     and not w.text.startswith(b"-")]
+            return tee is not None and not (files and all(_log_file(_word(f)) for f in files))
     return False
 
 
@@ -2831,6 +2857,9 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
             assigned = _expanded_value(col, nodes[i])
             if assigned is not None:
                 option = f"{w}={assigned}"   # `--use-flash $FLASH` after `export FLASH=0`: the value, not a bare flag
+        else:
+            # `sbatch --gpus=$NUM_GPUS` after `NUM_GPUS=4`: the glued spelling of `--gpus $NUM_GPUS`, the same value
+            option = _assigned_override(col, w) or w
         symbol = f"{name} {option}"
         rule = m.match_command(symbol)
         line, c = pos.at(nodes[i].start_point)

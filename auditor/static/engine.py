@@ -330,6 +330,46 @@ def _async_keywords_renamed(text: str) -> str | None:
     return "".join(lines)
 
 
+def _print_statements_called(text: str) -> str | None:
+    """`text` with each Python 2 print statement (`print 'Iteration', it`, `print >>f, x`, a bare `print`) read as a
+    call, or None when it has none: the space after `print` becomes `(` (a `>>` is dropped) and `)` closes the logical
+    line's last token, so the statement's own columns and every other line stay the file's (Caffe's example notebooks)."""
+    if "print" not in text:
+        return None
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                  if t.type not in (tokenize.NL, tokenize.COMMENT)]
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    starts = (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
+    edits = []      # (row, col, old length, new text), applied from the end
+    for i, tok in enumerate(tokens[:-1]):
+        after = tokens[i + 1]
+        if tok.type != tokenize.NAME or tok.string != "print" or (i and tokens[i - 1].type not in starts) \
+                or after.string in ("(", "=", ".", ",", ")", "[", ":") or after.type == tokenize.OP and \
+                after.string not in (">>", "-", "+", "~", "{", "`"):
+            continue
+        end = next((j for j in range(i + 1, len(tokens)) if tokens[j].type in (tokenize.NEWLINE, tokenize.ENDMARKER)),
+                   len(tokens))
+        last = tokens[end - 1]
+        if after.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+            edits.append((*tok.end, 0, "()"))
+            continue
+        edits.append((*last.end, 0, ")"))
+        if after.string == ">>":
+            edits.append((*after.start, 2, "  "))
+        if tok.end[0] == after.start[0] and after.start[1] > tok.end[1]:
+            edits.append((*tok.end, 1, "("))
+        else:
+            edits.append((*tok.end, 0, "("))
+    if not edits:
+        return None
+    lines = text.splitlines(keepends=True)
+    for row, col, size, new in sorted(edits, reverse=True):
+        lines[row - 1] = lines[row - 1][:col] + new + lines[row - 1][col + size:]
+    return "".join(lines)
+
+
 _PATCH_LINE_RE = re.compile(r"^[+-](?=[ \t])", re.M)
 
 
@@ -932,6 +972,11 @@ class StaticEngine:
                         return self._as_python2(data, unpatched, rel, result.error, result.lines,
                                                 " (a diff's `+` / `-` marks at the start of its lines); audited "
                                                 "with them read as the patch meant them")
+                    called = _print_statements_called(text)
+                    if called is not None:
+                        return self._as_python2(data, called, rel, result.error, result.lines,
+                                                " (Python 2's print statement); audited with each print statement "
+                                                "read as a call")
                     return result
                 tree, lowered = lowered_tree, True
             except ValueError as exc:
