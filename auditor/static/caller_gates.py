@@ -35,6 +35,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from auditor.astnodes import ast_dotted, module_nodes
 from auditor.static.call_defaults import FACT_CALLERS, FACT_DEFINITIONS, FACT_IMPORTS, FACT_REFS, FACT_UNPARSED, \
     MODULE_CALL, UNKNOWN_CALLER
 
@@ -112,6 +113,16 @@ def definition_facts(tree: ast.Module) -> dict[str, Any]:
                    if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))})
     if tops:
         out["tops"] = tops
+    # top-level classes that subclass nothing but `object` and carry no decorator or metaclass: no library calls
+    # their methods back by name (unreached_defs' dead methods, tq57a)
+    plain = sorted(stmt.name for stmt in tree.body if isinstance(stmt, ast.ClassDef) and not stmt.decorator_list
+                   and not stmt.keywords and all(ast_dotted(b) == "object" for b in stmt.bases))
+    if plain:
+        out["plain"] = plain
+    # an attribute read by a computed name (`getattr(self, name)`) may call any method
+    if any(isinstance(n, ast.Call) and ast_dotted(n.func) == "getattr" and len(n.args) >= 2
+           and not isinstance(n.args[1], ast.Constant) for n in module_nodes(tree)):
+        out["computed_getattr"] = True
     return out
 
 

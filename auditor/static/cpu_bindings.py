@@ -138,9 +138,9 @@ def _cuda_probe(node: ast.expr) -> bool | None:
         values = [_cuda_probe(v) for v in node.values]
         off = any(v is False for v in values) if isinstance(node.op, ast.And) else all(v is False for v in values)
         return False if off else None
-    if isinstance(node, ast.Call) and ast_dotted(node.func).endswith("cuda.is_available") and not node.args:
+    if isinstance(node, ast.Call) and (ast_dotted(node.func) or "").endswith("cuda.is_available") and not node.args:
         return False
-    if isinstance(node, (ast.Name, ast.Attribute)) and ast_dotted(node).split(".")[-1] == "CUDA_HOME":
+    if isinstance(node, (ast.Name, ast.Attribute)) and (ast_dotted(node) or "").split(".")[-1] == "CUDA_HOME":
         return False
     if env_read(node) and isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
         key = node.args[0]

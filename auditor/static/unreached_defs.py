@@ -3238,27 +3238,21 @@ def _lower_uncalled_script_defs(results: list, project: Any) -> int:
 _PLAIN_METHOD_NOTE = ("nothing this tree runs reaches it: no file of the tree calls or names `{}` outside code that is "
                       "itself never called (the methods of the tree's own plain classes, which no library calls back, "
                       "and what only they call; policy (j)); port it if you call it")
-_PLAIN_BASES = frozenset({"object"})
-_SELF_DECORATORS = frozenset({"staticmethod", "classmethod"})
 
 
-def _plain_class_defs(tree: ast.Module) -> list[list[Any]] | None:
+def _plain_class_defs(definitions: dict[str, Any]) -> list[list[Any]] | None:
     """[key, first line, last line] of the methods of a module's top-level classes that subclass nothing but
     `object` and carry no decorator or metaclass (no library calls their methods back by name), besides its
-    top-level functions; None for a module that reads an attribute of `self` by a computed name."""
-    if any(isinstance(n, ast.Call) and ast_dotted(n.func) == "getattr" and n.args and len(n.args) >= 2
-           and not isinstance(n.args[1], ast.Constant) for n in module_nodes(tree)):
+    top-level functions no decorator registers; None for a module that reads an attribute by a computed name.
+    Read from the file's definition facts (caller_gates.definition_facts), so a warm run reads no file."""
+    if definitions.get("computed_getattr"):
         return None
+    plain = set(definitions.get("plain") or ())
     out: list[list[Any]] = []
-    for stmt in tree.body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and not stmt.decorator_list:
-            out.append([stmt.name, stmt.lineno, stmt.end_lineno or stmt.lineno])
-        elif isinstance(stmt, ast.ClassDef) and not stmt.decorator_list and not stmt.keywords and \
-                all(ast_dotted(b) in _PLAIN_BASES for b in stmt.bases):
-            for item in stmt.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and not item.name.startswith("__") \
-                        and all(ast_dotted(d) in _SELF_DECORATORS for d in item.decorator_list):
-                    out.append([f"{stmt.name}.{item.name}", item.lineno, item.end_lineno or item.lineno])
+    for key, first, last, registered, *_ in definitions.get("defs") or ():
+        owner, _dot, name = key.rpartition(".")
+        if not registered and (not owner or owner in plain and not name.startswith("__")):
+            out.append([key, first, last])
     return out
 
 
@@ -3271,10 +3265,8 @@ def _uncalled_plain_methods(project: Any, candidates: Collection[str]) -> dict[s
     matched, not resolved. Only files outside the tree's top-level packages are read (a folder of evaluation programs
     and what they import from beside them, `evaluation/prompt_retrieval/MetaICL/metaicl/`): a top-level package is
     the tree's API, which code outside the tree may call (tq54c's `store.staging.GdrStaging`); test and example
-    folders are not read either. Read from the run's call facts and the candidates' syntax trees."""
-    from auditor.source import SourceError
-    from auditor.static.call_defaults import FACT_CALLERS, FACT_IMPORTS, FACT_REFS, FACT_UNPARSED
-    from auditor.static.project_imports import read_counted
+    folders are not read either. Read from the run's call facts and the candidates' definition facts (no file is read)."""
+    from auditor.static.call_defaults import FACT_CALLERS, FACT_DEFINITIONS, FACT_IMPORTS, FACT_REFS, FACT_UNPARSED
 
     paths = getattr(project, "paths", {})
     todo = [rel for rel in candidates if not _bench_file(rel) and not rel.rsplit("/", 1)[-1].startswith("test")
@@ -3298,10 +3290,7 @@ def _uncalled_plain_methods(project: Any, candidates: Collection[str]) -> dict[s
             sites.setdefault(name.lstrip(".@~"), set()).update((rel, str(site[0])) for site in found)
     defs: dict[tuple[str, str], list[Any]] = {}
     for rel in todo:
-        try:
-            found = _plain_class_defs(ast.parse(read_counted(project, paths[rel])))
-        except (OSError, SourceError, SyntaxError, ValueError, KeyError, RecursionError):
-            continue
+        found = _plain_class_defs((project.calls(rel) or {}).get(FACT_DEFINITIONS) or {})
         for key, first, last in found or ():
             # (a method only of a class another file uses: a class nothing else imports or builds is a module's API)
             if "." not in key or users.get(key.partition(".")[0], set()) - {rel}:
