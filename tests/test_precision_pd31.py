@@ -190,6 +190,7 @@ def test_autocast_on_attribute_the_class_sets_false_is_info(tmp_path):
 def test_autocast_on_attribute_set_from_outside_keeps_its_finding(tmp_path):
     manager = MANAGER.replace("return Pipeline(model, is_half)",
                               "pipe = Pipeline(model, is_half)\n        pipe.isHalf = is_half\n        return pipe")
+    manager += "\n\n    def infer(pipe, feats):\n        return pipe.exec(feats)\n"      # the pipeline is run
     root = write_tree(tmp_path, {"pipeline.py": PIPELINE, "manager.py": manager})
     found = severities_at(root, "pipeline.py", PIPELINE, "with autocast(enabled=self.isHalf)")
     assert "warning" in {s for s, _ in found}  # an enabled CUDA autocast region: warning (decision (w))
