@@ -51,6 +51,12 @@ def starts_in(f: Any, spans: Iterable[Span]) -> bool:
     return any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in spans)
 
 
+def computed_getattr(node: ast.AST) -> bool:
+    """`getattr(obj, name)` with a name that is not a literal."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+            and len(node.args) >= 2 and not isinstance(node.args[1], ast.Constant))
+
+
 def ast_dotted(node: ast.AST) -> str | None:
     """`a.b.c` for an attribute chain that starts from a name; None for anything else (a call, a subscript)."""
     parts = []

@@ -923,7 +923,7 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
     environment_names = _environment_names(tree, raw, text, evaluated)
     # a file of settings others `source` (it runs no program but to compute a value, `$(nvidia-smi ...)`) keeps
     # every value: its readers are elsewhere
-    seen_elsewhere = not any(_runs_program(n) and not _in_substitution(n) for n in _walk(tree.root_node))
+    seen_elsewhere = not any(_runs_program(n) and not _in_command_substitution(n) for n in _walk(tree.root_node))
     appenders = _appender_functions(tree) if "$@" in text or "$*" in text else {}
     container_vars = _container_variables(tree.root_node) if "$" in text else {}
     launched_vars = set(_LAUNCHED_SCRIPT_VAR_RE.findall(text)) if "python" in text else set()
@@ -4650,14 +4650,6 @@ def _runs_program(node) -> bool:
         return False
     name = node.child_by_field_name("name")
     return name is not None and name.text not in (b"echo", b"printf", b":", b"export", b"set")
-
-
-def _in_substitution(node) -> bool:
-    """Does `node` sit in a command substitution (`$(...)` or backquotes), which computes a value?"""
-    node = node.parent
-    while node is not None and node.type != "command_substitution":
-        node = node.parent
-    return node is not None
 
 
 def _function_name(node) -> bytes | None:

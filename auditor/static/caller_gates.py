@@ -35,7 +35,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from auditor.astnodes import ast_dotted, module_nodes
+from auditor.astnodes import ast_dotted, computed_getattr, module_nodes
 from auditor.static.call_defaults import FACT_CALLERS, FACT_DEFINITIONS, FACT_IMPORTS, FACT_REFS, FACT_UNPARSED, \
     MODULE_CALL, UNKNOWN_CALLER
 
@@ -120,8 +120,7 @@ def definition_facts(tree: ast.Module) -> dict[str, Any]:
     if plain:
         out["plain"] = plain
     # an attribute read by a computed name (`getattr(self, name)`) may call any method
-    if any(isinstance(n, ast.Call) and ast_dotted(n.func) == "getattr" and len(n.args) >= 2
-           and not isinstance(n.args[1], ast.Constant) for n in module_nodes(tree)):
+    if any(computed_getattr(n) for n in module_nodes(tree)):
         out["computed_getattr"] = True
     return out
 

@@ -66,7 +66,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
-from auditor.astnodes import is_main_guard, line_span, module_nodes, walk_list
+from auditor.astnodes import computed_getattr, is_main_guard, line_span, module_nodes, walk_list
 from auditor.static.astutil import ast_dotted, logs_its_arguments, scope_locals
 from auditor.static.attribute_sets import false_constant, setting_nodes_by_name
 from auditor.static.backends import as_info
@@ -659,14 +659,14 @@ def _identifiers_read(tree: ast.Module, skip: Collection[tuple[int, int]] = ()) 
 
 def _words(n: ast.AST) -> list[str]:
     """The words one node reads (`_identifiers_read`)."""
-    out = ["<computed-call>"] if isinstance(n, ast.Call) and _computed_getattr(n.func) and not _of_self(n.func) else []
+    out = ["<computed-call>"] if isinstance(n, ast.Call) and computed_getattr(n.func) and not _of_self(n.func) else []
     if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store):
         out.append(n.id)
     elif isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Store):
         out.append(n.attr)
     elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value.lstrip(".")):
         out += n.value.split(".")
-    elif _computed_getattr(n) and _of_self(n):
+    elif computed_getattr(n) and _of_self(n):
         out.append("<computed-self>")
     elif isinstance(n, ast.Call) and _decorator_name(n.func) == "methodcaller" and n.args \
             and not isinstance(n.args[0], ast.Constant):
@@ -739,12 +739,6 @@ def _of_self(call: ast.AST) -> bool:
     """Whether the call's first argument is `self` / `cls`."""
     return isinstance(call, ast.Call) and bool(call.args) and isinstance(call.args[0], ast.Name) \
         and call.args[0].id in ("self", "cls")
-
-
-def _computed_getattr(node: ast.AST) -> bool:
-    """`getattr(obj, name)` with a name that is not a literal."""
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
-            and len(node.args) >= 2 and not isinstance(node.args[1], ast.Constant))
 
 
 def _lazy_getattr(node: ast.stmt) -> bool:
