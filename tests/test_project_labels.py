@@ -208,6 +208,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
                             "test164": 40,
                             "test163": 40,
                             "test165": 40,
+                            "test168": 40,
                             "test161": 40,
                             "test160": 40,
                             "test151": 40,
@@ -582,7 +583,8 @@ SEVEN_PER_REPOSITORY_DRAWS = [("test65", 1665, 16, 61), ("test67", 1667, 15, 83)
                               ("test160", 1860, 16, 44),
                               ("test164", 1864, 14, 49),
                               ("test163", 1863, 12, 42),
-                              ("test165", 1865, 13, 41)]
+                              ("test165", 1865, 13, 41),
+                              ("test168", 1868, 13, 52)]
 
 
 @pytest.mark.parametrize("split, seed, repositories, files", SEVEN_PER_REPOSITORY_DRAWS)
