@@ -35,7 +35,7 @@ import ast
 import re
 from typing import Any, TypeGuard
 
-from auditor.astnodes import node_span, parents_of, starts_in, walk_list
+from auditor.astnodes import device_literal, node_span, parents_of, starts_in, walk_list
 from auditor.static.astutil import MESSAGE_CALLS, ast_dotted, literal_strings, module_nodes, self_attr
 from auditor.static.backends import as_info
 from auditor.static.visitor import _DEVICE_CHOICE_OPTION_RE, _OPTION_MAKERS
@@ -906,13 +906,6 @@ _FALLBACK_NOTE = ("the default of a device option or parameter the code itself t
                   "only slower; add the NPU to the choice")
 
 
-def _cpu_value(node: ast.expr | None) -> bool:
-    """`"cpu"`, `"cpu:0"`, `torch.device("cpu")`."""
-    if isinstance(node, ast.Call) and ast_dotted(node.func) == "torch.device" and len(node.args) == 1:
-        node = node.args[0]
-    return (_str(node) or "").split(":")[0] == "cpu"
-
-
 def _cuda_default(node: ast.expr | None) -> bool:
     return (_str(node) or "").split(":")[0] == "cuda"
 
@@ -964,14 +957,14 @@ def _falls_back(scope: ast.AST, name: str, attribute: bool) -> bool:
 
     for n in nodes:
         if isinstance(n, ast.If) and probed(n.test) and any(
-                isinstance(s, ast.Assign) and _cpu_value(s.value) and any(holds(t) for t in s.targets) for s in n.body):
+                isinstance(s, ast.Assign) and device_literal(s.value) == "cpu" and any(holds(t) for t in s.targets) for s in n.body):
             return True
         # `device = device if torch.cuda.is_available() else "cpu"`: the value itself on one arm, the CPU on the other
         # (`device = "cuda" if ... else "cpu"` under `if device is None:` fills a missing value: no fallback of the
         # default; tests/test_precision_t16e.py)
         if isinstance(n, ast.Assign) and isinstance(n.value, ast.IfExp) and probed(n.value.test) and \
-                any(holds(t) for t in n.targets) and (_cpu_value(n.value.orelse) and holds(n.value.body)
-                                                      or _cpu_value(n.value.body) and holds(n.value.orelse)):
+                any(holds(t) for t in n.targets) and (device_literal(n.value.orelse) == "cpu" and holds(n.value.body)
+                                                      or device_literal(n.value.body) == "cpu" and holds(n.value.orelse)):
             return True
     return False
 
