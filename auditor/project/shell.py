@@ -3557,16 +3557,24 @@ def _feeds_manifest(body) -> bool:
     e2e workflow creates its Kueue ClusterQueue so."""
     fed = _heredoc_command(body)
     # on the statement's first line: tree-sitter-bash leaves the `-` before `<<EOF` out of the command's words
-    return fed is not None and fed[2] in _MANIFEST_READERS \
-        and _STDIN_FILENAME_RE.search(fed[0].text.split(b"\n", 1)[0]) is not None
+    if fed is not None and fed[2] in _MANIFEST_READERS:
+        return _STDIN_FILENAME_RE.search(fed[0].text.split(b"\n", 1)[0]) is not None
+    # `cat <<EOF | kubectl apply -f -` (also through `envsubst`): tree-sitter-bash holds the pipe after the
+    # here-document's start in its redirect; the manifest reaches kubectl through the pipe (tp58a)
+    piped = [c for p in body.parent.children if p.type == "pipeline" for c in _walk(p) if c.type == "command"]
+    return fed is not None and fed[2] in (b"cat", b"envsubst") and any(
+        (c.child_by_field_name("name") or c).text in _MANIFEST_READERS and _STDIN_FILENAME_RE.search(b" " + c.text) is not None
+        for c in piped)
 
 
 def _writes_config(body) -> bool:
     """Is this here-document a JSON / YAML config the script writes (`cat <<EOT > $config_json` with a `{`
     body, `cat > ds_config.yaml <<EOF`), or a manifest it applies (`kubectl apply -f - <<EOF`)?"""
+    if _feeds_manifest(body):
+        return True
     targets = _written_files(body)
     if targets is None:
-        return _feeds_manifest(body)
+        return False
     text = body.text.lstrip()
     return any(t.endswith((b".json", b".yaml", b".yml", b"json", b"_config")) for t in targets) \
         or text.startswith(b"{") and text.rstrip().endswith(b"}")

@@ -1,0 +1,73 @@
+"""tp58a (session 58, project test163-test165): project-file readings the blind splits missed. Recall: a Kubernetes
+manifest a script pipes to `kubectl apply -f -` from a `cat` here-document (its `nvidia.com/gpu` requests, NPU017).
+Each shaped on real scripts, with controls (a here-document piped elsewhere, a CPU-only manifest)."""
+from __future__ import annotations
+
+from tests.static_snippets import audit_file, codes_of_line, expect_line_codes
+
+PIPED_MANIFEST = """\
+#!/bin/bash -e
+TAG=$(git rev-parse --short HEAD)
+docker build . -t $DOCKER_REPO:$TAG
+cat <<EOF | kubectl apply -f -
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train-${RUN_ID}
+spec:
+  template:
+    spec:
+      containers:
+        - name: trainer
+          image: $DOCKER_REPO:$TAG
+          resources:
+            limits:
+              nvidia.com/gpu: 2
+            requests:
+              cpu: 4000m
+              nvidia.com/gpu: 2
+      restartPolicy: Never
+EOF
+cat <<EOF | envsubst | kubectl create --filename -
+apiVersion: v1
+kind: Pod
+spec:
+  containers:
+    - name: eval
+      resources:
+        limits:
+          nvidia.com/gpu: 1
+EOF
+"""
+
+PIPED_ELSEWHERE = """\
+#!/bin/bash
+cat <<EOF | tee notes.txt
+resources:
+  limits:
+    nvidia.com/gpu: 1
+EOF
+cat <<EOF | kubectl apply -f -
+apiVersion: v1
+kind: Pod
+spec:
+  containers:
+    - name: web
+      resources:
+        limits:
+          cpu: 500m
+EOF
+"""
+
+
+def test_manifest_piped_from_cat_to_kubectl(tmp_path):
+    found = audit_file(tmp_path, "scripts/k8s/launch.sh", PIPED_MANIFEST)
+    # both GPU requests of the job and the one of the pod written through envsubst
+    for line in (17, 20, 31):
+        assert "NPU017" in codes_of_line(found, line), line
+    expect_line_codes(found, {}, (4, 8, 14, 19, 23))
+
+
+def test_heredoc_piped_to_other_programs_or_cpu_manifest_quiet(tmp_path):
+    found = audit_file(tmp_path, "scripts/notes.sh", PIPED_ELSEWHERE)
+    expect_line_codes(found, {}, tuple(range(1, 17)))
