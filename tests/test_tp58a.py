@@ -71,3 +71,39 @@ def test_manifest_piped_from_cat_to_kubectl(tmp_path):
 def test_heredoc_piped_to_other_programs_or_cpu_manifest_quiet(tmp_path):
     found = audit_file(tmp_path, "scripts/notes.sh", PIPED_ELSEWHERE)
     expect_line_codes(found, {}, tuple(range(1, 17)))
+
+
+SPCONV_IMAGE = """\
+FROM ubuntu:18.04
+RUN apt-get update && apt-get install -y git cmake libboost-all-dev python3-pip
+RUN git clone --recursive https://github.com/traveller59/spconv.git /opt/spconv
+WORKDIR /opt/spconv
+RUN git checkout v1.2.1
+WORKDIR /opt/spconv/third_party
+RUN git clone https://github.com/pybind/pybind11.git
+WORKDIR /opt/spconv
+RUN python3 setup.py bdist_wheel
+WORKDIR /opt/spconv/dist
+RUN pip3 install *.whl
+WORKDIR /opt/det3d
+RUN python3 setup.py develop
+"""
+
+
+def test_spconv_source_build_in_dockerfile(tmp_path):
+    found = audit_file(tmp_path, "docker/Dockerfile", SPCONV_IMAGE)
+    # the build of spconv's tree (after a WORKDIR into a folder of the clone and back); the project's own build and
+    # pybind11's clone stay quiet
+    assert "NPU440" in codes_of_line(found, 9)
+    expect_line_codes(found, {}, (2, 5, 7, 13))
+
+
+def test_spconv_source_build_in_script(tmp_path):
+    script = """\
+    #!/bin/bash
+    git clone https://github.com/traveller59/spconv.git --recursive
+    cd spconv && python setup.py bdist_wheel
+    cd ./dist && pip install spconv*.whl
+    """
+    found = audit_file(tmp_path, "install.sh", script)
+    assert "NPU440" in codes_of_line(found, 3)
