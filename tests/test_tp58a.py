@@ -3,7 +3,7 @@ manifest a script pipes to `kubectl apply -f -` from a `cat` here-document (its 
 Each shaped on real scripts, with controls (a here-document piped elsewhere, a CPU-only manifest)."""
 from __future__ import annotations
 
-from tests.static_snippets import audit_file, codes_of_line, expect_line_codes
+from tests.static_snippets import audit_file, codes_of_line, expect_line_codes, tree_findings, write_tree
 
 PIPED_MANIFEST = """\
 #!/bin/bash -e
@@ -107,3 +107,50 @@ def test_spconv_source_build_in_script(tmp_path):
     """
     found = audit_file(tmp_path, "install.sh", script)
     assert "NPU440" in codes_of_line(found, 3)
+
+
+DEVICE_SECTION = """\
+# Device to be used
+device:
+  # Use CPU or GPU (choices: cpu, cuda)
+  type: cuda
+  # GPU device IDs to be used. Only valid when device.type is 'cuda'
+  ids: [0, 1]
+dataloader:
+  dataset: cifar10
+  batch_size: 128
+"""
+
+DEVICE_SECTION_MAIN = """\
+import torch
+import yaml
+from munch import munchify
+
+args = munchify(yaml.safe_load(open("config.yaml")))
+model = torch.nn.Linear(4, 2)
+if args.device.ids:
+    model = torch.nn.DataParallel(model, device_ids=args.device.ids)
+model.to(args.device.type)
+loader = make_loader(args.dataloader.dataset, args.dataloader.batch_size)
+"""
+
+
+def test_device_section_type_read_as_torch_device(tmp_path):
+    root = write_tree(tmp_path, {"config.yaml": DEVICE_SECTION, "main.py": DEVICE_SECTION_MAIN})
+    found = tree_findings(root, "config.yaml")
+    assert codes_of_line(found, 4) == {"NPU019"}
+    # the comments, the device ids and the other sections' keys stay quiet
+    expect_line_codes(found, {}, (1, 3, 5, 6, 8, 9))
+
+
+def test_device_section_type_cpu_and_other_types_quiet(tmp_path):
+    config = """\
+    device:
+      type: cpu
+    loss:
+      type: cuda_ctc
+    renderer:
+      type: cuda
+    """
+    found = audit_file(tmp_path, "configs/train.yaml", config)
+    expect_line_codes(found, {}, (1, 2, 3, 4))
