@@ -154,3 +154,67 @@ def test_device_section_type_cpu_and_other_types_quiet(tmp_path):
     """
     found = audit_file(tmp_path, "configs/train.yaml", config)
     expect_line_codes(found, {}, (1, 2, 3, 4))
+
+
+NMS_MAKEFILE = """\
+all:
+\tcd nms; python setup_linux.py build_ext --inplace; rm -rf build; cd ../../
+cpu:
+\tcd nms && python3 setup_cpu.py build_ext --inplace
+clean:
+\tcd nms; rm *.so; cd ../../
+"""
+
+NMS_SETUP = """\
+import numpy as np
+from setuptools import setup
+from distutils.extension import Extension
+from Cython.Distutils import build_ext
+
+CUDA = locate_cuda()
+ext_modules = [
+    Extension('cpu_nms', ['cpu_nms.pyx'], include_dirs=[np.get_include()]),
+    Extension('gpu_nms',
+              ['nms_kernel.cu', 'gpu_nms.pyx'],
+              library_dirs=[CUDA['lib64']],
+              libraries=['cudart'],
+              include_dirs=[np.get_include(), CUDA['include']]),
+]
+setup(name='nms', ext_modules=ext_modules, cmdclass={'build_ext': custom_build_ext})
+"""
+
+NMS_SETUP_CPU = """\
+import numpy as np
+from setuptools import setup
+from distutils.extension import Extension
+
+setup(name='nms', ext_modules=[Extension('cpu_nms', ['cpu_nms.pyx'], include_dirs=[np.get_include()])])
+"""
+
+PREPARE_ENV = """\
+#!/bin/bash
+compile_nms_lib(){
+    source venv/bin/activate
+    pushd lib
+    make
+    popd
+    deactivate
+}
+compile_cpu_lib(){
+    pushd lib
+    make cpu
+    make clean
+    popd
+}
+compile_nms_lib
+"""
+
+
+def test_make_target_running_cuda_setup_script(tmp_path):
+    root = write_tree(tmp_path, {"lib/Makefile": NMS_MAKEFILE, "lib/nms/setup_linux.py": NMS_SETUP,
+                                 "lib/nms/setup_cpu.py": NMS_SETUP_CPU, "lib/nms/nms_kernel.cu": "// kernel\\n",
+                                 "prepare_env.sh": PREPARE_ENV})
+    found = tree_findings(root, "prepare_env.sh")
+    assert "NPU333" in codes_of_line(found, 5)
+    # a target whose setup script builds Cython only, and `make clean`, stay quiet
+    expect_line_codes(found, {}, (4, 6, 10, 11, 12))
