@@ -208,6 +208,9 @@ def url_part_symbol(url: str) -> str | None:
 
 # a file of a GitHub release (`github.com/<owner>/<repo>/releases/download/<tag>/<asset>`)
 _RELEASE_ASSET_RE = re.compile(r"(?:^|//)github\.com/([\w.-]+/[\w.-]+/releases/download/[^\s?#]+)", re.I)
+# a file attached to a GitHub issue or pull request (`github.com/<owner>/<repo>/files/<id>/<name>`: a patch, a log a
+# user posted), not the repository's code: downloading it builds nothing (tp58a)
+_ATTACHMENT_RE = re.compile(r"(?:^|//)github\.com/[\w.-]+/[\w.-]+/files/\d+/", re.I)
 # a model checkpoint by its file type: a download of weights from a project's releases builds nothing
 _CHECKPOINT_URL_RE = re.compile(r"\.(?:pth|pt|ckpt|safetensors)$", re.I)
 
@@ -224,7 +227,7 @@ def match_url(m, url: str) -> tuple[str, Rule | None]:
         # .tar.bz2`): the rule names the asset's own path, not only its repository (tp46b)
         return f"url:github.com/{asset.group(1).lower()}", rule
     symbol = url_symbol(url)
-    if _CHECKPOINT_URL_RE.search(url.split("?", 1)[0].split("#", 1)[0]):
+    if _CHECKPOINT_URL_RE.search(url.split("?", 1)[0].split("#", 1)[0]) or _ATTACHMENT_RE.search(url):
         return symbol, None
     return symbol, m.match_requirement(symbol)
 
