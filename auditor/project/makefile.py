@@ -469,7 +469,9 @@ def make_build_findings(result: FileResult, root: Path, rule, cache: dict | None
 
 def _setup_cuda_build(mk: Makefile, target: str, setup_cuda: Callable[[Path], list[int]] | None) -> str | None:
     """Why the target is a CUDA build through a setup script its recipe runs (None when none compiles CUDA)."""
-    for script in mk.setup_builds(target) if setup_cuda is not None else ():
+    if setup_cuda is None:
+        return None
+    for script in mk.setup_builds(target):
         lines = setup_cuda(mk.folder / script)
         if lines:
             return f"its recipe builds {script}, whose CUDA extension (line {abs(lines[0])}) every build compiles"
