@@ -74,3 +74,74 @@ def test_module_file_names_and_their_reading():
     assert not in_python_module_file("r_kernels.gather_copy", modules)
     # an extension-shaped name below the module file is not the module's own
     assert not in_python_module_file("a_kernels.vae.types.fused_cuda.run", modules)
+
+
+# a uv workspace of member projects under `packages/`, each laid out as `src/<pkg>` and importing itself by name
+_WORKSPACE = '''
+[tool.uv.sources]
+vid-core = { workspace = true }
+vid-kernels = { path = "packages/vid-kernels", editable = true }
+
+[tool.uv.workspace]
+members = ["packages/*"]
+exclude = ["packages/vid-kernels"]
+'''
+_LOADER = '''
+import torch
+
+from vid_core.quant.util import TRITON_AVAILABLE
+
+
+def load_model(path, dtype: torch.dtype = torch.bfloat16):
+    return torch.load(path, map_location="cpu").to(dtype)
+
+
+def sync_all():
+    torch.cuda.synchronize()
+'''
+_PIPELINE = '''
+import torch
+
+from vid_core.quant.fp8 import fused_add_round
+
+
+def main():
+    return fused_add_round(torch.zeros(2, dtype=torch.bfloat16))
+
+
+if __name__ == "__main__":
+    main()
+'''
+_MEMBERS = {
+    "packages/vid-core/pyproject.toml": '[project]\nname = "vid-core"\nversion = "0.1"\n',
+    "packages/vid-core/src/vid_core/__init__.py": "",
+    "packages/vid-core/src/vid_core/quant/__init__.py": "",
+    "packages/vid-core/src/vid_core/quant/util.py": "import importlib.util\n\nTRITON_AVAILABLE = "
+                                                    "importlib.util.find_spec('triton') is not None\n",
+    "packages/vid-core/src/vid_core/quant/fp8.py": "from vid_core.quant.util import TRITON_AVAILABLE\n\n\n"
+                                                   "def fused_add_round(x):\n    return x if TRITON_AVAILABLE else x\n",
+    "packages/vid-core/src/vid_core/loader.py": _LOADER,
+    "packages/vid-pipelines/pyproject.toml": '[project]\nname = "vid-pipelines"\nversion = "0.1"\n',
+    "packages/vid-pipelines/src/vid_pipelines/__init__.py": "",
+    "packages/vid-pipelines/src/vid_pipelines/retake.py": _PIPELINE,
+}
+
+
+def _loader_lines(tmp_path, root_pyproject):
+    found = dedented_tree(tmp_path, {**_MEMBERS, "pyproject.toml": root_pyproject})
+    rel = "packages/vid-core/src/vid_core/loader.py"
+    return severity_at(found, rel, _LOADER, "torch.cuda.synchronize()")
+
+
+def test_uv_workspace_members_are_the_trees_own_projects(tmp_path):
+    # not "a copy of another project's package": uv builds the member from the tree
+    assert _loader_lines(tmp_path, _WORKSPACE).get("NPU002") == "error"
+
+
+def test_member_folders_without_a_workspace_stay_copies(tmp_path):
+    assert _loader_lines(tmp_path, '[project]\nname = "vid"\nversion = "0.1"\n').get("NPU002") == "info"
+
+
+def test_a_path_source_outside_the_members_is_own_too(tmp_path):
+    only_path = '[tool.uv.sources]\nvid-core = { path = "packages/vid-core", editable = true }\n'
+    assert _loader_lines(tmp_path, only_path).get("NPU002") == "error"
