@@ -142,6 +142,9 @@ def test_member_folders_without_a_workspace_stay_copies(tmp_path):
     assert _loader_lines(tmp_path, '[project]\nname = "vid"\nversion = "0.1"\n').get("NPU002") == "info"
 
 
-def test_a_path_source_outside_the_members_is_own_too(tmp_path):
+def test_an_excluded_member_is_own_a_bare_path_source_is_not(tmp_path):
+    excluded = _WORKSPACE.replace('exclude = ["packages/vid-kernels"]', 'exclude = ["packages/vid-core"]')
+    assert _loader_lines(tmp_path, excluded).get("NPU002") == "error"
+    # a vendored engine installed from the tree (`{ path = "third_parts/..." }`) is still another project's copy
     only_path = '[tool.uv.sources]\nvid-core = { path = "packages/vid-core", editable = true }\n'
-    assert _loader_lines(tmp_path, only_path).get("NPU002") == "error"
+    assert _loader_lines(tmp_path / "p", only_path).get("NPU002") == "info"

@@ -2624,9 +2624,10 @@ def _packaging_files(project: Any) -> Iterator[tuple[str, dict[str, Any]]]:
 
 def _workspace_members(project: Any) -> list[str]:
     """Globs, from the root, of the folders a pyproject's uv workspace names as the tree's own projects (tq58a,
-    heldout77's monorepo of `packages/*`): `[tool.uv.workspace] members` and the `path` of a `[tool.uv.sources]`
-    entry (`ltx-kernels = { path = "packages/ltx-kernels" }`, a member kept out of the workspace but installed from
-    the tree). uv builds each one from the tree (docs.astral.sh/uv/concepts/projects/workspaces/): no copy."""
+    heldout77's monorepo of `packages/*`): `[tool.uv.workspace] members`, which uv builds from the tree
+    (docs.astral.sh/uv/concepts/projects/workspaces/): no copy. A folder the workspace's `exclude` keeps out of
+    `uv sync` (a CUDA kernel package built on request) is laid out as a member all the same; a `[tool.uv.sources]`
+    path alone says nothing (a vendored engine, `third_parts/nano-vllm`, is installed from the tree too)."""
     return ["/".join(p for p in (base, glob.strip("/")) if p not in ("", "."))
             for base, held in _packaging_files(project) for glob in held.get("members", ())]
 
@@ -2662,10 +2663,8 @@ def _packaging_facts(project: Any, path: Any, name: str) -> dict[str, list[Any]]
             tool = tomllib.loads(text).get("tool", {})
             mapping = tool.get("setuptools", {}).get("package-dir", {})
             uv = tool.get("uv", {}) if isinstance(tool.get("uv"), dict) else {}
-            workspace, sources = uv.get("workspace"), uv.get("sources")
+            workspace = uv.get("workspace")
             members = list(workspace.get("members") or []) if isinstance(workspace, dict) else []
-            members += [entry["path"] for entry in (sources.values() if isinstance(sources, dict) else ())
-                        if isinstance(entry, dict) and isinstance(entry.get("path"), str)]
     except (SyntaxError, ValueError, configparser.Error, tomllib.TOMLDecodeError, AttributeError, TypeError):
         pass
     return {"dirs": [[package.replace(".", "/"), folder.strip("/")] for package, folder in mapping.items()
