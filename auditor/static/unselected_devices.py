@@ -535,15 +535,29 @@ def _speed_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
         if isinstance(n, ast.IfExp) and _is_availability_check(n.test) and _positive_number(n.body) \
                 and _positive_number(n.orelse) and id(n) not in devices:
             spans.append(node_span(n.test))
-        elif isinstance(n, ast.keyword) and n.arg in _SPEED_KEYWORDS and _is_availability_check(n.value):
-            spans.append(node_span(n.value))
-        elif isinstance(n, ast.Assign) and _is_availability_check(n.value) and \
-                any(_setting_name(t) in _SPEED_KEYWORDS for t in n.targets):
-            spans.append(node_span(n.value))
+    return spans + [node_span(v) for v in _speed_settings(tree) if _is_availability_check(v)]
+
+
+def _speed_settings(tree: ast.Module) -> list[ast.expr]:
+    """The values given to a speed option (`_SPEED_KEYWORDS`): a keyword argument (`pin_memory=...`), a stored
+    setting (`cfg.pin_memory = ...`, `params["pin_memory"] = ...`) or a dict entry (`{"pin_memory": ...}`)."""
+    out: list[ast.expr] = []
+    for n in module_nodes(tree):
+        if isinstance(n, ast.keyword) and n.arg in _SPEED_KEYWORDS:
+            out.append(n.value)
+        elif isinstance(n, ast.Assign) and any(_setting_name(t) in _SPEED_KEYWORDS for t in n.targets):
+            out.append(n.value)
         elif isinstance(n, ast.Dict):
-            spans += [node_span(v) for k, v in zip(n.keys, n.values)
-                      if k is not None and (_str(k) or "").lower() in _SPEED_KEYWORDS and _is_availability_check(v)]
-    return spans
+            out += [v for k, v in zip(n.keys, n.values) if k is not None and (_str(k) or "").lower() in _SPEED_KEYWORDS]
+    return out
+
+
+def _speed_compares(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of `device.type == "cuda"` given to a speed option (`pin_memory=device.type == "cuda"`, GiGL's sampling
+    worker options; tq58b): on Ascend the comparison is False, the option stays off and the code runs, only slower
+    (lead decision 39, as `pin_memory=torch.cuda.is_available()`)."""
+    return [node_span(v) for v in _speed_settings(tree) if isinstance(v, ast.Compare) and len(v.ops) == 1
+            and isinstance(v.ops[0], ast.Eq) and any(_str(c) == "cuda" for c in (v.left, *v.comparators))]
 
 
 def _moved_to_cuda(stmt: ast.stmt) -> bool:
@@ -1152,6 +1166,8 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
     choices = _named_choices(tree) if "__name__" in text and any(f.severity == "warning" for f in findings) else []
     fallbacks = _implementation_fallbacks(tree) if any(f.code == "NPU003" for f in findings) else []
     offs = _off_switch_compares(tree) if "!=" in text and any(f.code == "NPU003" for f in findings) else []
+    speed_compares = _speed_compares(tree) if any(f.code == "NPU003" and f.severity == "error"
+                                                  for f in findings) else []
     number_tables = _device_number_tables(tree) if any(f.code == "NPU003" and f.severity == "error"
                                                        for f in findings) else []
     contiguous = _contiguous_only_checks(tree) if ".contiguous()" in text and any(
@@ -1193,6 +1209,8 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
                 f = as_info(f, "cpu-fallback", _FALLBACK_NOTE, severity="warning")
             elif f.severity == "error" and f.code == "NPU003" and starts_in(f, number_tables):
                 f = as_info(f, "device-number-table", _NUMBER_TABLE_NOTE, severity="warning")
+            elif f.severity == "error" and f.code == "NPU003" and starts_in(f, speed_compares):
+                f = as_info(f, "speed-gate", _SPEED_NOTE, severity="warning")
             elif f.severity == "error" and f.code == "NPU003" and starts_in(f, offs):
                 f = as_info(f, "off-switch", _OFF_NOTE, severity="warning")
             elif f.severity == "error" and f.symbol in _SDP_CHECK_SYMBOLS and starts_in(f, sdp):
