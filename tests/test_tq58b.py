@@ -118,3 +118,44 @@ def test_pin_memory_from_a_device_type_test_is_a_warning(engine):
     assert at[(_line(_LOADER, "pin_memory=device.type"), "NPU003")] == "warning"
     # the same test kept as the loader's own device flag answers for CUDA on every Ascend run
     assert at[(_line(_LOADER, "self.on_gpu"), "NPU003")] == "error"
+
+
+_SERVICE = '''
+import argparse
+
+from myapp.handler import DiTHandler
+
+
+def restart(handler: DiTHandler, last_params: dict):
+    params = dict(last_params)
+    return handler.initialize_service(device=params["device"], use_flash_attention=params["use_flash_attention"])
+
+
+def settings_panel(handler: DiTHandler, init_params: dict, restored: bool, device: str):
+    flash_attn_available = handler.is_flash_attention_available(device)
+    use_flash_attention_value = init_params.get("use_flash_attention", flash_attn_available) if restored \\
+        else flash_attn_available
+    return use_flash_attention_value
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--w_bit", type=int, default=4)
+    parser.add_argument("--use_flash_attn", action="store_true")
+    args = parser.parse_args()
+    quant_cfg = {"w_bit": args.w_bit, "use_flash_attn": args.use_flash_attn}
+    fast = build_model(args.model, use_flash_attn=True)
+    other = build_unet(args.model, use_xformers=args.enable_xformers)
+    return quant_cfg, fast, other
+'''
+
+
+def test_flash_switch_handed_on_under_its_own_name_is_not_reported(engine):
+    result = engine.analyze_bytes(_SERVICE.encode(), "myapp/service.py")
+    flagged = {f.line for f in result.findings if f.code == "NPU357"}
+    for needle in ('use_flash_attention=params["use_flash_attention"]', "use_flash_attention_value = init_params",
+                   '"use_flash_attn": args.use_flash_attn'):
+        assert _line(_SERVICE, needle) not in flagged, needle
+    # a literal that turns it on, and another option's value handed to the switch, keep their findings
+    assert _line(_SERVICE, "use_flash_attn=True") in flagged
+    assert _line(_SERVICE, "use_xformers=args.enable_xformers") in flagged
