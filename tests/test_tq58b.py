@@ -159,3 +159,39 @@ def test_flash_switch_handed_on_under_its_own_name_is_not_reported(engine):
     # a literal that turns it on, and another option's value handed to the switch, keep their findings
     assert _line(_SERVICE, "use_flash_attn=True") in flagged
     assert _line(_SERVICE, "use_xformers=args.enable_xformers") in flagged
+
+
+_ARCH_LIST = '''
+import os
+
+import torch
+
+
+def set_default_arch_list():
+    """Build for the GPUs of this machine unless the user chose the architectures."""
+    if "TORCH_CUDA_ARCH_LIST" in os.environ:
+        return
+    if not torch.version.cuda:
+        return
+    archs = sorted({"%d.%d" % torch.cuda.get_device_capability(i) for i in range(torch.cuda.device_count())})
+    if archs:
+        os.environ["TORCH_CUDA_ARCH_LIST"] = ";".join(archs) + "+PTX"
+
+
+def arch_flags():
+    if os.environ.get("TORCH_CUDA_ARCH_LIST"):
+        return ["-gencode=arch=compute_80,code=sm_80"]
+    return []
+'''
+
+
+def test_set_if_unset_read_is_info_and_the_write_keeps_its_finding(engine):
+    result = engine.analyze_bytes(_ARCH_LIST.encode(), "pkg/arch.py")
+    at: dict[int, set[str]] = {}
+    for f in result.findings:
+        if f.symbol == "TORCH_CUDA_ARCH_LIST":
+            at.setdefault(f.line, set()).add(f.severity)
+    assert at[_line(_ARCH_LIST, '"TORCH_CUDA_ARCH_LIST" in os.environ')] == {"info"}
+    assert "warning" in at[_line(_ARCH_LIST, 'os.environ["TORCH_CUDA_ARCH_LIST"] =')]
+    # a read that returns flags (not a bare return before the function's own write) keeps its finding
+    assert "warning" in at[_line(_ARCH_LIST, 'if os.environ.get("TORCH_CUDA_ARCH_LIST")')]
