@@ -195,3 +195,42 @@ def test_set_if_unset_read_is_info_and_the_write_keeps_its_finding(engine):
     assert "warning" in at[_line(_ARCH_LIST, 'os.environ["TORCH_CUDA_ARCH_LIST"] =')]
     # a read that returns flags (not a bare return before the function's own write) keeps its finding
     assert "warning" in at[_line(_ARCH_LIST, 'if os.environ.get("TORCH_CUDA_ARCH_LIST")')]
+
+
+_LM_HEAD = '''
+import torch.nn as nn
+
+try:
+    from flash_attn.ops.fused_dense import ColumnParallelLinear
+except ImportError:
+    ColumnParallelLinear = None
+
+
+class LMHeadModel(nn.Module):
+    def __init__(self, d_model, vocab_size, process_group=None):
+        super().__init__()
+        if process_group is None or ColumnParallelLinear is None:
+            self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
+        else:
+            self.lm_head = ColumnParallelLinear(d_model, vocab_size, process_group, bias=False)
+
+    def forward(self, hidden_states, inference_params=None):
+        logits = self.lm_head(hidden_states)
+        if ColumnParallelLinear is not None and inference_params is not None:
+            if isinstance(self.lm_head, ColumnParallelLinear):
+                logits = gather(logits, self.lm_head.process_group)
+        return logits
+
+    def is_parallel(self):
+        return isinstance(self.lm_head, ColumnParallelLinear)
+'''
+
+
+def test_type_test_under_a_none_check_of_the_optional_import_is_not_reported(engine):
+    result = engine.analyze_bytes(_LM_HEAD.encode(), "models/lm.py")
+    lines = {f.line for f in result.findings if "ColumnParallelLinear" in (f.symbol or "")}
+    assert _line(_LM_HEAD, "if isinstance(self.lm_head, ColumnParallelLinear)") not in lines
+    # the import, the construction and a test with no None check (a TypeError without the import) keep theirs
+    assert _line(_LM_HEAD, "from flash_attn.ops.fused_dense import") in lines
+    assert _line(_LM_HEAD, "self.lm_head = ColumnParallelLinear(") in lines
+    assert _line(_LM_HEAD, "return isinstance(self.lm_head, ColumnParallelLinear)") in lines
