@@ -3286,7 +3286,8 @@ def _uncalled_plain_methods(project: Any, candidates: Collection[str]) -> dict[s
     and what they import from beside them, `evaluation/prompt_retrieval/MetaICL/metaicl/`): a top-level package is
     the tree's API, which code outside the tree may call (tq54c's `store.staging.GdrStaging`); test and example
     folders are not read either. Read from the run's call facts and the candidates' definition facts (no file is read)."""
-    from auditor.static.call_defaults import FACT_CALLERS, FACT_DEFINITIONS, FACT_IMPORTS, FACT_REFS, FACT_UNPARSED
+    from auditor.static.call_defaults import FACT_CALLERS, FACT_DEFINITIONS, FACT_IMPORTS, FACT_INERT_REFS, FACT_REFS, \
+        FACT_UNPARSED
 
     paths = getattr(project, "paths", {})
     todo = [rel for rel in candidates if not _bench_file(rel) and not rel.rsplit("/", 1)[-1].startswith("test")
@@ -3300,9 +3301,12 @@ def _uncalled_plain_methods(project: Any, candidates: Collection[str]) -> dict[s
         facts = (project.calls(rel) or {}) if rel.endswith(".py") else {}
         if facts.get(FACT_UNPARSED):
             return {}       # a file not read may name anything
-        named.update(name.lstrip(".~") for name in facts.get(FACT_REFS) or ())
+        # (tq58c: not an attribute the file only reads as a module's path step or a truth value, `torch.nn.parallel`)
+        inert = set(facts.get(FACT_INERT_REFS) or ())
+        named.update(name.lstrip(".~") for name in facts.get(FACT_REFS) or () if name not in inert)
         for name in facts.get(FACT_IMPORTS) or ():
-            named.add(name.rpartition(":")[2].rpartition(".")[2])
+            if ":" in name or "." + name.rpartition(".")[2] not in inert:
+                named.add(name.rpartition(":")[2].rpartition(".")[2])
             users.setdefault(name.rpartition(":")[2].rpartition(".")[2], set()).add(rel)
         for name in facts.get(FACT_CALLERS) or {}:
             users.setdefault(name.lstrip(".@~"), set()).add(rel)
