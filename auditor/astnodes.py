@@ -69,6 +69,16 @@ def ast_dotted(node: ast.AST) -> str | None:
     return ".".join(reversed(parts))
 
 
+def device_literal(node: ast.AST | None) -> str | None:
+    """The device type a literal names: `"cpu"`, `"cuda:0"`, `torch.device("cpu")` -> "cpu", "cuda", "cpu"; None for
+    anything computed. One reading for every pass that asks whether a value is the host device."""
+    if isinstance(node, ast.Call) and ast_dotted(node.func) in ("torch.device", "device") and node.args:
+        node = node.args[0]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.split(":")[0]
+    return None
+
+
 def walk_list(tree: ast.AST) -> list[ast.AST]:
     """`list(ast.walk(tree))`, the same nodes in the same (breadth-first) order, in half the time: one list
     that grows while it is read, instead of ast.walk's deque and two generators per node."""

@@ -63,7 +63,7 @@ FACTS: dict[str, int] = {
     "launch": 6,          # launch_facts (FORMAT 10); 2: setting guards (t18b); 5: a switch's own statements (review50)
                           # 3: builds HF TrainingArguments, `hf_args` (review48 item 6); 4: Apex switches (tp50b)
                           # 6: a short helper's nvidia-smi / NVML query, `probe` (tp53a)
-    "calls": 19,          # call_defaults.default_facts (FORMAT 11); 2: main_calls, flags, switches, optional_attrs (pd17);
+    "calls": 20,          # call_defaults.default_facts (FORMAT 11); 2: main_calls, flags, switches, optional_attrs (pd17);
                           # 3: None fallbacks (pd20); 4: static / class methods (pd22); 5: value branches, the
                           # keywords' values (pd25); 6: autocasts always off (pd27); 7: autocast parameters, the
                           # names set, imports by name, unparsed (pd29); 8: attributes set from outside a class (pd31);
@@ -77,6 +77,7 @@ FACTS: dict[str, int] = {
                           # 17: classes bound to `self.X` and built only through it, `self.X(...)` (tq52a)
                           # 18: CUDA gates on `len(ids)` of the CUDA device ids; opted-in imports unguarded (tq53b)
                           # 19: definitions' plain classes and computed getattr, `plain` (tq57a's dead methods)
+                          # 20: refs read only as a module path's step or a truth value, `inert_refs` (tq58c)
     "platform": 1,        # platform_predicates.platform_facts (FORMAT 12)
     "subpackages": 1,     # npu_native.subpackage_facts: top_npu, relative (FORMAT 13)
     "ascend_image": 1,    # backend_files.ascend_image_fact (FORMAT 13)

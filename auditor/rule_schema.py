@@ -105,6 +105,9 @@ RULE_SCHEMA: dict[str, Any] = {
             # `num_fp16_res = 4`; not a value computed or passed through, which tp12 found 0 of 8 right on the
             # precision trees)
             "keyword_true_only": {"type": "boolean"},
+            # keyword rules: a value that reads the setting back under its own name (`args.use_flash_attn`,
+            # `params["use_flash_attention"]`) or an availability probe's answer hands the choice on (tq58b)
+            "handed_on_reads": {"type": "boolean"},
             # keyword rules: these keywords report also when the same name is passed on (`build(cuda_home=cuda_home)`:
             # a path handed to the build that uses it, not a switch decided where the value is made; tk40); on a rule
             # that matches a call, these keywords of that call (`create_extension(..., with_cuda=with_cuda)`; tk47)

@@ -60,8 +60,8 @@ from auditor.static.guarded_modules import apply_guarded_modules
 from auditor.static.npu_native import apply_ascend_named_project, apply_ascend_subpackages, apply_hydra_configs
 from auditor.static.shim_graph import (apply_ascend_scripts, apply_shim_graph, apply_shim_twins,
                                       drop_quiet_debug_values)
-from auditor.static.firstparty import (drop_first_party, drop_python_named, ffi_wrapper_names, first_party_packages,
-                                      python_module_names)
+from auditor.static.firstparty import (drop_first_party, drop_python_module_reads, drop_python_named, ffi_wrapper_names,
+                                      first_party_packages, python_module_files, python_module_names)
 from auditor.static.ported import drop_notes_in_ascend_tree
 from auditor.static.opnamespaces import (drop_own_ops, literal_namespaces, op_namespaces_named, python_defined_ops,
                                          registered_namespaces)
@@ -301,6 +301,7 @@ def run_static(
     ffi_facts: set[str] = set()
     drop_python_named(run.results, python_module_names(rel for _, rel in found.files)
                       - ffi_wrapper_names(found.files, run.results, ffi_facts))
+    drop_python_module_reads(run.results, python_module_files(rel for _, rel in found.files))
     # one import summary per file (read in the worker, kept in the cache), one project view for the passes that read
     # per-file facts or follow imports (auditor/static/project_imports.py)
     project = ProjectImports(found.files, run.results)

@@ -70,7 +70,9 @@ def record_local_build(result: FileResult, path: str, cwd: str | None, line: int
     keep_call(result, SUMMARY_KEY, call)
 
 
-def _cuda_extension_lines(setup_py: Path, cache: dict) -> list[int]:
+def cuda_extension_lines(setup_py: Path, cache: dict) -> list[int]:
+    """The lines of the CUDA extensions every build of `setup_py` makes; else minus the lines of the `raise`s of a
+    build that has no CPU fallback; [] for neither (or a file `ast` rejects). `cache`: path -> lines."""
     from auditor.project.setup_py import raises_without_cuda, unconditional_cuda_extensions
 
     if setup_py not in cache:
@@ -136,7 +138,7 @@ def local_build_findings(result: FileResult, root: Path, rule, cache: dict | Non
         for base in bases:
             if folder == "." and base == root and call_pos[:2] not in context:
                 continue
-            lines = _cuda_extension_lines(base / folder / "setup.py", cache)
+            lines = cuda_extension_lines(base / folder / "setup.py", cache)
             if lines:
                 if folder == ".":       # the calling script's folder, named from the tree's root
                     try:

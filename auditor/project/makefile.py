@@ -147,6 +147,23 @@ class Makefile:
     def why_cuda(self, target: str) -> str | None:
         return self.cuda_targets().get(target) or self._pattern_cuda(target)
 
+    def setup_builds(self, target: str) -> list[str]:
+        """The setup scripts (relative to the Makefile's folder) that the target's recipe, or a prerequisite's, runs a
+        build command of (`cd nms; python setup_linux.py build_ext --inplace`: py-faster-rcnn's NMS Makefile and its
+        copies), following the recipe's `cd`s (each recipe line a shell of its own, as make runs it)."""
+        found: list[str] = []
+        todo, seen = [target], set()
+        while todo:
+            goal = todo.pop()
+            if goal in seen:
+                continue
+            seen.add(goal)
+            for targets, prereqs, recipe in self.rules:
+                if goal in targets:
+                    todo.extend(prereqs)
+                    found.extend(s for line in recipe.splitlines() for s in _recipe_setup_scripts(line))
+        return list(dict.fromkeys(found))
+
     def _pattern_cuda(self, target: str) -> str | None:
         """A target only a pattern rule makes (`%: %.cu`, `%.ptx: %`): CUDA when the stem's `.cu` source is there,
         or when the rule's prerequisite is one of the Makefile's CUDA targets (`adamw.ptx` from `adamw`). A pattern
@@ -172,6 +189,24 @@ class Makefile:
                     if source != target and (source in explicit or self._pattern_source(source, explicit, depth + 1)):
                         return f"its pattern rule `{pattern}: {p}` reads {source}, a CUDA target"
         return None
+
+
+# a setup script's build commands (setuptools' `build_ext`, `install`, ...) run by `python[3[.x]] SCRIPT.py VERB`
+_SETUP_RUN_RE = re.compile(r"^(?:\S*/)?python[\d.]*\s+(?:-\S+\s+)*(\S+\.py)\s+(?:\S+\s+)*?"
+                           r"(?:build_ext|build|install|develop|bdist_wheel|bdist_egg)(?:\s|$)")
+
+
+def _recipe_setup_scripts(line: str) -> Iterator[str]:
+    """The setup scripts a recipe line runs a build of, relative to where the line starts (its `cd`s followed)."""
+    cwd: str | None = ""
+    for command in re.split(r"\s*(?:;|&&|\|\|)\s*", line.strip().lstrip("@-+").strip()):
+        words = command.split()
+        if words[:1] == ["cd"]:
+            cwd = cd(cwd, words[1] if len(words) > 1 else None)
+        elif cwd is not None and (run := _SETUP_RUN_RE.match(command)):
+            script = _join(cwd, run.group(1))
+            if script is not None:
+                yield script
 
 
 def _logical_lines(text: str) -> list[str]:
@@ -394,9 +429,10 @@ def unsuppressed(new: list[Finding], calls: list, here: Path, root: Path) -> lis
 
 
 def make_build_findings(result: FileResult, root: Path, rule, cache: dict | None = None,
-                        product: str = "a2") -> list[Finding]:
-    """The findings of `result`'s recorded `make` calls whose targets the Makefile builds with nvcc; root is the
-    tree's top folder (a CI step and most scripts run there), the calling file's folder is tried next."""
+                        product: str = "a2", setup_cuda: Callable[[Path], list[int]] | None = None) -> list[Finding]:
+    """The findings of `result`'s recorded `make` calls whose targets the Makefile builds with nvcc, or whose recipe
+    runs a setup script that always compiles CUDA extensions (`setup_cuda(path)`: the lines of those extensions);
+    root is the tree's top folder (a CI step and most scripts run there), the calling file's folder is tried next."""
     calls, bases = recorded_calls(result, root, SUMMARY_KEY)
     if rule is None or not calls:
         return []
@@ -417,7 +453,7 @@ def make_build_findings(result: FileResult, root: Path, rule, cache: dict | None
         if mk is None:
             continue
         goals = targets or ([mk.default_goal] if mk.default_goal else [])
-        built = [(t, why) for t in goals if (why := mk.why_cuda(t))]
+        built = [(t, why) for t in goals if (why := mk.why_cuda(t) or _setup_cuda_build(mk, t, setup_cuda))]
         if not built:
             continue
         target, why = built[0]
@@ -429,6 +465,17 @@ def make_build_findings(result: FileResult, root: Path, rule, cache: dict | None
         # the calling file's own `# npu-audit: ignore[NPU333]` comments, as for the findings of its own pass
         return unsuppressed(new, calls, here, root)
     return new
+
+
+def _setup_cuda_build(mk: Makefile, target: str, setup_cuda: Callable[[Path], list[int]] | None) -> str | None:
+    """Why the target is a CUDA build through a setup script its recipe runs (None when none compiles CUDA)."""
+    if setup_cuda is None:
+        return None
+    for script in mk.setup_builds(target):
+        lines = setup_cuda(mk.folder / script)
+        if lines:
+            return f"its recipe builds {script}, whose CUDA extension (line {abs(lines[0])}) every build compiles"
+    return None
 
 
 def note_suppressions(summary: dict[str, Any] | None, data: bytes, keys: tuple[str, ...] = (SUMMARY_KEY,)) -> None:
@@ -447,11 +494,13 @@ def note_suppressions(summary: dict[str, Any] | None, data: bytes, keys: tuple[s
                 call[IGNORE_KEY] = suppressions.directives_at(call["line"], call["line"])
 
 
-def apply_make_builds(results: list[FileResult], root: Path, rules, product: str = "a2") -> None:
-    """Add the `make` findings to every file that recorded calls (runner, after the per-file pass)."""
+def apply_make_builds(results: list[FileResult], root: Path, rules, product: str = "a2",
+                      setup_cuda: Callable[[Path], list[int]] | None = None) -> None:
+    """Add the `make` findings to every file that recorded calls (runner, after the per-file pass); setup_cuda: as
+    make_build_findings takes it."""
     rule = next((r for r in rules if "makefile" in r.match), None)
     if rule is None:
         return
     cache: dict = {}
     add_call_findings(results, root, SUMMARY_KEY, lambda result, top: make_build_findings(result, top, rule, cache,
-                                                                                          product))
+                                                                                          product, setup_cuda))

@@ -18,7 +18,7 @@ from auditor.project.hits import Collector, decode_text, matchers, normalize_dis
 from auditor.project.local_builds import record_local_build
 from auditor.project.makefile import keep_call
 from auditor.backend_words import TORCH_CUDA_CONDA, TORCH_CUDA_WHEEL, backends_in_text
-from auditor.findings import FileError, FileResult, as_info
+from auditor.findings import FileError, FileResult, Finding, as_info
 from auditor.rules import Rule
 
 if TYPE_CHECKING:
@@ -436,31 +436,31 @@ def analyze_requirements_txt(engine: "StaticEngine", data: bytes, rel: str) -> F
     col = Collector(engine, rel, text)
     # `-f .../torch_stable.html` beside `torch==1.8.1+cpu`: the file asks that page for CPU builds
     col.cpu_builds_only = cpu_builds_only([re.sub(r"(^|\s)#.*$", "", raw) for raw in text.splitlines()])
-    logical = ""
-    first = 0
-    for number, raw in enumerate(text.splitlines(), 1):
-        # pip's format: '#' starts a comment at line start or after whitespace; '\' continues a line
-        line = re.sub(r"(^|\s)#.*$", "", raw).rstrip()
-        if not logical:
-            first = number
-        if line.endswith("\\"):
-            logical += line[:-1] + " "
-            continue
-        logical = (logical + line).strip()
-        if logical:
-            analyze_requirement_item(col, first, logical)
-        logical = ""
+    for first, logical in _logical_lines(text):
+        analyze_requirement_item(col, first, logical)
     result = col.done()
     if result.findings and docs_build_requirements(rel, text):
         result.findings = [f for f in result.findings if f.name != "torch-pin-needs-torch-npu"]
-    if any(f.code == "NPU440" and f.severity != "info" for f in result.findings) and (
-            pip_freeze_text(text) or conda_export_text(text)):
+    if any(f.code == "NPU440" and f.severity != "info" for f in result.findings) and conda_export_text(text):
         # (tq55b: `conda list --export` pins every package of the environment the same way, pip's as `=pypi_0`;
         # small-doge's litecot requirements.txt, heldout72)
         result.findings = [as_info(f, "runtime-wheel", _FREEZE_WHEEL_NOTE)
                            if f.code == "NPU440" and f.severity != "info" and TORCH_CUDA_WHEEL.match((f.symbol or "").lower())
                            else f for f in result.findings]
+    elif pip_freeze_text(text):
+        # a pip freeze / pip-compile lock: torch's runtime wheels (and its triton, with a torch pin) go with that pin
+        result.findings = _freeze_runtime_info(result.findings, any(
+            _FREEZE_TORCH.match(item) for item in _requirement_items(text)))
     return result
+
+
+def _freeze_runtime_info(findings: list[Finding], torch_pinned: bool) -> list[Finding]:
+    """Torch's CUDA runtime wheels in a freeze of a CUDA torch environment, and the triton its CUDA build pulls in
+    when the freeze pins torch, as info (decisions (l) / (r)): they are dropped with the torch pin, the line to change."""
+    return [as_info(f, "runtime-wheel", _FREEZE_WHEEL_NOTE if f.code == "NPU440" else _FREEZE_TRITON_NOTE)
+            if f.severity != "info" and (f.code == "NPU440" and TORCH_CUDA_WHEEL.match((f.symbol or "").lower())
+                                         or torch_pinned and f.code == "NPU360" and f.symbol == "triton") else f
+            for f in findings]
 
 
 # a pip freeze (`pip freeze` / `uv pip compile` output): one `name==version` line per installed distribution, an
@@ -474,12 +474,36 @@ _FREEZE_WHEEL_NOTE = (
 
 
 def pip_freeze_text(text: str) -> bool:
-    """True for a requirements file written by `pip freeze` / `uv pip compile`: at least _FREEZE_MIN requirement lines,
-    nine in ten of them `name==version` (comments, options and `-e` lines aside)."""
-    items = [line for line in (re.sub(r"(^|\s)#.*$", "", raw).strip() for raw in text.splitlines())
-             if line and not line.startswith("-")]
-    pinned = sum(1 for line in items if _FREEZE_LINE_RE.match(line))
+    """True for a requirements file written by `pip freeze` / `uv pip compile` / `pip-compile`: at least _FREEZE_MIN
+    requirement lines, nine in ten of them `name==version` (comments, options and `-e` lines aside)."""
+    items = [item for item in _requirement_items(text) if not item.startswith("-")]
+    pinned = sum(1 for item in items if _FREEZE_LINE_RE.match(item))
     return pinned >= _FREEZE_MIN and pinned * 10 >= len(items) * 9
+
+
+def _requirement_items(text: str) -> list[str]:
+    """The requirements file's logical lines without per-requirement options: pip-compile's `--generate-hashes` lock
+    continues `torch==2.5.1` with one `--hash=sha256:...` line after another (its `# via torch` lines are comments)."""
+    return [logical if logical.startswith("-") else re.split(r"\s+--?[a-z]", logical, maxsplit=1)[0]
+            for _, logical in _logical_lines(text)]
+
+
+def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(first line, logical line) of a requirements file: comments dropped, continued lines joined."""
+    logical = ""
+    first = 0
+    for number, raw in enumerate(text.splitlines(), 1):
+        # pip's format: '#' starts a comment at line start or after whitespace; '\' continues a line
+        line = re.sub(r"(^|\s)#.*$", "", raw).rstrip()
+        if not logical:
+            first = number
+        if line.endswith("\\"):
+            logical += line[:-1] + " "
+            continue
+        logical = (logical + line).strip()
+        if logical:
+            yield first, logical
+        logical = ""
 
 
 _DOCS_TOOLS = re.compile(r"(?im)^[ \t]*(?:sphinx|mkdocs|furo|myst-parser|pydata-sphinx-theme)\b")
@@ -728,12 +752,14 @@ def _cuda_member_extras(doc: dict) -> dict[str, str]:
     """Extras named only for CUDA (`cuda`, `gpu`, `cuda12`) -> a sibling extra named for another backend (`npu`,
     `rocm`, `xpu`): the CUDA member of a per-backend set of extras, which an Ascend install does not pick
     (tuned_pd28, mini-vllm's `cuda = ["flash-attn", "triton"]` beside `npu = ["torch-npu"]`), as the CUDA member of
-    a per-backend set of files is (docs/precision.md, "Per-backend sets of files")."""
+    a per-backend set of files is (docs/precision.md, "Per-backend sets of files"). An extra named for the CPU
+    (GiGL's `torch25-cpu` beside `torch25-cuda-121`) is the portable member an Ascend install builds on (tq58b)."""
     extras = (doc.get("project") or {}).get("optional-dependencies")
     if not isinstance(extras, dict):
         return {}
     named = {str(e): backends_in_text(str(e)) for e in extras}
-    others = [e for e, names in named.items() if names and "cuda" not in names]
+    others = [e for e, names in named.items() if names and "cuda" not in names
+              or not names and "cpu" in re.split(r"[-_.]", e.lower())]
     return {e: others[0] for e, names in named.items() if names == {"cuda"}} if others else {}
 
 
@@ -1454,10 +1480,7 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         # a `conda env export`'s pip section is pip's freeze of the environment (AnyDoor's environment.yaml, 18 conda
         # pins and 140 pip pins): torch's CUDA runtime wheels and the triton its CUDA build pulls in go with the
         # torch pin (decisions (l) / (r); tq51c)
-        result.findings = [as_info(f, "runtime-wheel", _FREEZE_WHEEL_NOTE if f.code == "NPU440" else _FREEZE_TRITON_NOTE)
-                           if f.severity != "info" and (f.code == "NPU440" and TORCH_CUDA_WHEEL.match(f.symbol or "")
-                                                        or f.code == "NPU360" and f.symbol == "triton") else f
-                           for f in result.findings]
+        result.findings = _freeze_runtime_info(result.findings, True)
     return result
 
 

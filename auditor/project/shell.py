@@ -208,6 +208,9 @@ def url_part_symbol(url: str) -> str | None:
 
 # a file of a GitHub release (`github.com/<owner>/<repo>/releases/download/<tag>/<asset>`)
 _RELEASE_ASSET_RE = re.compile(r"(?:^|//)github\.com/([\w.-]+/[\w.-]+/releases/download/[^\s?#]+)", re.I)
+# a file attached to a GitHub issue or pull request (`github.com/<owner>/<repo>/files/<id>/<name>`: a patch, a log a
+# user posted), not the repository's code: downloading it builds nothing (tp58a)
+_ATTACHMENT_RE = re.compile(r"(?:^|//)github\.com/[\w.-]+/[\w.-]+/files/\d+/", re.I)
 # a model checkpoint by its file type: a download of weights from a project's releases builds nothing
 _CHECKPOINT_URL_RE = re.compile(r"\.(?:pth|pt|ckpt|safetensors)$", re.I)
 
@@ -224,7 +227,7 @@ def match_url(m, url: str) -> tuple[str, Rule | None]:
         # .tar.bz2`): the rule names the asset's own path, not only its repository (tp46b)
         return f"url:github.com/{asset.group(1).lower()}", rule
     symbol = url_symbol(url)
-    if _CHECKPOINT_URL_RE.search(url.split("?", 1)[0].split("#", 1)[0]):
+    if _CHECKPOINT_URL_RE.search(url.split("?", 1)[0].split("#", 1)[0]) or _ATTACHMENT_RE.search(url):
         return symbol, None
     return symbol, m.match_requirement(symbol)
 
@@ -3557,16 +3560,24 @@ def _feeds_manifest(body) -> bool:
     e2e workflow creates its Kueue ClusterQueue so."""
     fed = _heredoc_command(body)
     # on the statement's first line: tree-sitter-bash leaves the `-` before `<<EOF` out of the command's words
-    return fed is not None and fed[2] in _MANIFEST_READERS \
-        and _STDIN_FILENAME_RE.search(fed[0].text.split(b"\n", 1)[0]) is not None
+    if fed is not None and fed[2] in _MANIFEST_READERS:
+        return _STDIN_FILENAME_RE.search(fed[0].text.split(b"\n", 1)[0]) is not None
+    # `cat <<EOF | kubectl apply -f -` (also through `envsubst`): tree-sitter-bash holds the pipe after the
+    # here-document's start in its redirect; the manifest reaches kubectl through the pipe (tp58a)
+    piped = [c for p in body.parent.children if p.type == "pipeline" for c in _walk(p) if c.type == "command"]
+    return fed is not None and fed[2] in (b"cat", b"envsubst") and any(
+        (c.child_by_field_name("name") or c).text in _MANIFEST_READERS and _STDIN_FILENAME_RE.search(b" " + c.text) is not None
+        for c in piped)
 
 
 def _writes_config(body) -> bool:
     """Is this here-document a JSON / YAML config the script writes (`cat <<EOT > $config_json` with a `{`
     body, `cat > ds_config.yaml <<EOF`), or a manifest it applies (`kubectl apply -f - <<EOF`)?"""
+    if _feeds_manifest(body):
+        return True
     targets = _written_files(body)
     if targets is None:
-        return _feeds_manifest(body)
+        return False
     text = body.text.lstrip()
     return any(t.endswith((b".json", b".yaml", b".yml", b"json", b"_config")) for t in targets) \
         or text.startswith(b"{") and text.rstrip().endswith(b"}")

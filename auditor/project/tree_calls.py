@@ -11,7 +11,7 @@ from auditor.project.called_scripts import apply_called_scripts
 from auditor.project.cmake_calls import apply_cmake_builds
 from auditor.project.launch_imports import apply_launch_imports
 from auditor.project.launched import apply_launched_wrappers, apply_tf32_launches, drop_host_conversion_dtypes
-from auditor.project.local_builds import apply_local_builds
+from auditor.project.local_builds import apply_local_builds, cuda_extension_lines
 from auditor.project.local_extras import apply_local_extras
 from auditor.project.makefile import apply_make_builds
 from auditor.project.npu_switch_arms import apply_npu_switch_arms
@@ -45,7 +45,9 @@ def _tree_passes(results: list[FileResult], root: Path, rules,
 
 def _call_passes(results: list[FileResult], root: Path, rules,
                  analyze: Callable[[], Callable[[bytes, str], FileResult]], product: str) -> None:
-    apply_make_builds(results, root, rules, product)
+    setup_cache: dict = {}
+    # tp58a: a make target whose recipe runs a setup script that always compiles CUDA extensions
+    apply_make_builds(results, root, rules, product, lambda setup_py: cuda_extension_lines(setup_py, setup_cache))
     apply_cmake_builds(results, root, rules, analyze, product)
     apply_local_extras(results, root, rules, product)
     apply_local_builds(results, root, rules, product)

@@ -93,6 +93,9 @@ _FACT_FORWARDS = "forwards"
 # g3: each call's definition and CUDA gate (`_gated_sites`), read by caller_gates
 FACT_CALLERS = "callers"
 FACT_DEFINITIONS = "definitions"       # g3: caller_gates.definition_facts
+# tq58c: attribute names among `refs` that the file only reads as a step of an imported module's path
+# (`torch.nn.parallel.DistributedDataParallel`) or as a truth value (`if training_args.do_train:`), never hands on
+FACT_INERT_REFS = "inert_refs"
 # methods of torch.Tensor / torch.nn.Module (https://pytorch.org/docs/stable/tensors.html,
 # https://pytorch.org/docs/stable/generated/torch.nn.Module.html) taking a device or dtype: a method of the same name
 # is matched by name, and `x.type(torch.float64)` on a tensor is not a call of pypose's `type(self, dtype=...)`
@@ -715,6 +718,49 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
     return listed(calls), listed(main_calls), sorted(refs), switches, sites
 
 
+def _truth_tests(tree: ast.Module) -> set[int]:
+    """Ids of the expressions read only as a truth value: an `if` / `while` / `assert` / conditional expression's or
+    comprehension filter's test, through `and`, `or` and `not`."""
+    todo: list[ast.expr] = []
+    for n in module_nodes(tree):
+        if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+            todo.append(n.test)
+        elif isinstance(n, ast.comprehension):
+            todo.extend(n.ifs)
+    out: set[int] = set()
+    while todo:
+        e = todo.pop()
+        out.add(id(e))
+        if isinstance(e, ast.BoolOp):
+            todo.extend(e.values)
+        elif isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+            todo.append(e.operand)
+    return out
+
+
+def _inert_refs(tree: ast.Module, refs: list[str]) -> list[str]:
+    """The `.name` refs (attributes read without a call) whose every read in the file hands nothing on: a step of a
+    path through an absolutely imported module (`torch.nn.parallel` in `torch.nn.parallel.DistributedDataParallel`:
+    a module, not a method) or a truth value (`if training_args.do_train:`: a bound method is always true, so a test
+    reads a field); a name also spelled as a string is never inert. Read by unreached_defs' dead-method reading."""
+    wanted = {r[1:] for r in refs if r.startswith(".")}
+    if not wanted:
+        return []
+    modules = import_bound_names(tree, absolute_only=True)
+    tests = _truth_tests(tree)
+    called = {id(n.func) for n in module_nodes(tree) if isinstance(n, ast.Call)}
+    steps = {id(n.value) for n in module_nodes(tree) if isinstance(n, ast.Attribute)
+             and (ast_dotted(n.value) or "").partition(".")[0] in modules}
+    live: set[str] = set()
+    for n in module_nodes(tree):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and id(n) not in called and \
+                id(n) not in steps and id(n) not in tests:
+            live.add(n.attr)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+            live.add(n.value)
+    return sorted("." + name for name in wanted - live)
+
+
 def _annotations(node: ast.AST) -> list[ast.expr]:
     """The type annotations a node holds itself (a variable's, a parameter's, a function's return)."""
     if isinstance(node, ast.AnnAssign):
@@ -767,6 +813,7 @@ def default_facts(data: bytes, tree: ast.AST | None = None) -> dict[str, Any]:
         object_sets = _object_sets(tree)
         self_off = _self_flag_branches(tree)
         forwards = _forward_facts(tree)
+        inert = _inert_refs(tree, refs)
     except RecursionError:
         return {FACT_UNPARSED: True}
     out: dict[str, Any] = {}
@@ -775,7 +822,7 @@ def default_facts(data: bytes, tree: ast.AST | None = None) -> dict[str, Any]:
                         (_FACT_OPTIONAL, optional), (_FACT_AUTOCASTS, autocasts), (_FACT_SETS, settings[0]),
                         (_FACT_SETS_OFF, settings[1]), (FACT_IMPORTS, imports),
                         (_FACT_OBJECT_SETS, object_sets), (_FACT_SELF_OFF, self_off), (FACT_CALLERS, callers),
-                        (_FACT_FORWARDS, forwards),
+                        (_FACT_FORWARDS, forwards), (FACT_INERT_REFS, inert),
                         (FACT_DEFINITIONS, definitions)):
         if value:
             out[fact] = value

@@ -41,6 +41,7 @@ from __future__ import annotations
 import ast
 import re
 
+from auditor.astnodes import device_literal
 from auditor.static.astutil import ast_dotted, self_attr
 from auditor.static.host_values import own_scope_nodes, sets_default_device
 
@@ -72,9 +73,7 @@ _PYTHON_VALUES = frozenset({"len", "int", "float", "bool", "str", "repr", "print
 
 def _host_device(node: ast.AST) -> bool:
     """`"cpu"`, `"meta"`, `None`, `torch.device("cpu")`."""
-    if isinstance(node, ast.Call) and ast_dotted(node.func) in ("torch.device", "device") and node.args:
-        node = node.args[0]
-    return isinstance(node, ast.Constant) and (node.value is None or str(node.value).split(":")[0] in _HOST_DEVICES)
+    return isinstance(node, ast.Constant) and node.value is None or device_literal(node) in _HOST_DEVICES
 
 
 def _places(call: ast.Call) -> bool:

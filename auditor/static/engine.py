@@ -49,7 +49,8 @@ from auditor.static.neutral_uses import drop_dtype_restores, drop_existence_prob
     drop_host_model_optimizers, drop_namespace_calls, drop_overridden_bases, drop_replaced_autocasts, \
     drop_probe_result_flags, \
     drop_single_tensor_optimizers, \
-    drop_type_references, drop_covered_cudnn_determinism, drop_fake_kernel_dtypes, drop_host_extension_twins, \
+    drop_type_references, drop_none_checked_type_tests, drop_covered_cudnn_determinism, drop_fake_kernel_dtypes, \
+    drop_host_extension_twins, \
     drop_unread_tool_lookups, \
     drop_module_bindings, drop_versions_after_import, drop_forwarded_env_names, \
     drop_weightless_loader_dtypes, mark_disabled_autocast_devices, drop_disabled_autocast_imports, \
@@ -1143,6 +1144,7 @@ class StaticEngine:
             result.findings = drop_overridden_bases(result.findings, tree)   # `class E(nn.TransformerEncoder)` + forward
             result.findings = drop_math_backend_lists(result.findings, tree)   # sdpa_kernel([FLASH, ..., MATH])
             result.findings = drop_type_references(result.findings, tree)   # `{nn.MaxPool3d: hook}`, isinstance
+            result.findings = drop_none_checked_type_tests(result.findings, tree)   # if X is not None: isinstance
             result.findings = drop_covered_cudnn_determinism(result.findings, tree)   # beside use_deterministic_algorithms
             result.findings = drop_namespace_calls(result.findings, tree)   # `torch.ops.Conv2d(...)`: a typo
             result.findings = drop_probe_result_flags(result.findings, tree)   # flag = torch.cuda.is_available()

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from auditor.static.context import named_like_cuda_extension
 from auditor.static.project_imports import kept_fact
 from auditor.static.unresolved_extensions import CHECK_RULES, shaped_segment
 
@@ -93,6 +94,51 @@ def python_module_names(rels: Iterable[str]) -> frozenset[str]:
         elif parts[-1].endswith(".py"):
             out.add(parts[-1][:-3])
     return frozenset(out)
+
+
+# Rules that read a module as a compiled extension by the `*_cuda` / `*_kernels` spelling of a package segment
+# (NPU379): a name imported from one of the tree's own plain Python module files inside such a package is Python
+# (tq58a: a uv workspace member's `packages/x-kernels/src/x_kernels/vae/types.py` holding `M = 128`), not the extension
+MODULE_FILE_RULES = frozenset({"cuda-extension-module-import"})
+
+
+def python_module_files(rels: Iterable[str]) -> frozenset[str]:
+    """Dotted names a `.py` module file of the tree (not a package's `__init__.py`, which may re-export a compiled
+    submodule: `from .Copy import *`) can be imported by, from every folder that may be a root: two parts at least,
+    `pkg/sub/mod.py` -> `sub.mod`, `pkg.sub.mod`."""
+    out = set()
+    for rel in rels:
+        parts = rel.replace("\\", "/").split("/")
+        if not parts[-1].endswith(".py") or parts[-1] == "__init__.py":
+            continue
+        parts[-1] = parts[-1][:-3]
+        for start in range(len(parts) - 2, -1, -1):
+            if not parts[start].isidentifier():
+                break
+            out.add(".".join(parts[start:]))
+    return frozenset(out)
+
+
+def in_python_module_file(symbol: str, modules: frozenset[str]) -> bool:
+    """Whether `symbol` is (a name of) one of the tree's Python module files and every extension-shaped segment
+    (named_like_cuda_extension) lies in that module's own path: `x_kernels.vae.types.M` with `x_kernels/vae/types.py`
+    in the tree; not `x_kernels.gather` (a package `__init__`) nor `pkg_kernels.mod.quant_cuda.run`."""
+    parts = symbol.split(".")
+    for end in range(len(parts), 1, -1):
+        if ".".join(parts[:end]) in modules:
+            return not any(named_like_cuda_extension(p) for p in parts[end:])
+    return False
+
+
+def drop_python_module_reads(results: list, modules: frozenset[str]) -> int:
+    """Remove MODULE_FILE_RULES findings on names of the tree's own Python module files (in_python_module_file)."""
+    dropped = 0
+    for result in results:
+        kept = [f for f in result.findings
+                if not (f.name in MODULE_FILE_RULES and in_python_module_file(f.symbol or "", modules))]
+        dropped += len(result.findings) - len(kept)
+        result.findings = kept
+    return dropped
 
 
 # the wrapper torch.utils.ffi's `create_extension('_ext.nms', ...).build()` writes into `_ext/nms/__init__.py`

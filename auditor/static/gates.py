@@ -42,7 +42,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
-from auditor.astnodes import Span, decorated_span, is_main_guard, lines_span, node_span, starts_in
+from auditor.astnodes import Span, decorated_span, device_literal, is_main_guard, lines_span, node_span, starts_in
 from auditor.static.context import relative_cuda_extension
 from auditor.static.backends import _guards_imports, as_info, backends_in_text, default_arm, rank_test
 from auditor.static.backends import opted_in_import_lines
@@ -2064,13 +2064,6 @@ _LOAD_CHOICE_NOTE = "a probe that only picks where a load's tensors land (its ot
     "they load on the host and the code copies or moves them on as written"
 
 
-def _host_device(node: ast.expr) -> bool:
-    """`"cpu"`, `torch.device("cpu")`."""
-    if isinstance(node, ast.Call) and ast_dotted(node.func) in ("torch.device", "device") and len(node.args) == 1:
-        node = node.args[0]
-    return isinstance(node, ast.Constant) and node.value == "cpu"
-
-
 def _load_location_choices(tree: ast.Module) -> list[tuple[Span, bool]]:
     """The tests of safetensors' `load_file(path, device="cuda" if torch.cuda.is_available() else "cpu")` (PEFT's
     `load_adapter`, imported as `safe_load_file`; tq57a, heldout76): the probe only picks where the file's tensors land,
@@ -2084,7 +2077,7 @@ def _load_location_choices(tree: ast.Module) -> list[tuple[Span, bool]]:
         for k in node.keywords:
             value = k.value
             if k.arg == "device" and isinstance(value, ast.IfExp) and is_cuda_test(value.test) \
-                    and _host_device(value.orelse):
+                    and device_literal(value.orelse) == "cpu":
                 out.append((node_span(value.test), True))
     return out
 

@@ -17,7 +17,7 @@ import ast
 import re
 from dataclasses import replace
 
-from auditor.astnodes import decorated_span, is_main_guard, line_span, node_lines, node_span, parents_of, scope_nodes
+from auditor.astnodes import decorated_span, device_literal, is_main_guard, line_span, node_lines, node_span, parents_of, scope_nodes
 from auditor.findings import as_info
 from auditor.static.host_paths import equality_arms
 from auditor.static.host_values import HOST_SYNC_RULES, own_scope_nodes, reaching_lines
@@ -759,7 +759,7 @@ def _cpu_setting_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
         if not isinstance(node, ast.If):
             continue    # an arm that chooses the CPU, not a function body whose default device a caller may change
         for block in (node.body, node.orelse):
-            roots = {ast_dotted(t.value) for stmt in block if isinstance(stmt, ast.Assign) and _cpu_device(stmt.value)
+            roots = {ast_dotted(t.value) for stmt in block if isinstance(stmt, ast.Assign) and device_literal(stmt.value) == "cpu"
                      for t in stmt.targets if isinstance(t, ast.Attribute) and t.attr == "device"}
             roots.discard(None)
             for stmt in block if roots else ():
@@ -1021,15 +1021,7 @@ def _factory(call: ast.Call) -> bool:
     device = next((k.value for k in call.keywords if k.arg == "device"), None)
     if device is None:
         return func.attr in _FACTORIES
-    return _cpu_device(device)
-
-
-def _cpu_device(node: ast.AST) -> bool:
-    """`"cpu"` or `torch.device("cpu")`."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "device" and \
-            isinstance(node.func.value, ast.Name) and node.func.value.id == "torch" and len(node.args) == 1:
-        node = node.args[0]
-    return isinstance(node, ast.Constant) and node.value == "cpu"
+    return device_literal(device) == "cpu"
 
 
 _LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
@@ -1161,10 +1153,10 @@ def _host_load(call: ast.Call, loaders: set[str]) -> bool:
         return False
     if name in loaders:
         device = next((k.value for k in call.keywords if k.arg == "device"), None)
-        return len(call.args) <= 1 and (device is None or _cpu_device(device))
+        return len(call.args) <= 1 and (device is None or device_literal(device) == "cpu")
     if name == "torch.load":
         loc = next((k.value for k in call.keywords if k.arg == "map_location"), None)
-        return len(call.args) <= 1 and loc is not None and _cpu_device(loc)
+        return len(call.args) <= 1 and loc is not None and device_literal(loc) == "cpu"
     return False
 
 
@@ -1205,7 +1197,7 @@ class _HostFlow:
                 func = node.func
                 if not direct and isinstance(func, ast.Attribute) and (
                         func.attr in ("cpu", "numpy") and not node.args or
-                        func.attr == "to" and node.args and _cpu_device(node.args[0])):
+                        func.attr == "to" and node.args and device_literal(node.args[0]) == "cpu"):
                     # `t, _ = torch.kthvalue(x.cpu(), k)` ... `t.item()`, `loss_cpu = loss.to("cpu")` ...
                     # `loss_cpu.item()`: on the host whatever x was, the copy was made before (t11x); in the
                     # sync's own chain (`logits[i].cpu().tolist()`) the copy is the sync, and the receiver decides

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import re
 
-from auditor.astnodes import line_span, walk_list
+from auditor.astnodes import device_literal, line_span, walk_list
 from auditor.static.astutil import ast_dotted, module_nodes
 
 _FLOAT64 = "NPU208"
@@ -97,13 +97,6 @@ _OTHER_DEVICES = re.compile(r"(?i)cuda|\bnpu|\bgpu|\bmps\b|\bxla|\bxpu|\bhpu|dev
 _COMMENT = re.compile(r"#.*$", re.M)
 
 
-def _host_device(v: ast.AST) -> bool:
-    """"cpu", or `torch.device("cpu")`."""
-    if isinstance(v, ast.Call) and (ast_dotted(v.func) or "").endswith("device") and v.args:
-        v = v.args[0]
-    return isinstance(v, ast.Constant) and isinstance(v.value, str) and v.value.split(":")[0] == "cpu"
-
-
 def _test_module(tree: ast.Module) -> bool:
     """pytest / unittest collects something here: a top-level `test*` function or a `Test*` / `*TestCase` class."""
     return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")
@@ -134,6 +127,6 @@ def drop_host_test_float64(findings: list, tree: ast.AST, text: str) -> list:
     named = [v for n in nodes for v in (
         [k.value for k in n.keywords if k.arg and "device" in k.arg] if isinstance(n, ast.Call) else
         [n.value] if isinstance(n, ast.Assign) and any("device" in (ast_dotted(t) or "") for t in n.targets) else [])]
-    if not any(_host_device(v) for v in named):
+    if not any(device_literal(v) == "cpu" for v in named):
         return findings
     return [f for f in findings if f.code != _FLOAT64]

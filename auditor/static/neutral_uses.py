@@ -156,6 +156,43 @@ def drop_type_references(findings: list, tree: ast.AST) -> list:
         (f.code not in _COVERAGE_CODES or not _MODULE_CLASS.match(f.symbol or "")) and f.name not in _TYPE_NAMED_RULES)]
 
 
+def _none_checked_type_tests(tree: ast.AST) -> list[tuple[int, int, int, int]]:
+    """Spans of the class `X` of `isinstance(obj, X)` / `issubclass(c, X)` inside `if X is not None ...:` (the test
+    itself or an operand of its `and`): an optional import's class tested as a type only where the import worked."""
+    parents = parents_of(tree)
+    out = []
+    for node in module_nodes(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 2
+                and node.func.id in ("isinstance", "issubclass") and isinstance(node.args[1], ast.Name)):
+            continue
+        name, at = node.args[1].id, parents.get(id(node))
+        while at is not None and not isinstance(at, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if isinstance(at, ast.If) and _checks_not_none(at.test, name):
+                out.append(node_span(node.args[1]))
+                break
+            at = parents.get(id(at))
+    return out
+
+
+def _checks_not_none(test: ast.expr, name: str) -> bool:
+    """`name is not None`, alone or as an operand of an `and`."""
+    operands = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    return any(isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == name
+               and len(t.ops) == 1 and isinstance(t.ops[0], ast.IsNot)
+               and isinstance(t.comparators[0], ast.Constant) and t.comparators[0].value is None for t in operands)
+
+
+def drop_none_checked_type_tests(findings: list, tree: ast.AST) -> list:
+    """Drop a finding on the class of `isinstance(self.lm_head, ColumnParallelLinear)` under `if
+    ColumnParallelLinear is not None and ...:` (tq58b, heldout77's Seq2Exp LM head): the name comes from a guarded
+    optional import (`except ImportError: ColumnParallelLinear = None`), the test runs only where the import worked
+    and runs nothing of the library; the import and the code that builds the class keep their findings."""
+    if not isinstance(tree, ast.Module) or not any(f.severity != "info" for f in findings):
+        return findings
+    spans = _none_checked_type_tests(tree)
+    return [f for f in findings if not starts_in(f, spans)] if spans else findings
+
+
 # rules whose finding says the named class does something (NPU233: a Transformer Engine / torchao recipe "trains in
 # fp8"): a class only tested as a type (`isinstance(recipe, recipe_module.MXFP8BlockScaling)`, bionemo's fixture that
 # picks the support probe for an xfail mark) trains nothing; where the recipe is built is reported (tq45a)

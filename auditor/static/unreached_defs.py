@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import ast
 import re
+from fnmatch import fnmatchcase
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -2313,9 +2314,11 @@ def _vendored_copies(project: Any) -> tuple[dict[str, str], set[str]]:
                     and not _checkout_files(project, root, checkout):
                 continue
         found["/".join(copy) + "/"] = folder.rsplit("/", 1)[-1]
+    members = _workspace_members(project) if found else []
     found = {folder: name for folder, name in found.items()
              if not any(other != folder and folder.startswith(other) for other in found)
-             and not _written_for_tree(project, python, packages, folder, name)}
+             and not _written_for_tree(project, python, packages, folder, name)
+             and not any(fnmatchcase(folder.rstrip("/"), glob) for glob in members)}
     # a copied source root holds the packages found directly in it (LORE's `lib/utils/`); a checkout copied deeper
     # inside one (detectron2 in SCHP's `mhp_extension/`) stays a copy of its own, with its own scripts and tools
     roots = _source_root_copies(project, python, held, own)
@@ -2600,16 +2603,33 @@ def _installed_names(project: Any) -> tuple[set[tuple[str, str]], set[str]]:
     the tree's scripts, container and CI files (`python -m fastseg.train`), its entry points (`fastseg.train:main`)."""
     pairs: set[tuple[str, str]] = set()
     stems = _shell_launches(project) | _container_launches(project)
+    for base, held in _packaging_files(project):
+        stems.update(held.get("entries", ()))
+        pairs.update((package, "/".join(p for p in (base, folder) if p not in ("", ".")))
+                     for package, folder in held.get("dirs", ()))
+    return pairs, stems
+
+
+def _packaging_files(project: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(folder, `_packaging_facts`) of each setup.py / setup.cfg / pyproject.toml of the tree, from its summary."""
     summaries = getattr(project, "summaries", {})
     for rel, path in getattr(project, "paths", {}).items():
         base, _, name = rel.rpartition("/")
         if name in ("setup.py", "setup.cfg", "pyproject.toml"):
-            held = kept_fact(summaries.get(rel), _PACKAGING_FACT, lambda held: isinstance(held, dict),
-                             lambda: _packaging_facts(project, path, name), getattr(project, "changed", set()), rel)
-            stems.update(held.get("entries", ()))
-            pairs.update((package, "/".join(p for p in (base, folder) if p not in ("", ".")))
-                         for package, folder in held.get("dirs", ()))
-    return pairs, stems
+            yield base, kept_fact(summaries.get(rel), _PACKAGING_FACT,
+                                  lambda held: isinstance(held, dict) and "members" in held,
+                                  lambda: _packaging_facts(project, path, name), getattr(project, "changed", set()),
+                                  rel)
+
+
+def _workspace_members(project: Any) -> list[str]:
+    """Globs, from the root, of the folders a pyproject's uv workspace names as the tree's own projects (tq58a,
+    heldout77's monorepo of `packages/*`): `[tool.uv.workspace] members`, which uv builds from the tree
+    (docs.astral.sh/uv/concepts/projects/workspaces/): no copy. A folder the workspace's `exclude` keeps out of
+    `uv sync` (a CUDA kernel package built on request) is laid out as a member all the same; a `[tool.uv.sources]`
+    path alone says nothing (a vendored engine, `third_parts/nano-vllm`, is installed from the tree too)."""
+    return ["/".join(p for p in (base, glob.strip("/")) if p not in ("", "."))
+            for base, held in _packaging_files(project) for glob in held.get("members", ())]
 
 
 _PACKAGING_FACT = "package_dirs"      # a packaging file's `_packaging_facts`, kept in its summary
@@ -2626,8 +2646,9 @@ def _packaging_facts(project: Any, path: Any, name: str) -> dict[str, list[Any]]
     try:
         text = read_counted(project, path, _CONFIG_BYTES).decode("utf-8", errors="replace")
     except (OSError, SourceError):
-        return {}
+        return {"members": []}
     mapping: dict[Any, Any] = {}
+    members: list[str] = []
     try:
         if name == "setup.py":
             mapping = {k.value: v.value for node in ast.walk(ast.parse(text)) if isinstance(node, ast.keyword)
@@ -2639,12 +2660,17 @@ def _packaging_facts(project: Any, path: Any, name: str) -> dict[str, list[Any]]
             parser.read_string(text)
             mapping = dict(parser["options.package_dir"]) if parser.has_section("options.package_dir") else {}
         else:
-            mapping = tomllib.loads(text).get("tool", {}).get("setuptools", {}).get("package-dir", {})
-    except (SyntaxError, ValueError, configparser.Error, tomllib.TOMLDecodeError):
+            tool = tomllib.loads(text).get("tool", {})
+            mapping = tool.get("setuptools", {}).get("package-dir", {})
+            uv = tool.get("uv", {}) if isinstance(tool.get("uv"), dict) else {}
+            workspace = uv.get("workspace")
+            members = list(workspace.get("members") or []) if isinstance(workspace, dict) else []
+    except (SyntaxError, ValueError, configparser.Error, tomllib.TOMLDecodeError, AttributeError, TypeError):
         pass
     return {"dirs": [[package.replace(".", "/"), folder.strip("/")] for package, folder in mapping.items()
                      if isinstance(package, str) and package and isinstance(folder, str)],
-            "entries": sorted({m.replace(".", "/") for m in _ENTRY_POINT.findall(text)})}
+            "entries": sorted({m.replace(".", "/") for m in _ENTRY_POINT.findall(text)}),
+            "members": sorted({m for m in members if isinstance(m, str) and m.strip("./")})}
 
 
 def _installed_here(folder: str, upstream: str, own: tuple[set[tuple[str, str]], set[str]],
@@ -3260,7 +3286,8 @@ def _uncalled_plain_methods(project: Any, candidates: Collection[str]) -> dict[s
     and what they import from beside them, `evaluation/prompt_retrieval/MetaICL/metaicl/`): a top-level package is
     the tree's API, which code outside the tree may call (tq54c's `store.staging.GdrStaging`); test and example
     folders are not read either. Read from the run's call facts and the candidates' definition facts (no file is read)."""
-    from auditor.static.call_defaults import FACT_CALLERS, FACT_DEFINITIONS, FACT_IMPORTS, FACT_REFS, FACT_UNPARSED
+    from auditor.static.call_defaults import FACT_CALLERS, FACT_DEFINITIONS, FACT_IMPORTS, FACT_INERT_REFS, FACT_REFS, \
+        FACT_UNPARSED
 
     paths = getattr(project, "paths", {})
     todo = [rel for rel in candidates if not _bench_file(rel) and not rel.rsplit("/", 1)[-1].startswith("test")
@@ -3274,9 +3301,12 @@ def _uncalled_plain_methods(project: Any, candidates: Collection[str]) -> dict[s
         facts = (project.calls(rel) or {}) if rel.endswith(".py") else {}
         if facts.get(FACT_UNPARSED):
             return {}       # a file not read may name anything
-        named.update(name.lstrip(".~") for name in facts.get(FACT_REFS) or ())
+        # (tq58c: not an attribute the file only reads as a module's path step or a truth value, `torch.nn.parallel`)
+        inert = set(facts.get(FACT_INERT_REFS) or ())
+        named.update(name.lstrip(".~") for name in facts.get(FACT_REFS) or () if name not in inert)
         for name in facts.get(FACT_IMPORTS) or ():
-            named.add(name.rpartition(":")[2].rpartition(".")[2])
+            if ":" in name or "." + name.rpartition(".")[2] not in inert:
+                named.add(name.rpartition(":")[2].rpartition(".")[2])
             users.setdefault(name.rpartition(":")[2].rpartition(".")[2], set()).add(rel)
         for name in facts.get(FACT_CALLERS) or {}:
             users.setdefault(name.lstrip(".@~"), set()).add(rel)

@@ -35,8 +35,8 @@ import ast
 import re
 from typing import Any, TypeGuard
 
-from auditor.astnodes import node_span, parents_of, starts_in, walk_list
-from auditor.static.astutil import MESSAGE_CALLS, ast_dotted, literal_strings, module_nodes, self_attr
+from auditor.astnodes import device_literal, node_span, parents_of, starts_in, walk_list
+from auditor.static.astutil import MESSAGE_CALLS, ast_dotted, env_read, literal_strings, module_nodes, self_attr
 from auditor.static.backends import as_info
 from auditor.static.visitor import _DEVICE_CHOICE_OPTION_RE, _OPTION_MAKERS
 
@@ -535,15 +535,29 @@ def _speed_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
         if isinstance(n, ast.IfExp) and _is_availability_check(n.test) and _positive_number(n.body) \
                 and _positive_number(n.orelse) and id(n) not in devices:
             spans.append(node_span(n.test))
-        elif isinstance(n, ast.keyword) and n.arg in _SPEED_KEYWORDS and _is_availability_check(n.value):
-            spans.append(node_span(n.value))
-        elif isinstance(n, ast.Assign) and _is_availability_check(n.value) and \
-                any(_setting_name(t) in _SPEED_KEYWORDS for t in n.targets):
-            spans.append(node_span(n.value))
+    return spans + [node_span(v) for v in _speed_settings(tree) if _is_availability_check(v)]
+
+
+def _speed_settings(tree: ast.Module) -> list[ast.expr]:
+    """The values given to a speed option (`_SPEED_KEYWORDS`): a keyword argument (`pin_memory=...`), a stored
+    setting (`cfg.pin_memory = ...`, `params["pin_memory"] = ...`) or a dict entry (`{"pin_memory": ...}`)."""
+    out: list[ast.expr] = []
+    for n in module_nodes(tree):
+        if isinstance(n, ast.keyword) and n.arg in _SPEED_KEYWORDS:
+            out.append(n.value)
+        elif isinstance(n, ast.Assign) and any(_setting_name(t) in _SPEED_KEYWORDS for t in n.targets):
+            out.append(n.value)
         elif isinstance(n, ast.Dict):
-            spans += [node_span(v) for k, v in zip(n.keys, n.values)
-                      if k is not None and (_str(k) or "").lower() in _SPEED_KEYWORDS and _is_availability_check(v)]
-    return spans
+            out += [v for k, v in zip(n.keys, n.values) if k is not None and (_str(k) or "").lower() in _SPEED_KEYWORDS]
+    return out
+
+
+def _speed_compares(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of `device.type == "cuda"` given to a speed option (`pin_memory=device.type == "cuda"`, GiGL's sampling
+    worker options; tq58b): on Ascend the comparison is False, the option stays off and the code runs, only slower
+    (lead decision 39, as `pin_memory=torch.cuda.is_available()`)."""
+    return [node_span(v) for v in _speed_settings(tree) if isinstance(v, ast.Compare) and len(v.ops) == 1
+            and isinstance(v.ops[0], ast.Eq) and any(_str(c) == "cuda" for c in (v.left, *v.comparators))]
 
 
 def _moved_to_cuda(stmt: ast.stmt) -> bool:
@@ -838,6 +852,33 @@ _OFF_NOTE = ("a device compare whose non-CUDA branch only turns a CUDA-only opti
              "use_fa3 = False`): on Ascend the option is off and the fallback runs, only slower (lead decision 39)")
 
 
+def _set_if_unset_reads(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of the tests of `if os.environ.get("X"): return` (also `"X" in os.environ`) at the top of a function that
+    sets `os.environ["X"] = ...` later in its body (exllamav3's `maybe_set_arch_list_env`, tq58b): the read only
+    leaves a value the user set in place; the line that sets the variable carries the finding."""
+    out = []
+    for fn in module_nodes(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        sets = {(_str(t.slice), n.lineno) for n in walk_list(fn) if isinstance(n, ast.Assign)
+                for t in n.targets if isinstance(t, ast.Subscript) and env_read(t)}
+        for stmt in fn.body:
+            if not (isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1
+                    and isinstance(stmt.body[0], ast.Return) and stmt.body[0].value is None):
+                continue
+            test = stmt.test
+            if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In) \
+                    and ast_dotted(test.comparators[0]) in ("os.environ", "environ"):
+                key = _str(test.left)
+            elif env_read(test) and isinstance(test, ast.Call) and test.args:
+                key = _str(test.args[0])
+            else:
+                continue
+            if key and any(k == key and line > stmt.lineno for k, line in sets):
+                out.append(node_span(test))
+    return out
+
+
 def _off_switch_compares(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     """Spans of the tests of `if <x> != "cuda":` whose body only sets names or attributes to a false constant (tabicl's
     FA3 switch, pd43): what the CUDA branch picks is an option with a fallback, and the test keeps it off elsewhere."""
@@ -851,6 +892,12 @@ def _off_switch_compares(tree: ast.Module) -> list[tuple[int, int, int, int]]:
                                    for b in n.body):
             out.append(node_span(n.test))
     return out
+
+
+# the categories of the environment-variable rules a set-if-unset read may carry (NPU021 device, NPU367 kernel)
+_ENV_CATEGORIES = frozenset({"device", "kernel"})
+_SET_IF_UNSET_NOTE = ("read only to leave a value the user set in place: the function sets the variable itself "
+                      "further down, and that line is the one to port")
 
 
 # implementations a kernel switch falls back to (`backend = "torch"`): names of code paths, not devices
@@ -906,13 +953,6 @@ _FALLBACK_NOTE = ("the default of a device option or parameter the code itself t
                   "only slower; add the NPU to the choice")
 
 
-def _cpu_value(node: ast.expr | None) -> bool:
-    """`"cpu"`, `"cpu:0"`, `torch.device("cpu")`."""
-    if isinstance(node, ast.Call) and ast_dotted(node.func) == "torch.device" and len(node.args) == 1:
-        node = node.args[0]
-    return (_str(node) or "").split(":")[0] == "cpu"
-
-
 def _cuda_default(node: ast.expr | None) -> bool:
     return (_str(node) or "").split(":")[0] == "cuda"
 
@@ -964,14 +1004,14 @@ def _falls_back(scope: ast.AST, name: str, attribute: bool) -> bool:
 
     for n in nodes:
         if isinstance(n, ast.If) and probed(n.test) and any(
-                isinstance(s, ast.Assign) and _cpu_value(s.value) and any(holds(t) for t in s.targets) for s in n.body):
+                isinstance(s, ast.Assign) and device_literal(s.value) == "cpu" and any(holds(t) for t in s.targets) for s in n.body):
             return True
         # `device = device if torch.cuda.is_available() else "cpu"`: the value itself on one arm, the CPU on the other
         # (`device = "cuda" if ... else "cpu"` under `if device is None:` fills a missing value: no fallback of the
         # default; tests/test_precision_t16e.py)
         if isinstance(n, ast.Assign) and isinstance(n.value, ast.IfExp) and probed(n.value.test) and \
-                any(holds(t) for t in n.targets) and (_cpu_value(n.value.orelse) and holds(n.value.body)
-                                                      or _cpu_value(n.value.body) and holds(n.value.orelse)):
+                any(holds(t) for t in n.targets) and (device_literal(n.value.orelse) == "cpu" and holds(n.value.body)
+                                                      or device_literal(n.value.body) == "cpu" and holds(n.value.orelse)):
             return True
     return False
 
@@ -1152,6 +1192,10 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
     choices = _named_choices(tree) if "__name__" in text and any(f.severity == "warning" for f in findings) else []
     fallbacks = _implementation_fallbacks(tree) if any(f.code == "NPU003" for f in findings) else []
     offs = _off_switch_compares(tree) if "!=" in text and any(f.code == "NPU003" for f in findings) else []
+    speed_compares = _speed_compares(tree) if any(f.code == "NPU003" and f.severity == "error"
+                                                  for f in findings) else []
+    set_if_unset = _set_if_unset_reads(tree) if "environ" in text and any(
+        f.category in _ENV_CATEGORIES and f.severity != "info" for f in findings) else []
     number_tables = _device_number_tables(tree) if any(f.code == "NPU003" and f.severity == "error"
                                                        for f in findings) else []
     contiguous = _contiguous_only_checks(tree) if ".contiguous()" in text and any(
@@ -1193,6 +1237,10 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
                 f = as_info(f, "cpu-fallback", _FALLBACK_NOTE, severity="warning")
             elif f.severity == "error" and f.code == "NPU003" and starts_in(f, number_tables):
                 f = as_info(f, "device-number-table", _NUMBER_TABLE_NOTE, severity="warning")
+            elif f.category in _ENV_CATEGORIES and starts_in(f, set_if_unset):
+                f = as_info(f, "set-if-unset", _SET_IF_UNSET_NOTE)
+            elif f.severity == "error" and f.code == "NPU003" and starts_in(f, speed_compares):
+                f = as_info(f, "speed-gate", _SPEED_NOTE, severity="warning")
             elif f.severity == "error" and f.code == "NPU003" and starts_in(f, offs):
                 f = as_info(f, "off-switch", _OFF_NOTE, severity="warning")
             elif f.severity == "error" and f.symbol in _SDP_CHECK_SYMBOLS and starts_in(f, sdp):

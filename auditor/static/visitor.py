@@ -1646,7 +1646,7 @@ class MatchVisitor(cst.CSTVisitor):
                 # CUDA; the platform's runner does the capture (t11y, tuned on heldout16's vLLM spec decode)
                 continue
             if not _switched_off(value, name_node.value) and kw[0].category not in said \
-                    and not self._value_says(value, kw[0]):
+                    and not self._value_says(value, kw[0], name_node.value):
                 self._hit(kw[0], _first_listed(value, kw[0]) or target, name_node.value, value=kw[1])
 
     def _assigned_value(self, name: cst.Name, value: cst.BaseExpression) -> None:
@@ -1680,7 +1680,7 @@ class MatchVisitor(cst.CSTVisitor):
         for kw in self.c.match_keywords(name):
             if kw[0].extra.get("settings_only"):
                 continue    # `{"cudnn_enabled": state.cudnn_enabled}`, `attr["cudnn_enabled"] = ...`: a record of it
-            if not _switched_off(value, name) and not self._value_says(value, kw[0]):
+            if not _switched_off(value, name) and not self._value_says(value, kw[0], name):
                 self._hit(kw[0], key, name, value=kw[1])
 
     def _choice_read(self, rule: Rule, wanted: list[str]) -> bool:
@@ -1731,13 +1731,15 @@ class MatchVisitor(cst.CSTVisitor):
                     any(fnmatch.fnmatchcase(literal.evaluated_value, w) for w in wanted):
                 self._hit(rule, name, name.value, value=pattern)
 
-    def _value_says(self, value: cst.BaseExpression, rule: Rule) -> bool:
+    def _value_says(self, value: cst.BaseExpression, rule: Rule, name: str = "") -> bool:
         """`dict(fp16=torch.float16, bf16=torch.bfloat16)`, `bf16 = (torch.bfloat16, "bf16")` (an enum member):
         the value is itself, or lists, a name a rule of the setting's category reports (a dtype table), so the
         setting's name adds nothing. Also `opt_level = "-O0" if fast else "-O3"`: a value made only of string
         literals none of which is one of the rule's `keyword_values` (a compiler flag, not an apex opt level)."""
         if rule.extra.get("keyword_true_only") and not _literal_on(value):
             return True     # `use_triton=cfg.use_triton`, `use_triton = (... and x.is_cuda)`: decided elsewhere (tp12)
+        if rule.extra.get("handed_on_reads") and name and self._handed_on(value, name):
+            return True
         wanted: list[str] = rule.extra.get("keyword_values") or []
         if rule.extra.get("keyword_compared") and not self._choice_read(rule, wanted):
             return True     # `impl="cuda"` where nothing takes a CUDA branch (lama-cleaner's ref-only StyleGAN ops)
@@ -1755,6 +1757,29 @@ class MatchVisitor(cst.CSTVisitor):
             if m is not None and m.rule.category == rule.category:
                 return True
         return False
+
+    def _handed_on(self, value: cst.BaseExpression, name: str) -> bool:
+        """A switch's value that only hands on a choice made elsewhere (rules with `handed_on_reads`, tq58b): the
+        setting `name` read back under its own name (`use_flash_attn=args.use_flash_attn`,
+        `use_flash_attention=params["use_flash_attention"]`, `use_flash_attention_value = cfg.get("use_flash_attention",
+        default)`: the option or config entry that makes it carries the finding), an availability probe's answer
+        (`is_flash_attn_2_available()`, a `flash_attn_available` flag: False where the library does not run), or a
+        conditional whose arms are each one of these or off."""
+        if isinstance(value, cst.IfExp):
+            return all(_switched_off(arm, "") or self._handed_on(arm, name) for arm in (value.body, value.orelse))
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "get" \
+                and value.args and isinstance(value.args[0].value, cst.SimpleString):
+            default = value.args[1].value if len(value.args) > 1 else None
+            return _own_name(value.args[0].value.evaluated_value, name) and (
+                default is None or _switched_off(default, "") or self._handed_on(default, name))
+        if isinstance(value, cst.Call):
+            value = value.func
+        key = _string_index(value)
+        read = value.attr.value if isinstance(value, cst.Attribute) else value.value if isinstance(value, cst.Name) \
+            else key.evaluated_value if key is not None else None
+        if not isinstance(read, str):
+            return False
+        return _PROBE_ANSWER.search(read) is not None or not isinstance(value, cst.Name) and _own_name(read, name)
 
     def _flag_definition(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """`HAS_FLASH_ATTN = env_info["has_flash_attn"]`: a feature flag (flagname rules) set from something the
@@ -1948,7 +1973,7 @@ class MatchVisitor(cst.CSTVisitor):
                 if kw[0].extra.get("not_dict_literals"):
                     continue    # `set_weight_attrs(w, {"load_in_8bit": True})`: a marker inside the loader (t14z)
                 if not _switched_off(node.value, node.key.evaluated_value) \
-                        and not self._value_says(node.value, kw[0]):
+                        and not self._value_says(node.value, kw[0], node.key.evaluated_value):
                     self._hit(kw[0], node.key, node.key.evaluated_value, value=kw[1])
         if self.c.keyword_values and not self._in_message and isinstance(node.key, cst.SimpleString) \
                 and isinstance(node.key.evaluated_value, str) and _literal_text(node.value) is not None:
@@ -2345,7 +2370,7 @@ class MatchVisitor(cst.CSTVisitor):
                             and (kw[0].category not in call_categories or kw[0].extra.get("stack")
                                  or kw[0].category == "kernel" and _starts_line(node, index)
                                  and not self._names_rule(arg.value, kw[0])) \
-                            and not self._value_says(arg.value, kw[0]):
+                            and not self._value_says(arg.value, kw[0], arg.keyword.value):
                         self._hit(kw[0], arg.keyword, arg.keyword.value, value=kw[1])
                 if not keyword_rules and self.c.keyword_values:
                     # `Trainer(device="gpu")`, `executor.update_parameters(gpus_per_node=8)`: a literal value, or a
@@ -3387,6 +3412,17 @@ def _switched_off(value: cst.BaseExpression, name: str) -> bool:
                            None)
             return default is None or _switched_off(default, name)
     return isinstance(value, cst.Integer) and value.value == "0"
+
+
+def _own_name(read: object, name: str) -> bool:
+    """Whether a setting read back as `read` is the setting `name` (`use_flash_attention` for itself and for
+    `use_flash_attention_value`)."""
+    return isinstance(read, str) and (name == read or name.startswith(read + "_"))
+
+
+# a name that holds (or a function that gives) an availability probe's answer: `flash_attn_available`,
+# `is_xformers_available`, `is_flash_attn_2_available`
+_PROBE_ANSWER = re.compile(r"(?i)^(?:is_|has_)?\w*_available$")
 
 
 # look-ups of a shared library by its system name (`find_library("cudart")`): what they hand back is no project path
