@@ -164,8 +164,10 @@ def local_build_findings(result: FileResult, root: Path, rule, cache: dict | Non
     return new
 
 
-def apply_local_builds(results: list[FileResult], root: Path, rules, product: str = "a2") -> None:
-    """Add the local-build findings to every file that recorded such builds (runner, after the per-file pass)."""
+def apply_local_builds(results: list[FileResult], root: Path, rules, product: str = "a2",
+                       setup_cache: dict | None = None) -> None:
+    """Add the local-build findings to every file that recorded such builds (runner, after the per-file pass);
+    setup_cache: `cuda_extension_lines`' cache, shared with the other passes of the run that read setup scripts."""
     if not any(r.summary and r.summary.get(SUMMARY_KEY) for r in results):
         return
     rule = next((r for r in rules if "setuppy" in r.match), None)
@@ -173,7 +175,7 @@ def apply_local_builds(results: list[FileResult], root: Path, rules, product: st
         return
     from auditor.project.hits import ProjectMatchers
 
-    cache: dict = {}
+    cache: dict = {} if setup_cache is None else setup_cache
     matchers = ProjectMatchers.build(tuple(rules))
     add_call_findings(results, root, SUMMARY_KEY,
                       lambda result, top: local_build_findings(result, top, rule, cache, product, matchers))

@@ -45,12 +45,12 @@ def _tree_passes(results: list[FileResult], root: Path, rules,
 
 def _call_passes(results: list[FileResult], root: Path, rules,
                  analyze: Callable[[], Callable[[bytes, str], FileResult]], product: str) -> None:
-    setup_cache: dict = {}
+    setup_cache: dict = {}      # setup.py -> its CUDA extension lines, read once for the make and local-build passes
     # tp58a: a make target whose recipe runs a setup script that always compiles CUDA extensions
     apply_make_builds(results, root, rules, product, lambda setup_py: cuda_extension_lines(setup_py, setup_cache))
     apply_cmake_builds(results, root, rules, analyze, product)
     apply_local_extras(results, root, rules, product)
-    apply_local_builds(results, root, rules, product)
+    apply_local_builds(results, root, rules, product, setup_cache)
     apply_launched_wrappers(results, root, rules, analyze, product)
     apply_tf32_launches(results, root, rules, product)     # review48 item 6: `--tf32 True` to a script's own argparse
     drop_host_conversion_dtypes(results, root)     # tp51d: `--dtype bf16` to a host conversion script (decision 24)

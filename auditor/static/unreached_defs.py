@@ -3308,9 +3308,8 @@ def _uncalled_plain_methods(project: Any, candidates: Collection[str]) -> dict[s
             if ":" in name or "." + name.rpartition(".")[2] not in inert:
                 named.add(name.rpartition(":")[2].rpartition(".")[2])
             users.setdefault(name.rpartition(":")[2].rpartition(".")[2], set()).add(rel)
-        for name in facts.get(FACT_CALLERS) or {}:
-            users.setdefault(name.lstrip(".@~"), set()).add(rel)
         for name, found in (facts.get(FACT_CALLERS) or {}).items():
+            users.setdefault(name.lstrip(".@~"), set()).add(rel)
             sites.setdefault(name.lstrip(".@~"), set()).update((rel, str(site[0])) for site in found)
     defs: dict[tuple[str, str], list[Any]] = {}
     for rel in todo:
