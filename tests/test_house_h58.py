@@ -39,3 +39,17 @@ def test_passes_share_the_reading():
     for module in (gates, host_side_values, device_values, host_scopes, unselected_devices):
         assert module.device_literal is device_literal
         assert not hasattr(module, "_cpu_device") and not hasattr(module, "_cpu_value")
+
+
+@pytest.mark.parametrize("source, expected", [
+    ('"FORCE_CUDA" in os.environ', "FORCE_CUDA"),
+    ('"TORCH_CUDA_ARCH_LIST" in environ', "TORCH_CUDA_ARCH_LIST"),
+    ('"FORCE_CUDA" not in os.environ', None),
+    ('key in os.environ', None),
+    ('"FORCE_CUDA" in config', None),
+    ('os.environ.get("FORCE_CUDA")', None),
+])
+def test_env_membership_reads_the_variable_an_in_test_names(source, expected):
+    # one reading of `"X" in os.environ` for cpu_bindings' build tests and unselected_devices' set-if-unset reads
+    from auditor.static.astutil import env_membership
+    assert env_membership(ast.parse(source, mode="eval").body) == expected

@@ -61,6 +61,15 @@ def env_read(value: ast.AST) -> bool:
                                                                      "getenv")
 
 
+def env_membership(test: ast.AST) -> str | None:
+    """The variable of `"X" in os.environ` (or a bare `environ`): a test of whether it is set."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In) \
+            and isinstance(test.left, ast.Constant) and isinstance(test.left.value, str) \
+            and ast_dotted(test.comparators[0]) in ("os.environ", "environ"):
+        return test.left.value
+    return None
+
+
 _NESTED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 

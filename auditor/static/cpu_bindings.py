@@ -26,7 +26,7 @@ from typing import Any
 from auditor.project.launch_imports import FACT
 from auditor.project.setup_py import extension_module_name
 from auditor.source import SourceError
-from auditor.static.astutil import ast_dotted, env_read
+from auditor.static.astutil import ast_dotted, env_membership, env_read
 from auditor.static.backends import as_info
 from auditor.static.project_imports import kept_fact, read_counted
 
@@ -149,8 +149,7 @@ def _cuda_probe(node: ast.expr) -> bool | None:
         left, op, right = node.left, node.ops[0], node.comparators[0]
         if isinstance(op, ast.IsNot) and isinstance(right, ast.Constant) and right.value is None:
             return _cuda_probe(left)
-        if isinstance(op, ast.In) and isinstance(left, ast.Constant) and isinstance(left.value, str) \
-                and ast_dotted(right) in ("os.environ", "environ") and _CUDA_VARIABLE.search(left.value):
+        if _CUDA_VARIABLE.search(env_membership(node) or ""):
             return False
         if isinstance(op, ast.Eq) and isinstance(right, ast.Constant) and env_read(left) \
                 and isinstance(left, ast.Call) and len(left.args) == 2 and isinstance(left.args[0], ast.Constant) \

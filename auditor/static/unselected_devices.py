@@ -36,7 +36,7 @@ import re
 from typing import Any, TypeGuard
 
 from auditor.astnodes import device_literal, node_span, parents_of, starts_in, walk_list
-from auditor.static.astutil import MESSAGE_CALLS, ast_dotted, env_read, literal_strings, module_nodes, self_attr
+from auditor.static.astutil import MESSAGE_CALLS, ast_dotted, env_membership, env_read, literal_strings, module_nodes, self_attr
 from auditor.static.backends import as_info
 from auditor.static.visitor import _DEVICE_CHOICE_OPTION_RE, _OPTION_MAKERS
 
@@ -867,13 +867,9 @@ def _set_if_unset_reads(tree: ast.Module) -> list[tuple[int, int, int, int]]:
                     and isinstance(stmt.body[0], ast.Return) and stmt.body[0].value is None):
                 continue
             test = stmt.test
-            if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In) \
-                    and ast_dotted(test.comparators[0]) in ("os.environ", "environ"):
-                key = _str(test.left)
-            elif env_read(test) and isinstance(test, ast.Call) and test.args:
+            key = env_membership(test)
+            if key is None and env_read(test) and isinstance(test, ast.Call) and test.args:
                 key = _str(test.args[0])
-            else:
-                continue
             if key and any(k == key and line > stmt.lineno for k, line in sets):
                 out.append(node_span(test))
     return out
