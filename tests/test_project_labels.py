@@ -212,6 +212,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
                             "test167": 40,
                             "test168": 40,
                             "test170": 40,
+                            "test171": 40,
                             "test161": 40,
                             "test160": 40,
                             "test151": 40,
@@ -590,7 +591,8 @@ SEVEN_PER_REPOSITORY_DRAWS = [("test65", 1665, 16, 61), ("test67", 1667, 15, 83)
                               ("test166", 1866, 14, 42),
                               ("test167", 1867, 14, 54),
                               ("test168", 1868, 13, 52),
-                              ("test170", 1870, 15, 41)]
+                              ("test170", 1870, 15, 41),
+                              ("test171", 1871, 12, 35)]
 
 
 @pytest.mark.parametrize("split, seed, repositories, files", SEVEN_PER_REPOSITORY_DRAWS)
