@@ -1,0 +1,75 @@
+"""tp59a (session 59, project test166-test168): project-file readings the blind splits missed. A conda environment's
+dependency list saved as requirements.txt, `cudaNN.N` conda packages, KeOps, TensorRT host sources compiled by nvcc,
+programs a Makefile builds with nvcc run from scripts. Each shaped on real files, with controls."""
+from __future__ import annotations
+
+from tests.static_snippets import audit_file, codes_of_line, expect_line_codes
+
+# `conda env export`'s dependency list pasted into requirements.txt under a note line (`- name=version=build`,
+# then its `- pip:` sub-list)
+CONDA_LIST_REQUIREMENTS = """\
+\"\"\" Packages and versions used to produce the results. \"\"\"
+  - _libgcc_mutex=0.1=main
+  - blas=1.0=mkl
+  - cudatoolkit=10.1.243=h6bb024c_0
+  - faiss-gpu=1.6.3=py37h1a5d453_0
+  - numpy=1.18.1=py37h4f9e942_0
+  - python=3.7.7=hcf32534_0_cpython
+  - pytorch=1.5.0=py3.7_cuda10.1.243_cudnn7.6.3_0
+  - torchvision=0.6.0=py37_cu101
+  - pip:
+    - tqdm==4.45.0
+    - termcolor==1.1.0
+"""
+
+
+def test_conda_dependency_list_saved_as_requirements_is_read_as_conda_specs(tmp_path):
+    found = audit_file(tmp_path, "requirements.txt", CONDA_LIST_REQUIREMENTS)
+    expect_line_codes(found, {4: {"NPU018"}, 5: {"NPU440"}, 8: {"NPU018"}, 9: {"NPU018"}},
+                      quiet=(1, 2, 3, 6, 7, 10, 11, 12))
+
+
+def test_a_few_dashed_lines_do_not_make_a_pip_file_a_conda_list(tmp_path):
+    # a pip file with two stray YAML-looking lines stays a pip file (its CUDA wheel pin still read as pip's)
+    src = """\
+        torch==1.5.0+cu101
+        numpy==1.18.1
+        scipy==1.4.1
+        tqdm==4.45.0
+        - blas=1.0=mkl
+        - numpy=1.18.1=py37h4f9e942_0
+        """
+    found = audit_file(tmp_path, "requirements.txt", src)
+    assert codes_of_line(found, 1) == {"NPU018"}
+    assert not codes_of_line(found, 5) and not codes_of_line(found, 6)
+
+
+def test_dotted_cuda_package_in_a_conda_environment(tmp_path):
+    src = """\
+        channels:
+        - pytorch
+        - dglteam
+        dependencies:
+        - cuda10.0
+        - python=3.7.4
+        - pytorch=1.3
+        - numpy=1.16.4
+        """
+    found = audit_file(tmp_path, "environment_gpu.yml", src)
+    assert codes_of_line(found, 5) == {"NPU018"}
+    assert not codes_of_line(found, 6) and not codes_of_line(found, 8)
+
+
+def test_pykeops_in_a_conda_export(tmp_path):
+    src = """\
+        # This file may be used to create an environment using:
+        # $ conda create --name <env> --file <this file>
+        # platform: linux-64
+        numpy=1.17.4=py36h95a1406_0
+        pykeops=1.3=pypi_0
+        keopscore=2.2.3=pypi_0
+        python=3.6.9=h265db76_0
+        """
+    found = audit_file(tmp_path, "requirements.txt", src)
+    assert {(code, sev) for ln, code, sev in found if ln == 5} == {("NPU440", "warning")}
+    assert not codes_of_line(found, 6)
