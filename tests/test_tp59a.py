@@ -73,3 +73,75 @@ def test_pykeops_in_a_conda_export(tmp_path):
     found = audit_file(tmp_path, "requirements.txt", src)
     assert {(code, sev) for ln, code, sev in found if ln == 5} == {("NPU440", "warning")}
     assert not codes_of_line(found, 6)
+
+
+TRT_RUNNER = """\
+#include <iostream>
+#include <vector>
+
+#include "trt_utils.hpp"
+#include "calibrator.hpp"
+
+using nvinfer1::IBuilder;
+using nvinfer1::ICudaEngine;
+
+void build(std::string onnx) {
+    auto builder = nvinfer1::createInferBuilder(gLogger);
+    void* buf;
+    cudaMalloc(&buf, 1024);
+}
+"""
+
+TRT_MAIN = """\
+// #include "NvInfer.h"
+#include <opencv2/opencv.hpp>
+#include <string>
+
+#include "trt_dep.hpp"
+#include "read_img.hpp"
+
+int main(int argc, char* argv[]) {
+    SegmentTrt seg;
+    seg.deserialize(argv[1]);
+    return 0;
+}
+"""
+
+TRT_PLUGIN = """\
+#include "argmax_plugin.h"
+#include "kernels.hpp"
+
+using namespace nvinfer1;
+
+int32_t ArgMaxPlugin::enqueue(PluginTensorDesc const* inputDesc, PluginTensorDesc const* outputDesc,
+                              void const* const* inputs, void* const* outputs, void* ws, cudaStream_t stream) noexcept {
+    nvinfer1::DataType type = inputDesc[0].type;
+    argMaxFunc(inputs[0], outputs[0], type, &stream);
+    return 0;
+}
+"""
+
+
+def test_tensorrt_host_sources_are_tensorrt_not_kernels(tmp_path):
+    # the file's own TensorRT names come before the wrapper header's include
+    found = audit_file(tmp_path, "deploy/trt_dep.cu", TRT_RUNNER)
+    assert {(ln, code) for ln, code, _ in found} == {(7, "NPU935")}
+    # only the wrapper's include (a commented-out NvInfer include is no include)
+    found = audit_file(tmp_path, "deploy/segment.cu", TRT_MAIN)
+    assert {(ln, code) for ln, code, _ in found} == {(5, "NPU935")}
+
+
+def test_tensorrt_plugins_and_kernels_stay_cuda_sources(tmp_path):
+    # a plugin's enqueue runs the project's kernels: those are the port
+    found = audit_file(tmp_path, "plugins/argmax_plugin.cu", TRT_PLUGIN)
+    assert {code for _, code, _ in found} == {"NPU372"}
+    kernel = """\
+        #include "NvInfer.h"
+        __global__ void scale(float* x, int n) { if (threadIdx.x < n) x[threadIdx.x] *= 2.f; }
+        """
+    assert {code for _, code, _ in audit_file(tmp_path, "ops/scale.cu", kernel)} == {"NPU372"}
+    plain = """\
+        #include <cuda_runtime.h>
+        void copy(float* d, const float* h, size_t n) { cudaMemcpy(d, h, n, cudaMemcpyHostToDevice); }
+        """
+    assert {code for _, code, _ in audit_file(tmp_path, "ops/copy.cu", plain)} == {"NPU372"}
