@@ -3,7 +3,7 @@ dependency list saved as requirements.txt, `cudaNN.N` conda packages, KeOps, Ten
 programs a Makefile builds with nvcc run from scripts. Each shaped on real files, with controls."""
 from __future__ import annotations
 
-from tests.static_snippets import audit_file, codes_of_line, expect_line_codes
+from tests.static_snippets import audit_file, codes_of_line, expect_line_codes, tree_findings, write_tree
 
 # `conda env export`'s dependency list pasted into requirements.txt under a note line (`- name=version=build`,
 # then its `- pip:` sub-list)
@@ -145,3 +145,41 @@ def test_tensorrt_plugins_and_kernels_stay_cuda_sources(tmp_path):
         void copy(float* d, const float* h, size_t n) { cudaMemcpy(d, h, n, cudaMemcpyHostToDevice); }
         """
     assert {code for _, code, _ in audit_file(tmp_path, "ops/copy.cu", plain)} == {"NPU372"}
+
+
+RENDER_MAKEFILE = """\
+cuda_renderer: main.cu mpi_cuda.cu
+\tnvcc -ccbin g++ -std=c++11 -m64 -I. main.cu mpi_cuda.cu -o cuda_renderer
+
+clean:
+\trm cuda_renderer
+"""
+
+RENDER_SCRIPT = """\
+mkdir -p $2/outputs
+python imgs2poses.py $2
+cd cuda_renderer && make && cd ..
+cuda_renderer/cuda_renderer $2/mpis_$3 $2/outputs/test_path.txt $2/outputs/test_vid.mp4 -1 .8 18
+tools/colmap_wrapper $2
+cd cuda_renderer
+./cuda_renderer ../$2/mpis ../$2/path.txt out.mp4
+./clean.sh
+"""
+
+
+def test_running_a_program_the_makefile_builds_with_nvcc(tmp_path):
+    root = write_tree(tmp_path / "t", {"cuda_renderer/Makefile": RENDER_MAKEFILE,
+                                       "cuda_renderer/main.cu": "__global__ void k() {}\n",
+                                       "cuda_renderer/mpi_cuda.cu": "__global__ void r() {}\n",
+                                       "tools/Makefile": "colmap_wrapper: wrap.cpp\n\tg++ -o colmap_wrapper wrap.cpp\n",
+                                       "run.sh": RENDER_SCRIPT})
+    found = tree_findings(root, "run.sh")
+    expect_line_codes(found, {3: {"NPU333"}, 4: {"NPU936"}, 7: {"NPU936"}}, quiet=(1, 2, 5, 6, 8))
+
+
+def test_a_program_with_no_cuda_target_is_not_reported(tmp_path):
+    # the folder's Makefile builds another target with nvcc; the program run is a CPU tool of the same folder
+    makefile = RENDER_MAKEFILE + "viewer: viewer.cpp\n\tg++ -o viewer viewer.cpp\n"
+    root = write_tree(tmp_path / "t", {"cuda_renderer/Makefile": makefile,
+                                       "run.sh": "cuda_renderer/viewer out.mp4\nbin/render out.mp4\n"})
+    assert not tree_findings(root, "run.sh")
