@@ -183,3 +183,59 @@ def test_a_program_with_no_cuda_target_is_not_reported(tmp_path):
     root = write_tree(tmp_path / "t", {"cuda_renderer/Makefile": makefile,
                                        "run.sh": "cuda_renderer/viewer out.mp4\nbin/render out.mp4\n"})
     assert not tree_findings(root, "run.sh")
+
+
+APEX_TRAINER = """\
+import yaml
+try:
+    from apex import amp
+except ImportError:
+    print('install apex with cuda support for fp16')
+
+
+def get_config(path):
+    with open(path) as f:
+        return yaml.safe_load(f)
+
+
+class Trainer:
+    def __init__(self, hyperparameters):
+        self.lr = hyperparameters['lr']
+        self.batch_size = hyperparameters['batch_size']
+        self.epochs = hyperparameters['epochs']
+        self.beta1 = hyperparameters['beta1']
+        self.fp16 = hyperparameters['apex']
+
+    def setup(self, model, opt):
+        if self.fp16:
+            model, opt = amp.initialize(model, opt, opt_level="O1")
+        return model, opt
+"""
+
+APEX_CONFIG = """\
+apex: {value}                       # Set True to use float16.
+lr: 0.0001
+batch_size: 8
+epochs: 100
+beta1: 0
+"""
+
+
+def test_an_apex_switch_the_code_reads_is_an_apex_choice(tmp_path):
+    root = write_tree(tmp_path / "t", {"trainer.py": APEX_TRAINER, "configs/fp16.yaml": APEX_CONFIG.format(value="true"),
+                                       "configs/fp32.yaml": APEX_CONFIG.format(value="false")})
+    from auditor.runner import run_static
+
+    run = run_static([root], jobs=1)
+    by_file = {r.path: {(f.line, f.code) for f in r.findings} for r in run.results}
+    assert (1, "NPU318") in by_file["configs/fp16.yaml"]
+    assert not by_file["configs/fp32.yaml"]
+
+
+def test_an_apex_switch_nothing_reads_stays_quiet(tmp_path):
+    trainer = APEX_TRAINER.replace("self.fp16 = hyperparameters['apex']", "self.fp16 = False")
+    root = write_tree(tmp_path / "t", {"trainer.py": trainer, "configs/fp16.yaml": APEX_CONFIG.format(value="true")})
+    from auditor.runner import run_static
+
+    run = run_static([root], jobs=1)
+    assert not [f for r in run.results if r.path == "configs/fp16.yaml" for f in r.findings]
