@@ -62,8 +62,9 @@ _SWITCH_KEYS = frozenset({"use_gpu"})
 _DEVICE_COUNT_KEYWORD = "devices"
 # the settings rules whose config findings name a choice (device, backend, attention switch); a count is NPU028's
 _CHOICE_CODES = frozenset({"NPU019", "NPU020", "NPU122", "NPU363"})
-# the codes whose settings this pass reads by their readers: the choices and the bf16 settings (NPU212, t25b)
-_READER_CODES = _CHOICE_CODES | {"NPU212"}
+# the codes whose settings this pass reads by their readers: the choices, the bf16 settings (NPU212, t25b) and the
+# Apex switches (NPU318's `apex: true`, tp59a)
+_READER_CODES = _CHOICE_CODES | {"NPU212", "NPU318"}
 # calls that hand a config section whole to a library: Hydra's builders and Lightning's trainer constructors
 _HANDOVER_CALLS = frozenset({"instantiate", "call", "Trainer", "from_argparse_args"})
 # frameworks that build a model from a whole config and read its device / backend keys themselves (detectron2's

@@ -2933,6 +2933,7 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         _make_targets(col, m, pos, words, nodes)
         _record_make(col, pos, words, nodes, source_tree.cwd)
         _make_folder(col, m, pos, words, nodes, source_tree)
+    _record_built_program(col, pos, words, nodes, source_tree.cwd)
     if name == "popd" or name == "cd" and words[1:] == ["-"]:
         source_tree.cd_target = source_tree.cd_back.pop() if source_tree.cd_back else None
     if name in ("cd", "pushd") and words[1:] != ["-"]:
@@ -3437,6 +3438,26 @@ def _record_make(col: Collector, pos: _Positions, words: list[str], nodes: list,
     last = nodes[-1]
     end_line, end_c = pos.at(last.end_point)
     call.update(line=line, col=c, end_col=end_c if end_line == line else c + len(words[0]))
+    keep_call(col.result, MAKE_CALLS, call)
+
+
+# a program run by a path in the tree (`cuda_renderer/cuda_renderer`, `./render`): a relative word with a `/`, no
+# expansion, and a last part with no extension (not a `.sh` / `.py` script, which other readers follow)
+_TREE_PROGRAM_RE = re.compile(r"(?:\./)?(?:[\w.-]+/)*[A-Za-z_][\w-]*")
+
+
+def _record_built_program(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:
+    """A program the script runs by its path in the tree, kept with the `make` calls as the target of that name in
+    its folder's Makefile (`{"program": ...}`): the tree pass reports the run when that target compiles with nvcc
+    (LLFF's `cuda_renderer/cuda_renderer ...` after `cd cuda_renderer && make`; makefile.make_build_findings)."""
+    if cwd is None or "/" not in words[0] or not _TREE_PROGRAM_RE.fullmatch(words[0]):
+        return
+    folder, _, program = words[0].rpartition("/")
+    call = make_call(["-C", folder, program], cwd)
+    if call is None:
+        return
+    line, c = pos.at(nodes[0].start_point)
+    call.update(program=words[0], line=line, col=c, end_col=c + len(words[0]))
     keep_call(col.result, MAKE_CALLS, call)
 
 
