@@ -157,3 +157,43 @@ def test_device_count_the_code_opens_stays_reported(tmp_path):
     train = DA_TRAIN + "launcher.run(main, conf.misc)\n"
     root = write_tree(tmp_path, {"configs/train.yaml": DA_CONFIG, "train.py": train})
     assert "NPU028" in codes_of_line(tree_findings(root, "configs/train.yaml"), 14)
+
+
+DCN_SETUP = """\
+import glob
+import os
+
+import torch
+from setuptools import setup
+from torch.utils.cpp_extension import CppExtension, CUDAExtension
+
+
+def get_extensions():
+    extensions_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "src")
+    main_file = glob.glob(os.path.join(extensions_dir, "*.cpp"))
+    source_cpu = glob.glob(os.path.join(extensions_dir, "cpu", "*.cpp"))
+    source_cuda = glob.glob(os.path.join(extensions_dir, "cuda", "*.cu"))
+    sources = main_file + source_cpu
+    extension = CppExtension
+    if torch.cuda.is_available():
+        extension = CUDAExtension
+        sources += source_cuda
+    return [extension("_ext", sources, include_dirs=[extensions_dir])]
+
+
+setup(name="dcn", ext_modules=get_extensions())
+"""
+
+
+def test_cuda_source_glob_read_only_behind_the_gate_is_quiet(tmp_path):
+    found = audit_file(tmp_path, "ops/setup.py", DCN_SETUP)
+    assert not codes_of_line(found, 13)
+    # the gate and the extension behind it carry the findings
+    assert codes_of_line(found, 16) and codes_of_line(found, 17)
+
+
+def test_cuda_source_glob_built_unconditionally_stays_reported(tmp_path):
+    src = DCN_SETUP.replace("    sources = main_file + source_cpu\n", "    sources = main_file + source_cpu + source_cuda\n")
+    src = src.replace("        sources += source_cuda\n", "")
+    found = audit_file(tmp_path, "ops/setup.py", src)
+    assert "NPU383" in codes_of_line(found, 13)
