@@ -2367,7 +2367,7 @@ def _gated_source_globs(tree: ast.Module, gates: Gates) -> list[Span]:
         nodes = list(scope_nodes(scope))
         for stmt in nodes:
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-                    and isinstance(stmt.value, ast.Call) and ast_dotted(stmt.value.func).split(".")[-1] == "glob"):
+                    and isinstance(stmt.value, ast.Call) and (ast_dotted(stmt.value.func) or "").split(".")[-1] == "glob"):
                 continue
             name = stmt.targets[0].id
             if sum(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in nodes) != 1:
