@@ -685,6 +685,10 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Pat
         # which the code reads two or more of the file's other keys
         if any((s, key) in reads.under and s not in reads.handed for s in sections):
             return True
+        if len(parts) > 1 and _unnamed_section(parts, loaded, reads) and not reads.imported & _CONFIG_FRAMEWORKS:
+            # a count in a section nothing opens, in a config the code reads key by key (DANCE's `misc.gpus: 1` beside
+            # `conf.train.lr` reads, tp59b): no scheduler and no code reads it (decision 26, "settings nothing reads")
+            return True
         siblings = [k for k in _section_keys(loaded, parts) if k != key] if len(parts) == 1 else []
         return any(k == key and w == _DEVICE_COUNT_KEYWORD and s not in reads.handed and (
             s in sections or sum((s, other) in reads.under for other in siblings) >= 2) for s, k, w in reads.passed)

@@ -2164,12 +2164,32 @@ def _comparison(col: Collector, m, pos: _Positions, node) -> None:
             # `[[ "$KV_CACHE_DTYPE" == "fp8" ]]` reads the dtype the user chose (reported where it is set, as a
             # Python comparison against a dtype is); a device compared is the gate that fails on Ascend, kept
             return
+        if rule is not None and _caller_argument(node, var.text.decode()):
+            return      # `DEVICE=$7` ... `[[ "$DEVICE" == "gpu" ]]`: the caller picks; the arm's commands carry findings
         if rule is not None:
             line, c = pos.at(literal_side.start_point)
             picks = _assigning_arm(node)
             col.add(rule, f"{var.text.decode()} == {literal}", line, c, c + len(literal_side.text), value=literal,
                     **({"severity": "info", "note": _PICKS_NOTE} if picks else {}))
         return
+
+
+# a script's command-line argument as a bare value: `$7`, `"${1}"`, getopts' `$OPTARG` (no default of the script's own)
+_ARGUMENT_RE = re.compile(r"\$(?:\d|\{\d+\}|OPTARG\b|\{OPTARG\})")
+
+
+def _caller_argument(node, name: str) -> bool:
+    """Whether the variable a test compares holds only the script's command-line argument (tp59b, test166's VBx
+    `DEVICE=$7` ... `if [[ "$DEVICE" == "gpu" ]]`): the value is the caller's choice, made where the script is run,
+    and the test only branches on it (decision 4: uses below the choice are no finding of their own); the commands of
+    the GPU arm carry their own findings. A variable the script also assigns a value of its own stays reported."""
+    root = node
+    while root.parent is not None:
+        root = root.parent
+    values = [_word(v) for n in _walk(root) if n.type == "variable_assignment"
+              and (k := n.child_by_field_name("name")) is not None and k.text.decode() == name
+              and (v := n.child_by_field_name("value")) is not None]
+    return bool(values) and all(_ARGUMENT_RE.fullmatch(v) for v in values)
 
 
 _PICKS_NOTE = " (the test of a branch that only sets variables, such as the download URL for that version: it " \
