@@ -16,6 +16,10 @@ Span = tuple[int, int, int, int]
 
 # a line or column past the end of any file or line: the end of a span that runs to the end of its line (or file)
 END = 1 << 30
+# The process environment as code names it (`os.environ`, or `environ` imported bare), and the calls that read one
+# variable of it: every pass that reads environment use spells them from here.
+ENVIRON = frozenset({"os.environ", "environ"})
+ENV_GETS = frozenset({"os.environ.get", "os.getenv", "environ.get", "getenv"})
 
 
 def node_span(first: Positioned, last: Positioned | None = None, open_end: bool = False) -> Span:

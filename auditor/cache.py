@@ -83,7 +83,8 @@ FACTS: dict[str, int] = {
     "ascend_image": 1,    # backend_files.ascend_image_fact (FORMAT 13)
     "vendor": 1,          # vendor_dispatch.vendor_facts: vendor_npu, vendor_cuda (FORMAT 13)
     "classes": 1,         # class_twins: cuda_classes, npu_classes (t11q)
-    "declares": 1,        # declared_vendor.declares_fact: the root metadata's name, core requirements (t11w)
+    "declares": 2,        # declared_vendor.declares_fact: the root metadata's name, core requirements (t11w)
+                          # 2: its vLLM platform-plugin entry point, `plugin` (tq59b)
     "cuda_defs": 2,       # cuda_helpers.cuda_defs_fact: helpers named for CUDA a file defines (t11r); 2: nccl_aware (tq45b)
     "comfy_nodes": 1,     # tree facts of a root __init__.py naming NODE_CLASS_MAPPINGS (unreached_defs, t17e)
     "reach": 2,           # unreached_defs._Sources: a Python file's reach_facts and word tests, kept in its summary

@@ -27,6 +27,8 @@ MATCHER_KINDS = ("qualname", "method", "attribute", "string", "env", "import", "
                  "setuppy",
                  # a C++ qualified name in the host code of a CUDA source (.cu / .cuh): `torch::kCUDA` (engine.py)
                  "cxx_name",
+                 # a reading of a whole CUDA source file (`tensorrt-host`: TensorRT host code; engine.py, tp59a)
+                 "cuda_source",
                  "callname", "flagname", "keyword",
                  # project files (auditor/project/): dependency pins, shell commands, base images, config settings
                  "requirement", "command", "image", "setting")

@@ -375,6 +375,7 @@ def run_static(
     # (cached or not), so a changed module changes its importers' findings
     drop_ascend_flash_modules(run.results, project)   # Ascend's own `flash_attn/` package: not CUDA by its name
     propagate(run.results, found.files, {r.code: r for r in load_rules()}, project)
+    apply_declared_vendor(run.results, found.files, project, plugins=True)   # a vLLM platform plugin's tree (tq59b)
     if cache is not None:
         by_rel = {rel: path for path, rel in found.files}
         for r in run.results:

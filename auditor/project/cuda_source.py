@@ -184,6 +184,49 @@ def _first_include_line(text: str, code: str, header: bool = False) -> int:
     return 1
 
 
+# TensorRT's C++ API: its headers (`NvInfer.h`, `NvInferPlugin.h`, `NvOnnxParser.h`, the Caffe / UFF parsers) and
+# namespaces (`nvinfer1::`, `nvonnxparser::`; NVIDIA TensorRT C++ API reference)
+_TENSORRT_INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:[^>"]*/)?(?:NvInfer\w*|NvOnnxParser\w*|NvCaffeParser|'
+                                  r'NvUffParser)\.h[>"]', re.M)
+_TENSORRT_NAME_RE = re.compile(r"(?<![\w:])(?:nvinfer1|nvonnxparser|nvcaffeparser1|nvuffparser)\s*::")
+# a project header named for TensorRT (`"trt_dep.hpp"`, `"tensorrt_utils.h"`, `"trt/engine.h"`): `trt` / `tensorrt`
+# as a word of its path
+_TENSORRT_NAMED_INCLUDE_RE = re.compile(
+    r'^[ \t]*#[ \t]*include[ \t]*"(?:[^"]*[/_\-])?(?:trt|tensorrt)(?:[/_\-.][^"]*)?"', re.M | re.I)
+
+
+# a TensorRT plugin's `enqueue` defined in the file (`int32_t ArgMaxPlugin::enqueue(PluginTensorDesc const* ...)`):
+# the custom layer runs the project's CUDA kernels (from its own headers), which are the port (NPU372 stays)
+_PLUGIN_ENQUEUE_RE = re.compile(r"\b\w+\s*::\s*enqueue\s*\(")
+
+
+def tensorrt_host_line(text: str) -> int | None:
+    """The line where a `.cu` file that is TensorRT host code starts being so: a file with no kernel, launch, inline
+    PTX or device code of its own and no TensorRT plugin `enqueue` (nvcc compiles it as C++ beside the CUDA runtime:
+    BiSeNet's tensorrt/segment.cu and trt_dep.cu, built into a TensorRT engine runner) that uses TensorRT's API. The
+    first of its own TensorRT includes and `nvinfer1::` names, else its first include of a project header named for
+    TensorRT (the wrapper that brings the API in); None for anything else. Its port is the TensorRT deployment, not a
+    kernel."""
+    code = _strip(text)
+    if KERNEL_RE.search(code) or _LAUNCH_RE.search(code) or _ASM_RE.search(code) or _DEVICE_CODE_RE.search(code) \
+            or _PLUGIN_ENQUEUE_RE.search(code):
+        return None
+    code_lines = code.splitlines()
+
+    def real(m: re.Match) -> bool:       # a `#include` line, not one inside a comment
+        line = text.count("\n", 0, m.start())
+        return line < len(code_lines) and code_lines[line].lstrip().startswith("#")
+
+    own = [text.count("\n", 0, m.start()) + 1 for m in _TENSORRT_INCLUDE_RE.finditer(text) if real(m)]
+    name = _TENSORRT_NAME_RE.search(code)
+    if name is not None:
+        own.append(code.count("\n", 0, name.start()) + 1)
+    if own:
+        return min(own)
+    wrapper = next((m for m in _TENSORRT_NAMED_INCLUDE_RE.finditer(text) if real(m)), None)
+    return text.count("\n", 0, wrapper.start()) + 1 if wrapper is not None else None
+
+
 def plain_cpp_header(text: str) -> bool:
     """A `.cuh` file with nothing of CUDA in it: no kernel, no CUDA or project include, no device code or CUDA
     runtime name (FlashInfer's rope.cuh: an enum and `#include <string>`); plain C++ that builds anywhere (t15v)."""

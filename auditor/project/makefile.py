@@ -429,10 +429,13 @@ def unsuppressed(new: list[Finding], calls: list, here: Path, root: Path) -> lis
 
 
 def make_build_findings(result: FileResult, root: Path, rule, cache: dict | None = None,
-                        product: str = "a2", setup_cuda: Callable[[Path], list[int]] | None = None) -> list[Finding]:
+                        product: str = "a2", setup_cuda: Callable[[Path], list[int]] | None = None,
+                        run_rule=None) -> list[Finding]:
     """The findings of `result`'s recorded `make` calls whose targets the Makefile builds with nvcc, or whose recipe
     runs a setup script that always compiles CUDA extensions (`setup_cuda(path)`: the lines of those extensions);
-    root is the tree's top folder (a CI step and most scripts run there), the calling file's folder is tried next."""
+    root is the tree's top folder (a CI step and most scripts run there), the calling file's folder is tried next.
+    A recorded run of a program by its path (`{"program": ...}`) is `run_rule`'s when the Makefile of its folder has
+    a target of its name that compiles with nvcc (never the default goal)."""
     calls, bases = recorded_calls(result, root, SUMMARY_KEY)
     if rule is None or not calls:
         return []
@@ -451,6 +454,14 @@ def make_build_findings(result: FileResult, root: Path, rule, cache: dict | None
             if mk is not None:
                 break
         if mk is None:
+            continue
+        program = call.get("program")
+        if program is not None:
+            why = mk.why_cuda(targets[0]) if run_rule is not None and targets else None
+            if why is not None:
+                new.append(call_finding(run_rule, product, result, (line, col, end_col),
+                                        run_rule.message.replace("{symbol}", program) + f" (its Makefile's `{targets[0]}`: "
+                                        f"{why})", program, {"targets": targets}))
             continue
         goals = targets or ([mk.default_goal] if mk.default_goal else [])
         built = [(t, why) for t in goals if (why := mk.why_cuda(t) or _setup_cuda_build(mk, t, setup_cuda))]
@@ -498,9 +509,10 @@ def apply_make_builds(results: list[FileResult], root: Path, rules, product: str
                       setup_cuda: Callable[[Path], list[int]] | None = None) -> None:
     """Add the `make` findings to every file that recorded calls (runner, after the per-file pass); setup_cuda: as
     make_build_findings takes it."""
-    rule = next((r for r in rules if "makefile" in r.match), None)
+    rule = next((r for r in rules if "nvcc" in r.match.get("makefile", ())), None)
+    run_rule = next((r for r in rules if "built-program" in r.match.get("makefile", ())), None)
     if rule is None:
         return
     cache: dict = {}
     add_call_findings(results, root, SUMMARY_KEY, lambda result, top: make_build_findings(result, top, rule, cache,
-                                                                                          product, setup_cuda))
+                                                                                          product, setup_cuda, run_rule))

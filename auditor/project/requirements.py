@@ -433,6 +433,9 @@ def analyze_requirements_txt(engine: "StaticEngine", data: bytes, rel: str) -> F
     text, error = decode_text(data, rel)
     if text is None:
         return FileResult(rel, error=error)
+    listed = conda_dependency_list(text)
+    if listed is not None:
+        return _analyze_conda_list(engine, text, rel, listed)
     col = Collector(engine, rel, text)
     # `-f .../torch_stable.html` beside `torch==1.8.1+cpu`: the file asks that page for CPU builds
     col.cpu_builds_only = cpu_builds_only([re.sub(r"(^|\s)#.*$", "", raw) for raw in text.splitlines()])
@@ -1446,33 +1449,45 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                     rule = matchers(engine).match_requirement(symbol)
                 channel_hits.append((rule, symbol, item.start_mark.line + 1, item.start_mark.column + 1,
                                      item.start_mark.column + 1 + len(item.value)))
-        if key.value != "dependencies" or not isinstance(value, yaml.SequenceNode):
-            continue
-        for item in value.value:
-            if isinstance(item, yaml.ScalarNode):
-                name = conda_spec_name(item.value)
-                if name:
-                    line = item.start_mark.line + 1
-                    conda_names.add(normalize_dist(name))
-                    symbol = conda_spec_symbol(matchers(engine), item.value, name)
-                    rule = matchers(engine).match_requirement(symbol)
-                    col.add(rule, symbol, line, item.start_mark.column + 1, item.start_mark.column + 1 + len(name))
-            elif isinstance(item, yaml.MappingNode):
-                for k, v in item.value:
-                    if k.value == "pip" and isinstance(v, yaml.SequenceNode):
-                        for p in v.value:
-                            if isinstance(p, yaml.ScalarNode) and isinstance(p.value, str) and p.value.strip():
-                                # as a line of requirements.txt: index options, wheels, VCS URLs (t15f: torch-ngp's
-                                # `- git+https://github.com/NVlabs/tiny-cuda-nn/#subdirectory=bindings/torch`)
-                                analyze_requirement_item(col, p.start_mark.line + 1, p.value.strip())
-                                pip_items.append(p.value.strip())
+        if key.value == "dependencies" and isinstance(value, yaml.SequenceNode):
+            _conda_dependencies(col, value, conda_names, pip_items)
     # a CUDA channel serves nothing when no dependency has a finding of its own and none is a torch build
     unused = not col.result.findings and not conda_names & _TORCH_CONDA
     for rule, symbol, line, col_start, col_end in channel_hits:
         col.add(rule, symbol, line, col_start, col_end, severity="info" if unused else None,
                 note=_UNUSED_CHANNEL_NOTE if unused else "")
+    return _conda_done(col, yaml_entries(root).get("dependencies"), pip_items)
+
+
+def _conda_dependencies(col: Collector, deps: yaml.SequenceNode, conda_names: set[str], pip_items: list[str]) -> None:
+    """An environment's dependency list: each conda spec by its name and build, each item of its `pip:` sub-list as a
+    line of requirements.txt (conda_names / pip_items: what it names, for the caller's readings)."""
+    m = matchers(col.engine)
+    for item in deps.value:
+        if isinstance(item, yaml.ScalarNode):
+            name = conda_spec_name(item.value)
+            if name:
+                line = item.start_mark.line + 1
+                conda_names.add(normalize_dist(name))
+                symbol = conda_spec_symbol(m, item.value, name)
+                col.add(m.match_requirement(symbol), symbol, line, item.start_mark.column + 1,
+                        item.start_mark.column + 1 + len(name))
+        elif isinstance(item, yaml.MappingNode):
+            for k, v in item.value:
+                if k.value == "pip" and isinstance(v, yaml.SequenceNode):
+                    for p in v.value:
+                        if isinstance(p, yaml.ScalarNode) and isinstance(p.value, str) and p.value.strip():
+                            # as a line of requirements.txt: index options, wheels, VCS URLs (t15f: torch-ngp's
+                            # `- git+https://github.com/NVlabs/tiny-cuda-nn/#subdirectory=bindings/torch`)
+                            analyze_requirement_item(col, p.start_mark.line + 1, p.value.strip())
+                            pip_items.append(p.value.strip())
+
+
+def _conda_done(col: Collector, deps, pip_items: list[str]) -> FileResult:
+    """The environment's findings, with the CUDA runtime packages of a `conda env export` (and of its pip section's
+    freeze) beside the CUDA torch build as info."""
     result = col.done()
-    if _conda_env_export(root) and any(_CUDA_TORCH_CONDA.match(f.symbol or "") for f in result.findings):
+    if _conda_env_export(deps) and any(_CUDA_TORCH_CONDA.match(f.symbol or "") for f in result.findings):
         result.findings = [as_info(f, "runtime-wheel", _EXPORT_RUNTIME_NOTE)
                            if f.severity != "info" and TORCH_CUDA_CONDA.match(f.symbol or "") else f
                            for f in result.findings]
@@ -1482,6 +1497,39 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         # torch pin (decisions (l) / (r); tq51c)
         result.findings = _freeze_runtime_info(result.findings, True)
     return result
+
+
+# a YAML list item that is a `conda env export` spec (`  - cudatoolkit=10.0.130=0`, name=version=build)
+_CONDA_LIST_ITEM_RE = re.compile(r"^[ \t]*-[ \t]+[A-Za-z0-9_][\w.\-]*=[^=\s]+=[^=\s]+[ \t]*$")
+_CONDA_LIST_MIN = 3
+
+
+def conda_dependency_list(text: str) -> yaml.SequenceNode | None:
+    """The dependency list of a conda environment saved without its `dependencies:` key, in a requirements file
+    (`  - pytorch=1.4.0=py3.7_cuda10.0.130_cudnn7.6.3_0` ... `  - pip:` / `    - spacy==2.2.4`, under a note line):
+    pip rejects such lines (`- x` is no requirement specifier), so the file is the conda spec list its lines say it
+    is, read as environment.yml's `dependencies:`. At least _CONDA_LIST_MIN items are name=version=build specs and
+    they are at least half of the file's lines (comments and blank lines aside); the other lines that are no list
+    item (a note) are left out, each line keeping its number. None for anything else."""
+    lines = text.splitlines()
+    content = [raw for raw in lines if raw.strip() and not raw.lstrip().startswith("#")]
+    specs = sum(1 for raw in content if _CONDA_LIST_ITEM_RE.match(raw))
+    if specs < _CONDA_LIST_MIN or specs * 2 < len(content):
+        return None
+    kept = "\n".join(raw if raw.lstrip().startswith(("-", "#")) else "" for raw in lines)
+    try:
+        root = yaml.compose(kept, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    return root if isinstance(root, yaml.SequenceNode) else None
+
+
+def _analyze_conda_list(engine: "StaticEngine", text: str, rel: str, deps: yaml.SequenceNode) -> FileResult:
+    """A requirements file that holds a conda environment's dependency list (conda_dependency_list)."""
+    col = Collector(engine, rel, text)
+    pip_items: list[str] = []
+    _conda_dependencies(col, deps, set(), pip_items)
+    return _conda_done(col, deps, pip_items)
 
 
 _FREEZE_TORCH = re.compile(r"^torch==")
@@ -1498,10 +1546,9 @@ _EXPORT_RUNTIME_NOTE = (
 _EXPORT_MIN = 20
 
 
-def _conda_env_export(root: yaml.MappingNode) -> bool:
-    """True for the environment.yml `conda env export` writes: at least _EXPORT_MIN conda dependencies, nine in ten
-    pinned with a build string (`libcufft=11.2.0.44=0`)."""
-    deps = yaml_entries(root).get("dependencies")
+def _conda_env_export(deps) -> bool:
+    """True for the dependency list (a YAML node) `conda env export` writes: at least _EXPORT_MIN conda dependencies,
+    nine in ten pinned with a build string (`libcufft=11.2.0.44=0`)."""
     specs = [item.value for item in getattr(deps, "value", []) if isinstance(item, yaml.ScalarNode)]
     pinned = sum(1 for spec in specs if isinstance(spec, str) and _CONDA_EXPORT_RE.match(spec.strip()))
     return pinned >= _EXPORT_MIN and pinned * 10 >= len(specs) * 9

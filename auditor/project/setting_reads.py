@@ -62,8 +62,9 @@ _SWITCH_KEYS = frozenset({"use_gpu"})
 _DEVICE_COUNT_KEYWORD = "devices"
 # the settings rules whose config findings name a choice (device, backend, attention switch); a count is NPU028's
 _CHOICE_CODES = frozenset({"NPU019", "NPU020", "NPU122", "NPU363"})
-# the codes whose settings this pass reads by their readers: the choices and the bf16 settings (NPU212, t25b)
-_READER_CODES = _CHOICE_CODES | {"NPU212"}
+# the codes whose settings this pass reads by their readers: the choices, the bf16 settings (NPU212, t25b) and the
+# Apex switches (NPU318's `apex: true`, tp59a)
+_READER_CODES = _CHOICE_CODES | {"NPU212", "NPU318"}
 # calls that hand a config section whole to a library: Hydra's builders and Lightning's trainer constructors
 _HANDOVER_CALLS = frozenset({"instantiate", "call", "Trainer", "from_argparse_args"})
 # frameworks that build a model from a whole config and read its device / backend keys themselves (detectron2's
@@ -683,6 +684,10 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Pat
         # `none` (decision 26). A top-level key is read under whatever name the code merged the file into, one under
         # which the code reads two or more of the file's other keys
         if any((s, key) in reads.under and s not in reads.handed for s in sections):
+            return True
+        if len(parts) > 1 and _unnamed_section(parts, loaded, reads) and not reads.imported & _CONFIG_FRAMEWORKS:
+            # a count in a section nothing opens, in a config the code reads key by key (DANCE's `misc.gpus: 1` beside
+            # `conf.train.lr` reads, tp59b): no scheduler and no code reads it (decision 26, "settings nothing reads")
             return True
         siblings = [k for k in _section_keys(loaded, parts) if k != key] if len(parts) == 1 else []
         return any(k == key and w == _DEVICE_COUNT_KEYWORD and s not in reads.handed and (

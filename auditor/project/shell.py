@@ -2164,12 +2164,32 @@ def _comparison(col: Collector, m, pos: _Positions, node) -> None:
             # `[[ "$KV_CACHE_DTYPE" == "fp8" ]]` reads the dtype the user chose (reported where it is set, as a
             # Python comparison against a dtype is); a device compared is the gate that fails on Ascend, kept
             return
+        if rule is not None and _caller_argument(node, var.text.decode()):
+            return      # `DEVICE=$7` ... `[[ "$DEVICE" == "gpu" ]]`: the caller picks; the arm's commands carry findings
         if rule is not None:
             line, c = pos.at(literal_side.start_point)
             picks = _assigning_arm(node)
             col.add(rule, f"{var.text.decode()} == {literal}", line, c, c + len(literal_side.text), value=literal,
                     **({"severity": "info", "note": _PICKS_NOTE} if picks else {}))
         return
+
+
+# a script's command-line argument as a bare value: `$7`, `"${1}"`, getopts' `$OPTARG` (no default of the script's own)
+_ARGUMENT_RE = re.compile(r"\$(?:\d|\{\d+\}|OPTARG\b|\{OPTARG\})")
+
+
+def _caller_argument(node, name: str) -> bool:
+    """Whether the variable a test compares holds only the script's command-line argument (tp59b, test166's VBx
+    `DEVICE=$7` ... `if [[ "$DEVICE" == "gpu" ]]`): the value is the caller's choice, made where the script is run,
+    and the test only branches on it (decision 4: uses below the choice are no finding of their own); the commands of
+    the GPU arm carry their own findings. A variable the script also assigns a value of its own stays reported."""
+    root = node
+    while root.parent is not None:
+        root = root.parent
+    values = [_word(v) for n in _walk(root) if n.type == "variable_assignment"
+              and (k := n.child_by_field_name("name")) is not None and k.text.decode() == name
+              and (v := n.child_by_field_name("value")) is not None]
+    return bool(values) and all(_ARGUMENT_RE.fullmatch(v) for v in values)
 
 
 _PICKS_NOTE = " (the test of a branch that only sets variables, such as the download URL for that version: it " \
@@ -2933,6 +2953,7 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
         _make_targets(col, m, pos, words, nodes)
         _record_make(col, pos, words, nodes, source_tree.cwd)
         _make_folder(col, m, pos, words, nodes, source_tree)
+    _record_built_program(col, pos, words, nodes, source_tree.cwd)
     if name == "popd" or name == "cd" and words[1:] == ["-"]:
         source_tree.cd_target = source_tree.cd_back.pop() if source_tree.cd_back else None
     if name in ("cd", "pushd") and words[1:] != ["-"]:
@@ -3437,6 +3458,26 @@ def _record_make(col: Collector, pos: _Positions, words: list[str], nodes: list,
     last = nodes[-1]
     end_line, end_c = pos.at(last.end_point)
     call.update(line=line, col=c, end_col=end_c if end_line == line else c + len(words[0]))
+    keep_call(col.result, MAKE_CALLS, call)
+
+
+# a program run by a path in the tree (`cuda_renderer/cuda_renderer`, `./render`): a relative word with a `/`, no
+# expansion, and a last part with no extension (not a `.sh` / `.py` script, which other readers follow)
+_TREE_PROGRAM_RE = re.compile(r"(?:\./)?(?:[\w.-]+/)*[A-Za-z_][\w-]*")
+
+
+def _record_built_program(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:
+    """A program the script runs by its path in the tree, kept with the `make` calls as the target of that name in
+    its folder's Makefile (`{"program": ...}`): the tree pass reports the run when that target compiles with nvcc
+    (LLFF's `cuda_renderer/cuda_renderer ...` after `cd cuda_renderer && make`; makefile.make_build_findings)."""
+    if cwd is None or "/" not in words[0] or not _TREE_PROGRAM_RE.fullmatch(words[0]):
+        return
+    folder, _, program = words[0].rpartition("/")
+    call = make_call(["-C", folder, program], cwd)
+    if call is None:
+        return
+    line, c = pos.at(nodes[0].start_point)
+    call.update(program=words[0], line=line, col=c, end_col=c + len(words[0]))
     keep_call(col.result, MAKE_CALLS, call)
 
 

@@ -5,7 +5,7 @@ import ast
 import re
 from collections.abc import Iterable
 
-from auditor.astnodes import ast_dotted, literal_strings, module_nodes, module_nodes_of, walk_list  # noqa: F401  (re-exported: the passes' import)
+from auditor.astnodes import ENV_GETS, ENVIRON, ast_dotted, literal_strings, module_nodes, module_nodes_of, walk_list  # noqa: F401  (re-exported: the passes' import)
 
 
 # The last part of a call's name that shows a message to a person (print, logging, warnings, transformers' *_once):
@@ -56,16 +56,24 @@ def env_read(value: ast.AST) -> bool:
     """`os.environ.get("X")`, `os.getenv("X")`, `os.environ["X"]` (or `environ` / `getenv` imported bare): the
     expression reads an environment variable itself, not a value derived from one (`int(os.getenv("X", "0"))`)."""
     if isinstance(value, ast.Subscript):
-        return ast_dotted(value.value) in ("os.environ", "environ")
-    return isinstance(value, ast.Call) and ast_dotted(value.func) in ("os.environ.get", "os.getenv", "environ.get",
-                                                                     "getenv")
+        return ast_dotted(value.value) in ENVIRON
+    return isinstance(value, ast.Call) and ast_dotted(value.func) in ENV_GETS
+
+
+def env_read_key(value: ast.AST) -> str | None:
+    """The variable an `env_read` names with a string literal (`os.environ["X"]`, `os.getenv("X", "0")`), else None."""
+    if not env_read(value):
+        return None
+    key = value.slice if isinstance(value, ast.Subscript) else value.args[0] if isinstance(value, ast.Call) and \
+        value.args else None
+    return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
 
 
 def env_membership(test: ast.AST) -> str | None:
     """The variable of `"X" in os.environ` (or a bare `environ`): a test of whether it is set."""
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In) \
             and isinstance(test.left, ast.Constant) and isinstance(test.left.value, str) \
-            and ast_dotted(test.comparators[0]) in ("os.environ", "environ"):
+            and ast_dotted(test.comparators[0]) in ENVIRON:
         return test.left.value
     return None
 

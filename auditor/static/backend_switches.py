@@ -17,15 +17,18 @@ import ast
 from typing import Any
 
 from auditor.astnodes import line_span
-from auditor.static.astutil import ast_dotted, env_read
+from auditor.static.astutil import ENVIRON, ast_dotted, env_read_key
 
 # a string a backend switch compares its parameter with: a backend's name
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
 
 
+def _is_name(text: str | None) -> bool:
+    return bool(text) and len(text or "") <= 40 and set(text or "") <= _NAME_CHARS
+
+
 def _name_value(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value and \
-            len(node.value) <= 40 and set(node.value) <= _NAME_CHARS:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and _is_name(node.value):
         return node.value
     return None
 
@@ -37,12 +40,8 @@ def _env_key(node: ast.AST) -> tuple[str, str] | None:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("lower", "upper") \
             and not node.args:
         case, node = node.func.attr, node.func.value
-    if not env_read(node):
-        return None
-    key = node.slice if isinstance(node, ast.Subscript) else node.args[0] if isinstance(node, ast.Call) and node.args \
-        else None
-    name = _name_value(key) if key is not None else None
-    return (name, case) if name else None
+    name = env_read_key(node)
+    return (name, case) if name and _is_name(name) else None
 
 
 def _compared(test: ast.AST, params: list[str]) -> tuple[str, str] | None:
@@ -65,7 +64,7 @@ def _selects(body: list[ast.stmt]) -> bool:
 def _env_store(node: ast.AST) -> tuple[str, str | None] | None:
     """(variable, constant value or None) of `os.environ["K"] = value`."""
     if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript) and \
-            ast_dotted(node.targets[0].value) in ("os.environ", "environ"):
+            ast_dotted(node.targets[0].value) in ENVIRON:
         key = _name_value(node.targets[0].slice)
         if key:
             return key, _name_value(node.value)

@@ -13,6 +13,10 @@ metadata, not in its tree's name:
   `musa` ...; `intel_npu_acceleration_library` is another vendor's NPU runtime, OTHER_NPU_RUNTIMES), or
 - its core requirements (`install_requires`, `[project] dependencies`, the root requirements.txt) name another
   accelerator's runtime (`torch-neuronx`, `intel-npu-acceleration-library`, `onnxruntime-rocm`, ...);
+- it registers a vLLM platform plugin (an entry point of the `vllm.platform_plugins` group: pyproject's
+  `[project.entry-points."vllm.platform_plugins"]`, setup.py's `entry_points=`, setup.cfg's `[options.entry_points]`;
+  tq59b, heldout78's vllm-spyre): vLLM's own CUDA / ROCm / CPU platforms are built in, so a plugin exists to run
+  vLLM on an accelerator vLLM does not ship (Spyre, Metal, Kunlun); its examples and tests run on that one;
 - unless its metadata also says CUDA or Ascend: a name that names them (`vllm-ascend`, `gpustack`), a requirement on
   torch-npu or a CUDA-only distribution (`nvidia-*`, `cupy-cuda12x`, `flash-attn`, `xformers`, ...), a
   `CUDAExtension` / `CUDA_HOME` in setup.py. A plain CUDA project declares none of this and keeps every finding.
@@ -61,6 +65,9 @@ _HOST_HINTS = frozenset({"performance", "precision", "operator", "fusion", "atte
 _TORCH_NEEDS_TORCH_NPU = "torch-pin-needs-torch-npu"
 # the metadata fields in which a project says what it is for (setup() keywords, setup.cfg [metadata] keys)
 _ABOUT_KEYS = ("author", "description")
+# the entry-point group through which vLLM loads an out-of-tree hardware platform (vLLM's plugin system docs)
+_PLATFORM_PLUGINS = "vllm.platform_plugins"
+_PLUGIN_BACKEND = "vllm-platform"
 
 
 def _dist(requirement: str) -> str:
@@ -72,19 +79,19 @@ def _dist(requirement: str) -> str:
         return ""
 
 
-def _setup_py(data: bytes) -> tuple[str | None, list[str], list[str]]:
+def _setup_py(data: bytes) -> tuple[str | None, list[str], list[str], list[str]]:
     """The name, the core requirements (`install_requires`: a literal list, or a module-level name bound to one;
-    a requirements file read into it is read from that file) and the self-description (`author`, `description`)
-    of a setuptools script, by `ast`."""
+    a requirements file read into it is read from that file), the self-description (`author`, `description`) and
+    the entry-point groups (`entry_points={"group": [...]}`) of a setuptools script, by `ast`."""
     try:
         tree = ast.parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None, [], []
+        return None, [], [], []
     bound: dict[str, ast.expr] = {}
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             bound[stmt.targets[0].id] = stmt.value
-    name, core, about = None, [], []
+    name, core, about, groups = None, [], [], []
     for node in walk_list(tree):
         if not (isinstance(node, ast.Call) and (getattr(node.func, "id", None) == "setup"
                                                 or getattr(node.func, "attr", None) == "setup")):
@@ -97,7 +104,9 @@ def _setup_py(data: bytes) -> tuple[str | None, list[str], list[str]]:
                 core += [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
             elif kw.arg in _ABOUT_KEYS and isinstance(value, ast.Constant) and isinstance(value.value, str):
                 about.append(value.value)
-    return name, core, about
+            elif kw.arg == "entry_points" and isinstance(value, ast.Dict):
+                groups += [k.value for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+    return name, core, about, groups
 
 
 def declares_fact(data: bytes, rel: str) -> dict[str, Any] | None:
@@ -109,9 +118,10 @@ def declares_fact(data: bytes, rel: str) -> dict[str, Any] | None:
     core: list[str] = []
     every: list[str] = []
     about: list[Any] = []      # strings where the metadata holds them
+    groups: list[str] = []     # entry-point groups the project registers in
     text = data.decode("utf-8", errors="replace")
     if rel == "setup.py":
-        name, core, about = _setup_py(data)
+        name, core, about, groups = _setup_py(data)
         every = re.findall(r"[\"']([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:[<>=!~;\[@ ][^\"']*)?[\"']", text)
     elif rel == "pyproject.toml":
         try:
@@ -129,6 +139,8 @@ def declares_fact(data: bytes, rel: str) -> dict[str, Any] | None:
         extras = project.get("optional-dependencies")
         every = core + [d for v in (extras.values() if isinstance(extras, dict) else []) if isinstance(v, list)
                         for d in v if isinstance(d, str)]
+        points = project.get("entry-points")
+        groups = [str(g) for g in points] if isinstance(points, dict) else []
     elif rel == "setup.cfg":
         parser = configparser.ConfigParser(interpolation=None, strict=False)
         try:
@@ -139,6 +151,7 @@ def declares_fact(data: bytes, rel: str) -> dict[str, Any] | None:
         about = [parser.get("metadata", key, fallback="") for key in _ABOUT_KEYS]
         core = [s.strip() for s in parser.get("options", "install_requires", fallback="").splitlines() if s.strip()]
         every = core
+        groups = list(parser["options.entry_points"]) if parser.has_section("options.entry_points") else []
     else:
         core = [s for s in text.splitlines() if s.strip() and not s.lstrip().startswith(("#", "-"))]
         every = core
@@ -147,6 +160,8 @@ def declares_fact(data: bytes, rel: str) -> dict[str, Any] | None:
     cuda = cuda or any(_CUDA_DISTRIBUTION.match(_dist(r)) for r in every) or \
         (rel == "setup.py" and bool(_CUDA_BUILD.search(data)))
     fact: dict[str, Any] = {"name": name, "core": sorted({_dist(r) for r in core} - {""}), "cuda": cuda}
+    if _PLATFORM_PLUGINS in groups:
+        fact["plugin"] = _PLATFORM_PLUGINS
     # `author='Tenstorrent', description='AI/ML framework for Tenstorrent devices'`: the project says whose
     # accelerator it serves; a description that also names CUDA / GPUs / Ascend says nothing of the kind (t11z)
     described = backends_in_text(" ".join(a for a in about if isinstance(a, str)))
@@ -171,6 +186,8 @@ def _backend_of(fact: dict[str, Any]) -> tuple[str, str] | None:
     described = fact.get("described")
     if isinstance(described, list) and described:
         return described[0], f"its author / description names {', '.join(described)}"
+    if fact.get("plugin") == _PLATFORM_PLUGINS:
+        return _PLUGIN_BACKEND, f"it registers a vLLM platform plugin (entry-point group `{_PLATFORM_PLUGINS}`)"
     return None
 
 
@@ -208,13 +225,15 @@ def declared_vendor(files: Sequence[tuple[Path, str]], project) -> tuple[str, st
     return None
 
 
-def apply_declared_vendor(results: list, files: Sequence[tuple[Path, str]], project) -> int:
+def apply_declared_vendor(results: list, files: Sequence[tuple[Path, str]], project, *, plugins: bool = False) -> int:
     """Make errors and warnings info in a project that declares another accelerator's (and drop the host hints of
-    another vendor's NPU project); returns how many changed."""
+    another vendor's NPU project); returns how many changed. A vLLM platform plugin's tree is read only with
+    `plugins` (after crossfile's pass: a call of its own vLLM helper keeps its info pointer, as its labellers read
+    it), any other declaration only without."""
     if not any(r.findings for r in results):
         return 0
     found = declared_vendor(files, project)
-    if found is None:
+    if found is None or (found[0] == _PLUGIN_BACKEND) != plugins:
         return 0
     backend, why = found
     host = backend == "other-npu" or backend in HOST_RUNTIMES     # its PyTorch side holds host values

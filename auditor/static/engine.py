@@ -24,7 +24,8 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from auditor.astnodes import line_span, node_lines, walk_list
 from auditor.findings import FileError, FileResult, Finding, without_fix
 from auditor.project import analyze_project_file, project_kind
-from auditor.project.cuda_source import KERNEL_RE, cxx_name_lines, describe, inventory, no_code, plain_cpp_header
+from auditor.project.cuda_source import (KERNEL_RE, cxx_name_lines, describe, inventory, no_code, plain_cpp_header,
+                                         tensorrt_host_line)
 from auditor.project.shell import lower_ascend_engine_starts
 from auditor.rules import Rule, SymbolDetail
 from auditor.static.vendor_dispatch import _MAX_BYTES as VENDOR_MAX_BYTES, RULE as VENDOR_RULE, \
@@ -773,6 +774,8 @@ class StaticEngine:
                 extra.update({name: rule for name in apis})
         self.compiled = CompiledRules.build(rules, extra_exact=extra)
         self._flow_rules = {r.code: r for r in rules if r.code in FLOW_CODES}
+        # the reading of a `.cu` file that is TensorRT host code (cuda_source.tensorrt_host_line)
+        self._tensorrt_rule = next((r for r in rules if "tensorrt-host" in r.match.get("cuda_source", ())), None)
 
     # -- entry points --------------------------------------------------------------------------
 
@@ -913,7 +916,13 @@ class StaticEngine:
                     return result       # a header with no CUDA in it (an enum, `#include <string>`): plain C++
                 if name.endswith((".cu", ".cuh")) and no_code(data.decode("utf-8", errors="replace")):
                     return result       # comments, includes and an empty namespace only: nothing to port
-                if name.endswith((".cu", ".cuh")):
+                trt_line = tensorrt_host_line(data.decode("utf-8", errors="replace")) \
+                    if name.endswith(".cu") and self._tensorrt_rule is not None else None
+                if trt_line is not None:
+                    # TensorRT host code compiled by nvcc: its port is the TensorRT deployment (tp59a)
+                    finding = self._finding(RawHit(self._tensorrt_rule, None, name), rel, trt_line, 1,  # type: ignore[arg-type]
+                                            trt_line, 1)
+                elif name.endswith((".cu", ".cuh")):
                     inv = inventory(data.decode("utf-8", errors="replace"), header=name.endswith(".cuh"))
                     line = inv.pop("first_kernel_line")
                     finding = replace(finding, line=line, end_line=line, message=f"{finding.message}: {describe(inv)}",

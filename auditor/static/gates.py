@@ -2286,7 +2286,7 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     findings = _lower_library_refusals(_lower_fallback_gates(findings, tree), tree)
     findings = _lower_kernel_preconditions(findings, tree)
     findings = _drop_capability_keys(findings, tree)
-    findings = apply_gate_regions(_drop_choiceless_tests(findings, tree), tree)
+    findings = apply_gate_regions(_drop_gated_source_globs(_drop_choiceless_tests(findings, tree), tree), tree)
     findings = _lower_off_host_probes(_lower_redundant_cpu_moves(findings, tree), tree)
     findings = _lower_load_location_probes(_lower_probe_fallthroughs(findings, tree), tree)
     findings = _lower_compared_only_defaults(findings, tree)
@@ -2352,6 +2352,39 @@ def _drop_choiceless_tests(findings: list, tree: ast.Module) -> list:
         return findings
     return [f for f in findings if f.category != "device" or
             not starts_in(f, tests)]
+
+
+_CUDA_SOURCE_RULE = "cuda-source-path"
+
+
+def _gated_source_globs(tree: ast.Module, gates: Gates) -> list[Span]:
+    """`source_cuda = glob.glob(os.path.join(src, "cuda", "*.cu"))` whose every read is behind a CUDA gate (`if
+    torch.cuda.is_available(): extension = CUDAExtension; sources += source_cuda`: DCNv2-style setup.py files): the
+    spans of such glob calls. The list of names builds nothing on Ascend; the gate and the extension behind it are
+    the findings (precision rows of the shape read false, recall labels `none`; tp59b)."""
+    out: list[Span] = []
+    for scope in [tree, *(n for n in _walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]:
+        nodes = list(scope_nodes(scope))
+        for stmt in nodes:
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                    and isinstance(stmt.value, ast.Call) and (ast_dotted(stmt.value.func) or "").split(".")[-1] == "glob"):
+                continue
+            name = stmt.targets[0].id
+            if sum(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in nodes) != 1:
+                continue
+            reads = [n for n in nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+            if reads and all(gates.gate_of(n.lineno, n.col_offset) is not None for n in reads):
+                out.append(node_span(stmt.value))
+    return out
+
+
+def _drop_gated_source_globs(findings: list, tree: ast.Module) -> list:
+    """The CUDA source globs `_gated_source_globs` reads: their `.cu` pattern findings go."""
+    if not any(f.name == _CUDA_SOURCE_RULE for f in findings):
+        return findings
+    gates = build_gates(tree)
+    spans = _gated_source_globs(tree, gates) if gates.regions else []
+    return [f for f in findings if f.name != _CUDA_SOURCE_RULE or not starts_in(f, spans)] if spans else findings
 
 
 # the categories whose values flow from a device choice to its uses (a device, a process-group backend)

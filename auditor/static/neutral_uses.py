@@ -17,7 +17,7 @@ from typing import Any
 
 from auditor.astnodes import is_main_guard, line_span, node_lines, node_span, parents_of, starts_in, walk_list
 from auditor.static.backends import as_info
-from auditor.static.astutil import ast_dotted, module_nodes, scope_nodes
+from auditor.static.astutil import ENV_GETS, ENVIRON, ast_dotted, module_nodes, scope_nodes
 from auditor.static.unreached_defs import imported_names
 
 _COVERAGE_CODES = frozenset({"NPU501", "NPU502"})
@@ -309,7 +309,7 @@ def drop_existence_probes(findings: list, tree: ast.AST) -> list:
     return [f for f in findings if f.category != "precision" or not starts_in(f, spans)]
 
 
-_ENV_READS = frozenset({"os.environ.get", "os.getenv", "environ.get", "getenv"})
+_ENV_READS = ENV_GETS
 _ENV_WRITES = frozenset({"os.environ.setdefault", "os.putenv", "os.environ.update", "environ.setdefault", "putenv",
                          "environ.update"})
 
@@ -334,9 +334,9 @@ def _forwarded_env_names(tree: ast.Module) -> list[tuple[int, int, int, int]]:
         key = loop.target.id
         nodes = [n for stmt in loop.body for n in walk_list(stmt)]
         reads = any(_env_call(n, _ENV_READS, key) or isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load)
-                    and ast_dotted(n.value) in ("os.environ", "environ") for n in nodes)
+                    and ast_dotted(n.value) in ENVIRON for n in nodes)
         writes = any(_env_call(n, _ENV_WRITES, key) or isinstance(n, ast.Subscript) and
-                     not isinstance(n.ctx, ast.Load) and ast_dotted(n.value) in ("os.environ", "environ")
+                     not isinstance(n.ctx, ast.Load) and ast_dotted(n.value) in ENVIRON
                      for n in nodes)
         if reads and not writes:
             out.append(node_span(loop.iter))

@@ -2789,6 +2789,9 @@ def _checkout_folders(project: Any) -> tuple[str, ...]:
 _CREDITED_NOTE = ("nothing this tree runs reaches it: `{}` holds a copy of the {} repository, which this tree's README "
                   "credits as code it builds on, of which this tree imports or runs only part; port it if you run that "
                   "program")
+_ENCLOSING_NOTE = ("nothing this tree runs reaches it: `{}` is a copy of another project's repository (with its own "
+                   "licence and install files, around the copied `{}` package this tree loads), of which this tree "
+                   "imports or runs only part; port it if you run that program")
 _LICENSED_NOTE = ("nothing this tree runs reaches it: `{}` is a copy of another project's package, carried with its own "
                   "licence ({}'s, not this tree's), of which this tree imports or runs only part; port it if you run it")
 # the holder a licence's copyright line names: "The MIT License (MIT) Copyright (c) 2020 Andrej Karpathy"
@@ -2828,6 +2831,46 @@ def _licensed_copies(project: Any) -> dict[str, str]:
         holder = _licence_holder(root / folder)
         if holder is not None and holder != own and own not in holder and holder not in own:
             out[folder] = holder
+    return out
+
+
+# a checkout's own install files at its top (discovered: a conda environment, a requirements file, build metadata)
+_INSTALL_FILE = re.compile(r"^(?:environment[\w.-]*\.ya?ml|conda[\w.-]*\.ya?ml|requirements[\w.-]*\.txt|setup\.py|"
+                           r"setup\.cfg|pyproject\.toml)$")
+
+
+def _enclosing_checkouts(project: Any, copies: Collection[str]) -> dict[str, str]:
+    """The checkouts of other projects that hold a copied package (tq59a, heldout78: PnPInversion's
+    `models/instructpix2pix/`, Instruct-Pix2Pix's repository with its LICENSE, `environment.yaml`, `main.py` and
+    `edit_cli.py`, around the `stable_diffusion/` checkout whose `ldm` package the tree loads): the nearest plain folder
+    (no `__init__.py`) above a copy, below the root, that carries a licence of its own (on disk: discovery lists none)
+    and an install file of its own (`_INSTALL_FILE`); where the root has a licence, the folder's names another holder
+    (an app's own sub-project names the tree's). The copied repository's programs, metrics and scripts run only as far
+    as the tree launches, imports or names them, as for any copy (policy (j)); folder -> the package it holds."""
+    root = _tree_root(project)
+    if root is None:
+        return {}
+    paths = getattr(project, "paths", {})
+    own: str | None = None
+    out: dict[str, str] = {}
+    for copy, name in copies.items() if isinstance(copies, dict) else ():
+        parts = copy.rstrip("/").split("/")
+        for k in range(len(parts) - 1, 0, -1):
+            folder = "/".join(parts[:k])
+            if f"{folder}/__init__.py" in paths:
+                continue
+            try:
+                licensed = any(p.is_file() and _LICENCE.match(p.name) for p in (root / folder).iterdir())
+            except OSError:
+                licensed = False
+            if not licensed or not any(rel.startswith(f"{folder}/") and _INSTALL_FILE.match(rel[len(folder) + 1:])
+                                       for rel in paths):
+                continue
+            own = own if own is not None else _licence_holder(root) or ""
+            holder = _licence_holder(root / folder) if own else None
+            if not own or holder is not None and holder != own and own not in holder and holder not in own:
+                out.setdefault(f"{folder}/", name)
+            break
     return out
 
 
@@ -2960,14 +3003,17 @@ def _credited_copies(project: Any) -> dict[str, str]:
 
 def _used_as_library(project: Any, python: Collection[str], found: dict[str, str]) -> dict[str, str]:
     """Of `found` (package folder -> value), the folders the tree uses as a library: Python code outside the folder
-    imports its package by name, and no shell script or container file launches a program of it."""
+    imports its package by name, or by its path in the tree (`from models.edict.my_diffusers import UNet2DConditionModel`,
+    an old diffusers copied as `my_diffusers`; tq59a), and no shell script or container file launches a program of it."""
     launched = _shell_launches(project) | _container_launches(project)
     out = {}
     for folder, value in found.items():
-        top = folder.rstrip("/").rsplit("/", 1)[-1]
+        parts = folder.rstrip("/").split("/")
+        names = tuple(".".join(parts[k:]) for k in range(len(parts)))      # the package, then its paths from above
         if any(_launched(rel, launched) for rel in python if rel.startswith(folder)):
             continue
-        if any(str(load[0]).split(".", 1)[0] == top for rel in python if not rel.startswith(folder)
+        if any(str(load[0]) in names or str(load[0]).startswith(tuple(f"{n}." for n in names))
+               for rel in python if not rel.startswith(folder)
                for load in (project.facts(rel) or {}).get("load", ()) if load and load[0]):
             out[folder] = value
     return out
@@ -3534,7 +3580,11 @@ def mark_unnamed_guarded_uses(findings: list, tree: ast.AST, text: str) -> list:
         return re.search(rf"\b{re.escape(name)}\b", outside) is None
 
     marks: dict[str, tuple[int, list[tuple[int, int]], list[str]]] = {}
+    guards = _unread_guards(tree) if isinstance(tree, ast.Module) else {}
     for qual, (line, uses) in _guarded_use_lines(tree, findings).items():
+        if not uses and line in guards:
+            marks[qual] = (line, [], [])
+            continue
         holders = {next((t for t in tops if t[1] <= u <= t[2]), None) for u in uses}
         if uses and None not in holders and all(unnamed(*t) for t in holders if t is not None):
             found = sorted(t for t in holders if t is not None)
@@ -3545,9 +3595,41 @@ def mark_unnamed_guarded_uses(findings: list, tree: ast.AST, text: str) -> list:
     for f in findings:
         hit = next((q for q in marks if f.symbol == q or (f.symbol or "").startswith(q + ".")), None) \
             if f.severity == "warning" and (f.data or {}).get("context") == "guarded-import" else None
-        if hit is not None and (f.line == marks[hit][0] or any(a <= f.line <= b for a, b in marks[hit][1])):
+        if hit is not None and not marks[hit][2] and f.line == marks[hit][0]:
+            f = replace(f, data={**f.data, UNREAD_GUARD: guards[f.line]})
+        elif hit is not None and (f.line == marks[hit][0] or any(a <= f.line <= b for a, b in marks[hit][1])):
             f = replace(f, data={**f.data, UNNAMED_USES: marks[hit][2]})
         out.append(f)
+    return out
+
+
+UNREAD_GUARD = "unread_guard"      # a finding's data: the names a guarded import's try binds, none read in its file
+
+
+def _unread_guards(tree: ast.Module) -> dict[int, list[str]]:
+    """Import line -> the names bound in its module-level `try: import ... except ImportError:` (the imported names and
+    the availability flag its arms set: `megablocks_available = True / False`), where the file reads none of them (no
+    load, no string naming one: `__all__`) and imports by no star: an import whose failure changes nothing in the
+    file (tq59a, heldout78: molmoact's `from megablocks.layers.mlp import MLP, SparseMLP` in `olmo/train/optim.py`)."""
+    out: dict[int, list[str]] = {}
+    tries = [n for n in tree.body if isinstance(n, ast.Try) and _catches_import_errors(n)]
+    if not tries:
+        return out
+    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)} | \
+        {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    if any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in ast.walk(tree)):
+        return out
+    for node in tries:
+        bound: list[str] = []
+        lines: list[int] = []
+        for stmt in (n for part in (*node.body, *node.handlers, *node.orelse) for n in walk_list(part)):
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                lines.append(stmt.lineno)
+                bound += [a.asname or a.name.split(".")[0] for a in stmt.names]
+            elif isinstance(stmt, ast.Name) and isinstance(stmt.ctx, ast.Store):
+                bound.append(stmt.id)
+        if bound and not set(bound) & read:
+            out.update((line, sorted(set(bound))) for line in lines)
     return out
 
 
@@ -3555,12 +3637,17 @@ _UNNAMED_NOTE = ("every use of this optional import sits in {}, which nothing in
                  "path nothing here runs (decision 1); port it if you call it")
 
 
+_UNREAD_GUARD_NOTE = ("nothing in this tree reads what this optional import binds ({}): where it fails, as on Ascend, "
+                      "nothing else changes (decision 1); port it if you use it")
+
+
 def lower_unnamed_guarded_uses(results: list, project: Any) -> int:
     """Outside a hosted tree (where `_unused_guarded_imports` reads reach): the findings `mark_unnamed_guarded_uses`
     marked are info (the lead's decision 1) when no other Python file of the tree calls, imports or refers to any
     definition holding the uses, by the files' cached facts (call_defaults: calls, imports, refs; a warm run reads
     nothing); a star import anywhere, or a file without facts, keeps them. Returns the count lowered."""
-    marked = [r for r in results if any(UNNAMED_USES in (f.data or {}) for f in r.findings)]
+    marked = [r for r in results if any(UNNAMED_USES in (f.data or {}) or UNREAD_GUARD in (f.data or {})
+                                        for f in r.findings)]
     if not marked or not hasattr(project, "calls"):
         return 0
     python = [r.path for r in results if r.path.endswith(".py")]
@@ -3583,12 +3670,27 @@ def lower_unnamed_guarded_uses(results: list, project: Any) -> int:
             named[(rel, name)] = hit
         return named[(rel, name)]
 
+    def imported_elsewhere(rel: str, names: list[str]) -> bool:
+        """Whether another file takes one of the names from this module (`from olmo.train.optim import MLP`,
+        `optim.megablocks_available`, a star import of it); a file without facts may."""
+        stem = rel.removesuffix(".py").removesuffix("/__init__").rsplit("/", 1)[-1]
+        wanted = {f"{stem}{sep}{n}" for n in [*names, "*"] for sep in ":."}
+        for other in python:
+            facts = project.calls(other) if other != rel else {}
+            if facts is None or facts.get("unparsed") or wanted & set(facts.get("imports") or ()):
+                return True
+        return False
+
     lowered = 0
     for r in marked:
         for i, f in enumerate(r.findings):
             names = (f.data or {}).get(UNNAMED_USES)
+            unread = (f.data or {}).get(UNREAD_GUARD)
             if names and f.severity == "warning" and not any(named_elsewhere(r.path, n) for n in names):
                 r.findings[i] = as_info(f, _CONTEXT, _UNNAMED_NOTE.format(" and ".join(f"`{n}`" for n in names)))
+                lowered += 1
+            elif unread and f.severity == "warning" and not imported_elsewhere(r.path, unread):
+                r.findings[i] = as_info(f, _CONTEXT, _UNREAD_GUARD_NOTE.format(", ".join(f"`{n}`" for n in unread)))
                 lowered += 1
     return lowered
 
@@ -3661,6 +3763,9 @@ def _lower_copies(results: list, project: Any) -> int:
     code outside the copies, and the files of a copy the tree runs itself (its scripts), are never touched. The count
     lowered."""
     copies, roots = _vendored_copies(project)
+    # (a copied repository around a copied package: its own programs beside the package the tree loads; tq59a)
+    enclosing = {folder: name for folder, name in _enclosing_checkouts(project, copies).items() if folder not in copies}
+    copies = {**copies, **enclosing}
     credited = {folder: name for folder, name in _credited_copies(project).items()
                 if not any(folder.startswith(c) or c.startswith(folder) for c in copies)}
     copies = {**copies, **{folder: folder.rstrip("/") for folder in credited}}
@@ -3705,12 +3810,14 @@ def _lower_copies(results: list, project: Any) -> int:
     # a copy's container and CI recipes are upstream's: nothing in the tree builds them unless its own launch files or
     # shell scripts name them (Grounded-SAM-2's and GroundingDINO's Dockerfiles, mmyolo's `.circleci/docker/`; policy
     # (j), tq53c)
-    # (and the environment files of a checkout nested inside a copy, DROID-SLAM's `environment.yaml` in a copied
+    # (and the environment files of a checkout nested inside a copy, also one that is a copy itself: the
+    # `stable_diffusion/environment.yaml` inside a copied Instruct-Pix2Pix repository, tq59a; DROID-SLAM's `environment.yaml` in a copied
     # benchmark's `third_party/`, which the tree builds with `python setup.py install`, never `conda env create`; the
     # copy's own top-level requirements are what a user installs with it; policy (j), tq55c)
     recipes = {r.path: copy for r in results if r.findings and (copy := _copy_of(r.path, copies)) is not None
                and (_LAUNCH_FILE.search(r.path) or "/.circleci/" in f"/{r.path[len(copy):]}"
-                    or _ENV_FILE.search(r.path) and "/" in r.path[len(copy):])}
+                    or _ENV_FILE.search(r.path) and ("/" in r.path[len(copy):]
+                                                     or any(c != copy and copy.startswith(c) for c in enclosing)))}
     built = _named_recipes(project, recipes, tuple(copies)) if recipes else set()
     for rel in recipes.keys() - built:
         spans[rel] = [(1, _END)]
@@ -3725,6 +3832,8 @@ def _lower_copies(results: list, project: Any) -> int:
             note, name = _LICENSED_NOTE, licensed[copy]
         elif copy in credited:
             note, name = _CREDITED_NOTE, credited[copy]
+        elif copy in enclosing:
+            note = _ENCLOSING_NOTE
         elif copy in roots:
             note = _SOURCE_ROOT_NOTE
         elif f"{copy}__init__.py" in paths and copy.rstrip("/").rsplit("/", 1)[-1] != name:

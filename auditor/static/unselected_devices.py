@@ -36,7 +36,7 @@ import re
 from typing import Any, TypeGuard
 
 from auditor.astnodes import device_literal, node_span, parents_of, starts_in, walk_list
-from auditor.static.astutil import MESSAGE_CALLS, ast_dotted, env_membership, env_read, literal_strings, module_nodes, self_attr
+from auditor.static.astutil import MESSAGE_CALLS, ast_dotted, env_membership, env_read_key, literal_strings, module_nodes, self_attr
 from auditor.static.backends import as_info
 from auditor.static.visitor import _DEVICE_CHOICE_OPTION_RE, _OPTION_MAKERS
 
@@ -860,16 +860,14 @@ def _set_if_unset_reads(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     for fn in module_nodes(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        sets = {(_str(t.slice), n.lineno) for n in walk_list(fn) if isinstance(n, ast.Assign)
-                for t in n.targets if isinstance(t, ast.Subscript) and env_read(t)}
+        sets = {(env_read_key(t), n.lineno) for n in walk_list(fn) if isinstance(n, ast.Assign)
+                for t in n.targets if isinstance(t, ast.Subscript)}
         for stmt in fn.body:
             if not (isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1
                     and isinstance(stmt.body[0], ast.Return) and stmt.body[0].value is None):
                 continue
             test = stmt.test
-            key = env_membership(test)
-            if key is None and env_read(test) and isinstance(test, ast.Call) and test.args:
-                key = _str(test.args[0])
+            key = env_membership(test) or (env_read_key(test) if isinstance(test, ast.Call) else None)
             if key and any(k == key and line > stmt.lineno for k, line in sets):
                 out.append(node_span(test))
     return out

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
+from auditor.astnodes import ENV_GETS, ENVIRON
 from auditor.rules import Rule
 from auditor.static.backends import BACKEND_NAMES, backends_in_text
 from auditor.static.compiled import LIBRARY_CATEGORIES, CompiledRules
@@ -399,10 +400,9 @@ def _env_read_name(node: cst.BaseExpression) -> tuple[str, cst.SimpleString, boo
     """(name, literal, whether it may be unset) of `os.environ.get("X")`, `os.getenv("X", default)`,
     `os.environ["X"]`, or None."""
     arg: cst.BaseExpression | None = None
-    if isinstance(node, cst.Call) and node.args and dotted(node.func) in ("os.environ.get", "os.getenv", "environ.get",
-                                                                          "getenv"):
+    if isinstance(node, cst.Call) and node.args and dotted(node.func) in ENV_GETS:
         arg = node.args[0].value
-    elif isinstance(node, cst.Subscript) and dotted(node.value) in ("os.environ", "environ") and \
+    elif isinstance(node, cst.Subscript) and dotted(node.value) in ENVIRON and \
             len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
         arg = node.slice[0].slice.value
     if isinstance(arg, cst.SimpleString) and isinstance(arg.evaluated_value, str):
@@ -633,7 +633,7 @@ def _renamed_keys(pairs) -> list[cst.SimpleString]:
 def _string_index(target: cst.BaseExpression) -> cst.SimpleString | None:
     """The key of `d["key"]` (one string index), else None."""
     if isinstance(target, cst.Subscript) and len(target.slice) == 1 and \
-            dotted(target.value) not in ("os.environ", "environ"):
+            dotted(target.value) not in ENVIRON:
         index = target.slice[0].slice
         if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
             return index.value
