@@ -107,6 +107,16 @@ def test_the_same_tree_without_the_entry_point_keeps_its_warnings(tmp_path):
     assert found[("examples/offline_inference.py", line_of(EXAMPLE, "llm = LLM("))][1:] == ("warning", None)
 
 
+def test_a_library_with_vllm_as_an_opt_in_extra_is_no_plugin_package(tmp_path):
+    # a library that offers vLLM in an extra and registers a plugin beside its own code (optimum-neuron's shape) is
+    # read by its other metadata: vLLM is not its core install (tests/test_precision_t11s.py reads its extras)
+    library = PLUGIN_PYPROJECT.replace('    "vllm>=0.19.0,<0.19.1",\n', "").replace(
+        "[project.entry-points", '[project.optional-dependencies]\nvllm = ["vllm>=0.19.0"]\n\n[project.entry-points')
+    assert "plugin" in declares_fact(library.encode(), "pyproject.toml")
+    found = _findings(_plugin_tree(tmp_path, library))
+    assert found[("examples/offline_inference.py", line_of(EXAMPLE, "llm = LLM("))][1:] == ("warning", None)
+
+
 def test_an_ascend_plugin_is_not_another_accelerators():
     # vLLM Ascend registers the same entry point: its name says Ascend, so its metadata says nothing of the kind
     ascend = PLUGIN_PYPROJECT.replace("vllm-tachyon", "vllm-ascend").encode()

@@ -13,7 +13,8 @@ metadata, not in its tree's name:
   `musa` ...; `intel_npu_acceleration_library` is another vendor's NPU runtime, OTHER_NPU_RUNTIMES), or
 - its core requirements (`install_requires`, `[project] dependencies`, the root requirements.txt) name another
   accelerator's runtime (`torch-neuronx`, `intel-npu-acceleration-library`, `onnxruntime-rocm`, ...);
-- it registers a vLLM platform plugin (an entry point of the `vllm.platform_plugins` group: pyproject's
+- it requires vLLM in its core install and registers a vLLM platform plugin (an entry point of the
+  `vllm.platform_plugins` group: pyproject's
   `[project.entry-points."vllm.platform_plugins"]`, setup.py's `entry_points=`, setup.cfg's `[options.entry_points]`;
   tq59b, heldout78's vllm-spyre): vLLM's own CUDA / ROCm / CPU platforms are built in, so a plugin exists to run
   vLLM on an accelerator vLLM does not ship (Spyre, Metal, Kunlun); its examples and tests run on that one;
@@ -186,7 +187,9 @@ def _backend_of(fact: dict[str, Any]) -> tuple[str, str] | None:
     described = fact.get("described")
     if isinstance(described, list) and described:
         return described[0], f"its author / description names {', '.join(described)}"
-    if fact.get("plugin") == _PLATFORM_PLUGINS:
+    if fact.get("plugin") == _PLATFORM_PLUGINS and "vllm" in (fact.get("core") or ()):
+        # a plugin package: vLLM is its core install; a library offering vLLM as an opt-in extra with a plugin
+        # beside its own code (optimum-neuron) is read by its other metadata
         return _PLUGIN_BACKEND, f"it registers a vLLM platform plugin (entry-point group `{_PLATFORM_PLUGINS}`)"
     return None
 
