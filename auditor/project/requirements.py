@@ -1499,8 +1499,8 @@ def _conda_done(col: Collector, deps, pip_items: list[str]) -> FileResult:
     return result
 
 
-# a YAML list item that is a `conda env export` spec (`  - cudatoolkit=10.0.130=0`, name=version=build)
-_CONDA_LIST_ITEM_RE = re.compile(r"^[ \t]*-[ \t]+[A-Za-z0-9_][\w.\-]*=[^=\s]+=[^=\s]+[ \t]*$")
+# a YAML list item (`  - cudatoolkit=10.0.130=0`): its value is tested as a `conda env export` spec (_CONDA_EXPORT_RE)
+_LIST_ITEM_RE = re.compile(r"^[ \t]*-[ \t]+(\S+)[ \t]*$")
 _CONDA_LIST_MIN = 3
 
 
@@ -1513,7 +1513,7 @@ def conda_dependency_list(text: str) -> yaml.SequenceNode | None:
     item (a note) are left out, each line keeping its number. None for anything else."""
     lines = text.splitlines()
     content = [raw for raw in lines if raw.strip() and not raw.lstrip().startswith("#")]
-    specs = sum(1 for raw in content if _CONDA_LIST_ITEM_RE.match(raw))
+    specs = sum(1 for raw in content if (m := _LIST_ITEM_RE.match(raw)) and _CONDA_EXPORT_RE.match(m.group(1)))
     if specs < _CONDA_LIST_MIN or specs * 2 < len(content):
         return None
     kept = "\n".join(raw if raw.lstrip().startswith(("-", "#")) else "" for raw in lines)

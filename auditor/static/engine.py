@@ -912,26 +912,28 @@ class StaticEngine:
             if file_rule is not None:
                 line = 1
                 finding = self._finding(RawHit(file_rule, None, name), rel, 1, 1, 1, 1)  # type: ignore[arg-type]
-                if name.endswith(".cuh") and plain_cpp_header(data.decode("utf-8", errors="replace")):
+                # a CUDA source's text, decoded once for the readings below
+                cuda_text = data.decode("utf-8", errors="replace") if name.endswith((".cu", ".cuh")) else None
+                if cuda_text is not None and name.endswith(".cuh") and plain_cpp_header(cuda_text):
                     return result       # a header with no CUDA in it (an enum, `#include <string>`): plain C++
-                if name.endswith((".cu", ".cuh")) and no_code(data.decode("utf-8", errors="replace")):
+                if cuda_text is not None and no_code(cuda_text):
                     return result       # comments, includes and an empty namespace only: nothing to port
-                trt_line = tensorrt_host_line(data.decode("utf-8", errors="replace")) \
-                    if name.endswith(".cu") and self._tensorrt_rule is not None else None
+                trt_line = tensorrt_host_line(cuda_text) \
+                    if cuda_text is not None and name.endswith(".cu") and self._tensorrt_rule is not None else None
                 if trt_line is not None:
                     # TensorRT host code compiled by nvcc: its port is the TensorRT deployment (tp59a)
                     finding = self._finding(RawHit(self._tensorrt_rule, None, name), rel, trt_line, 1,  # type: ignore[arg-type]
                                             trt_line, 1)
-                elif name.endswith((".cu", ".cuh")):
-                    inv = inventory(data.decode("utf-8", errors="replace"), header=name.endswith(".cuh"))
+                elif cuda_text is not None:
+                    inv = inventory(cuda_text, header=name.endswith(".cuh"))
                     line = inv.pop("first_kernel_line")
                     finding = replace(finding, line=line, end_line=line, message=f"{finding.message}: {describe(inv)}",
                                       data={**finding.data, "inventory": inv})
                 result.findings.append(finding)
-                if name.endswith((".cu", ".cuh")) and self.compiled.cxx_names:
+                if cuda_text is not None and self.compiled.cxx_names:
                     # the host code's own CUDA device (`torch::Device device(torch::kCUDA)`): a device to port
                     by_name = dict(self.compiled.cxx_names)
-                    for at_line, at_col, cxx in cxx_name_lines(data.decode("utf-8", errors="replace"), list(by_name)):
+                    for at_line, at_col, cxx in cxx_name_lines(cuda_text, list(by_name)):
                         result.findings.append(self._finding(RawHit(by_name[cxx], None, cxx), rel, at_line, at_col,  # type: ignore[arg-type]
                                                              at_line, at_col + len(cxx)))
             return result
