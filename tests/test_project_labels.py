@@ -216,6 +216,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
                             "test174": 40,
                             "test169": 40,
                             "test173": 40,
+                            "test172": 40,
                             "test161": 40,
                             "test160": 40,
                             "test151": 40,
@@ -598,7 +599,8 @@ SEVEN_PER_REPOSITORY_DRAWS = [("test65", 1665, 16, 61), ("test67", 1667, 15, 83)
                               ("test171", 1871, 12, 35),
                               ("test169", 1869, 12, 54),
                               ("test173", 1873, 14, 36),
-                              ("test174", 1874, 13, 36)]
+                              ("test174", 1874, 13, 36),
+                              ("test172", 1872, 14, 43)]
 
 
 @pytest.mark.parametrize("split, seed, repositories, files", SEVEN_PER_REPOSITORY_DRAWS)

@@ -200,4 +200,4 @@ def test_both_spellings_of_the_pair_cap_are_read():
                                            "test155", "test156", "test157", "test158", "test159", "test160",
                                            "test161", "test162", "test163", "test164",
                                            "test165", "test166", "test167", "test168", "test170", "test171", "test169",
-                                           "test173", "test174"))
+                                           "test173", "test174", "test172"))
