@@ -70,27 +70,22 @@ def test_a_test_that_may_hold_without_cuda_is_not_a_cpu_default(test):
     assert default_cpu_choices(ast.parse(_SETUP.format(test=test))) == ([], [])
 
 
-class _CountedPaths(dict):
-    """A tree's path map that counts the walks over it."""
-    walks = 0
 
-    def items(self):
-        type(self).walks += 1
-        return super().items()
-
-
-def test_the_packaging_files_are_found_in_one_walk_per_run(tmp_path):
+def test_the_packaging_files_are_read_once_per_run(tmp_path, monkeypatch):
     from types import SimpleNamespace
 
-    from auditor.static.unreached_defs import _installed_names, _workspace_members
+    from auditor.static import unreached_defs
 
+    reads = []
+    read_packaging = unreached_defs._packaging_facts
+    monkeypatch.setattr(unreached_defs, "_packaging_facts", lambda *a: reads.append(a) or read_packaging(*a))
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "fastseg"\n[project.scripts]\n'
                                              'fastseg-train = "fastseg.train:main"\n'
                                              '[tool.uv.workspace]\nmembers = ["packages/*"]\n')
     (tmp_path / "train.py").write_text("import torch\n")
-    paths = _CountedPaths({"pyproject.toml": tmp_path / "pyproject.toml", "train.py": tmp_path / "train.py"})
+    paths = {"pyproject.toml": tmp_path / "pyproject.toml", "train.py": tmp_path / "train.py"}
     project = SimpleNamespace(paths=paths, summaries={}, changed=set(), root=tmp_path, reads=0)
-    assert _workspace_members(project) == ["packages/*"]
-    assert "fastseg/train" in _installed_names(project)[1]
-    assert _workspace_members(project) == ["packages/*"]
-    assert _CountedPaths.walks == 1
+    assert unreached_defs._workspace_members(project) == ["packages/*"]
+    assert "fastseg/train" in unreached_defs._installed_names(project)[1]
+    assert unreached_defs._workspace_members(project) == ["packages/*"]
+    assert len(reads) == 1
