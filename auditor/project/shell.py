@@ -10,7 +10,7 @@ import itertools
 import re
 from collections import defaultdict
 from dataclasses import replace
-from functools import lru_cache
+from functools import cache, lru_cache
 from urllib.parse import unquote
 from typing import TYPE_CHECKING, Iterator
 
@@ -925,8 +925,9 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
     evaluated = _evaluated_vars(text) if "$" in text else set()
     environment_names = _environment_names(tree, raw, text, evaluated)
     # a file of settings others `source` (it runs no program but to compute a value, `$(nvidia-smi ...)`) keeps
-    # every value: its readers are elsewhere
-    seen_elsewhere = not any(_runs_program(n) and not _in_command_substitution(n) for n in _walk(tree.root_node))
+    # every value: its readers are elsewhere (walked once, and only when a value is unseen in the file)
+    seen_elsewhere = cache(
+        lambda: not any(_runs_program(n) and not _in_command_substitution(n) for n in _walk(tree.root_node)))
     appenders = _appender_functions(tree) if "$@" in text or "$*" in text else {}
     container_vars = _container_variables(tree.root_node) if "$" in text else {}
     launched_vars = set(_LAUNCHED_SCRIPT_VAR_RE.findall(text)) if "python" in text else set()
@@ -1045,7 +1046,7 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
                 c.type == "heredoc_content" for c in node.children))) and not _in_message(node) \
                 and not _in_label(node) and not _build_output_tag(node) and not _link_guard(node) \
                 and not _folder_guard(node) \
-                and (seen_elsewhere or not _unseen_value(node, environment_names)):
+                and (not _unseen_value(node, environment_names) or seen_elsewhere()):
             row, byte_col = node.start_point
             # a command's own words are read with their values by _command; options only in longer text
             own_word = node.type == "word" and node.parent is not None and node.parent.type == "command"

@@ -69,6 +69,16 @@ def env_read_key(value: ast.AST) -> str | None:
     return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
 
 
+def env_get_default(value: ast.AST) -> tuple[str, ast.expr | None] | None:
+    """(variable, default) of a call that reads a variable named by a string literal with its default given by
+    position (`os.getenv("X", "0")` -> ("X", the "0" node); `os.environ.get("X")` -> ("X", None)); None for a
+    subscript, a key that is not a literal, or keyword arguments (their meaning is the callee's)."""
+    key = env_read_key(value)
+    if key is None or not isinstance(value, ast.Call) or value.keywords or len(value.args) > 2:
+        return None
+    return key, value.args[1] if len(value.args) == 2 else None
+
+
 def env_membership(test: ast.AST) -> str | None:
     """The variable of `"X" in os.environ` (or a bare `environ`): a test of whether it is set."""
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In) \

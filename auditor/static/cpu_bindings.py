@@ -26,7 +26,7 @@ from typing import Any
 from auditor.project.launch_imports import FACT
 from auditor.project.setup_py import extension_module_name
 from auditor.source import SourceError
-from auditor.static.astutil import ast_dotted, env_membership, env_read
+from auditor.static.astutil import ast_dotted, env_get_default, env_membership
 from auditor.static.backends import as_info
 from auditor.static.project_imports import kept_fact, read_counted
 
@@ -142,19 +142,16 @@ def _cuda_probe(node: ast.expr) -> bool | None:
         return False
     if isinstance(node, (ast.Name, ast.Attribute)) and (ast_dotted(node) or "").split(".")[-1] == "CUDA_HOME":
         return False
-    if env_read(node) and isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
-        key = node.args[0]
-        return False if isinstance(key, ast.Constant) and _CUDA_VARIABLE.search(str(key.value)) else None
+    if (read := env_get_default(node)) and read[1] is None:
+        return False if _CUDA_VARIABLE.search(read[0]) else None
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         left, op, right = node.left, node.ops[0], node.comparators[0]
         if isinstance(op, ast.IsNot) and isinstance(right, ast.Constant) and right.value is None:
             return _cuda_probe(left)
         if _CUDA_VARIABLE.search(env_membership(node) or ""):
             return False
-        if isinstance(op, ast.Eq) and isinstance(right, ast.Constant) and env_read(left) \
-                and isinstance(left, ast.Call) and len(left.args) == 2 and isinstance(left.args[0], ast.Constant) \
-                and _CUDA_VARIABLE.search(str(left.args[0].value)) and isinstance(left.args[1], ast.Constant) \
-                and left.args[1].value != right.value:
+        if isinstance(op, ast.Eq) and isinstance(right, ast.Constant) and (read := env_get_default(left)) \
+                and _CUDA_VARIABLE.search(read[0]) and isinstance(read[1], ast.Constant) and read[1].value != right.value:
             return False
     return None
 

@@ -2101,13 +2101,7 @@ def _folder_readmes(project: Any, folder: str, main: tuple[str, ...] = ()) -> It
     from auditor.source import SourceError
     from auditor.static.project_imports import read_counted
 
-    held = getattr(project, _FOLDER_READMES, None)
-    if not isinstance(held, dict):
-        held = {}
-        try:
-            setattr(project, _FOLDER_READMES, held)
-        except AttributeError:
-            pass
+    held = _kept_for_run(project, _FOLDER_READMES, dict, dict)
     root = _tree_root(project)
     if root is None:
         return
@@ -2610,8 +2604,16 @@ def _installed_names(project: Any) -> tuple[set[tuple[str, str]], set[str]]:
     return pairs, stems
 
 
-def _packaging_files(project: Any) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(folder, `_packaging_facts`) of each setup.py / setup.cfg / pyproject.toml of the tree, from its summary."""
+def _packaging_files(project: Any) -> list[tuple[str, dict[str, Any]]]:
+    """(folder, `_packaging_facts`) of each setup.py / setup.cfg / pyproject.toml of the tree, from its summary; the
+    tree's paths are walked once per run (installed names and workspace members both ask)."""
+    return _kept_for_run(project, _PACKAGING_FILES, list, lambda: list(_walk_packaging_files(project)))
+
+
+_PACKAGING_FILES = "_packaging_files"   # `_packaging_files`, kept on the project for the run
+
+
+def _walk_packaging_files(project: Any) -> Iterator[tuple[str, dict[str, Any]]]:
     summaries = getattr(project, "summaries", {})
     for rel, path in getattr(project, "paths", {}).items():
         base, _, name = rel.rpartition("/")
@@ -2620,6 +2622,20 @@ def _packaging_files(project: Any) -> Iterator[tuple[str, dict[str, Any]]]:
                                   lambda held: isinstance(held, dict) and "members" in held,
                                   lambda: _packaging_facts(project, path, name), getattr(project, "changed", set()),
                                   rel)
+
+
+def _kept_for_run(project: Any, name: str, kind: type, compute: Any) -> Any:
+    """`compute()` once per run, kept on the project object under `name` (a project whose attributes cannot be set
+    computes it each time; a held value not of `kind`, a test double's, is not trusted)."""
+    held = getattr(project, name, None)
+    if isinstance(held, kind):
+        return held
+    held = compute()
+    try:
+        setattr(project, name, held)
+    except AttributeError:
+        pass
+    return held
 
 
 def _workspace_members(project: Any) -> list[str]:
@@ -2904,9 +2920,10 @@ def _readme_facts(project: Any) -> dict[str, Any]:
     credits (folded name -> the name as written: a link on a line that names the credit, or below a heading that
     does, `## Acknowledgements`), and `launches`, the programs its commands run (`_shell_launches`' stems). The audit
     discovers no Markdown, so no file summary holds them."""
-    held = getattr(project, _README_FACT, None)
-    if isinstance(held, dict):
-        return held
+    return _kept_for_run(project, _README_FACT, dict, lambda: _read_readme_facts(project))
+
+
+def _read_readme_facts(project: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"credited": {}, "launches": set(), "words": set(), "linked": set(), "paths": set()}
     for text in filter(None, [_main_readme(project, "")]):
         credited: dict[str, str] = out["credited"]
@@ -2928,10 +2945,6 @@ def _readme_facts(project: Any) -> dict[str, Any]:
         out["words"] = {_fold(word) for word in re.findall(r"[A-Za-z_][\w-]*", text)}
         out["linked"] = _linked_readme_launches(project, text)
         out["paths"] = {w.decode("utf-8", "replace") for w in _PATH_WORD.findall(text.encode())}
-    try:
-        setattr(project, _README_FACT, out)
-    except AttributeError:
-        pass
     return out
 
 
