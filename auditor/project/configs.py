@@ -2253,6 +2253,10 @@ def _copy_lines(lines: list[str], shell_lines: list[str], key, value) -> None:
     if value.style not in ("|", ">") and first < len(lines):
         c = value.start_mark.column + (1 if value.style in ("'", '"') else 0)
         text = lines[first][c:].rstrip()
+        if value.style in ("'", '"') and value.end_mark.line == first:
+            # a quoted one-line item ends at its closing quote: a YAML comment after it (Cog's `- "pip install
+            # pytorch-fast-transformers==0.4.0"  # needs to be installed after ...`) is no part of the command
+            text = lines[first][c:value.end_mark.column].rstrip()
         # only a quoted scalar's own closing quote goes: a plain `run: echo "... -DGGML_CUDA=on ..."` keeps the
         # quote that closes its message, so the shell reader sees an echoed string (t33b)
         shell_lines[first] = " " * c + (text[:-1] if value.style in ("'", '"') and text.endswith(value.style) else text)
