@@ -142,3 +142,32 @@ def test_pyg_extension_without_a_cuda_page_is_not_a_cuda_build(tmp_path):
     assert not codes_of_line(found, 2)
     found = audit_file(tmp_path / "b", "requirements.txt", "torch-scatter\ntorch-sparse\n")
     assert not codes_of_line(found, 1) and not codes_of_line(found, 2)
+
+
+def _notebook(*cells: list[str]) -> str:
+    import json
+
+    return json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                                  "source": [line + "\n" for line in cell]} for cell in cells],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def test_notebook_loads_a_downloaded_checkpoint_without_map_location(tmp_path):
+    nb = _notebook(["import os", "import torch", "from models import Generator"],
+                   ["!wget -q https://example.org/releases/ckpt/generator_ffhq.zip", "!unzip -q generator_ffhq.zip",
+                    "ckpt = './generator_ffhq/g_ema.pt'", "assert os.path.exists(ckpt)"],
+                   ["g = Generator(1024).cuda()", "g.load_state_dict(torch.load(ckpt))",
+                    "g.load_state_dict(torch.load(ckpt, map_location='cpu'))",
+                    "stats = torch.load('generator_ffhq/stats.pt')"])
+    found = audit_file(tmp_path, "demo.ipynb", nb)
+    assert "NPU938" in codes_of_line(found, 9)
+    assert "NPU938" not in codes_of_line(found, 10)      # map_location given
+    assert "NPU938" in codes_of_line(found, 11)          # a literal path under the unpacked folder
+
+
+def test_notebook_checkpoint_it_saves_itself_or_does_not_fetch_is_not_read(tmp_path):
+    nb = _notebook(["import torch", "!wget https://example.org/data/train.csv"],
+                   ["torch.save(model.state_dict(), 'model.pth')", "checkpoint = torch.load('model.pth')",
+                    "other = torch.load('runs/best.pt')"])
+    found = audit_file(tmp_path, "train.ipynb", nb)
+    assert "NPU938" not in codes_of_line(found, 4) and "NPU938" not in codes_of_line(found, 5)
