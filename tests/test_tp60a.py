@@ -171,3 +171,32 @@ def test_notebook_checkpoint_it_saves_itself_or_does_not_fetch_is_not_read(tmp_p
                     "other = torch.load('runs/best.pt')"])
     found = audit_file(tmp_path, "train.ipynb", nb)
     assert "NPU938" not in codes_of_line(found, 4) and "NPU938" not in codes_of_line(found, 5)
+
+
+def test_gpu_count_of_a_job_runner_queue_that_names_a_slurm_partition(tmp_path):
+    src = """\
+        default_queue: 'gpu_p1'
+        gpu_queues:
+          gpu_p1:  # the Slurm queue jobs go to
+            n_cpus_per_node: 40
+            n_gpus_per_node: 4
+            flags:
+              partition: 'gpu_p1'
+              time: '20:00:00'
+          local:
+            n_cpus_per_node: 'auto'
+            n_gpus_per_node: 'auto'
+        """
+    found = audit_file(tmp_path, "job-runner-config.yaml", src)
+    expect_line_codes(found, {5: {"NPU022"}, 7: {"NPU028"}}, quiet=(1, 3, 4, 8, 10, 11))
+
+
+def test_worker_count_without_a_partition_is_no_request(tmp_path):
+    src = """\
+        trainer:
+          nnodes: 1
+          n_gpus_per_node: 8
+          total_epochs: 15
+        """
+    found = audit_file(tmp_path, "verl.yaml", src)
+    assert not codes_of_line(found, 3)
