@@ -200,3 +200,13 @@ def test_worker_count_without_a_partition_is_no_request(tmp_path):
         """
     found = audit_file(tmp_path, "verl.yaml", src)
     assert not codes_of_line(found, 3)
+
+
+def test_gpu_count_beside_an_empty_partition_is_no_queue_definition(tmp_path):
+    src = """\
+        num_gpus: 1
+        mem_per_gpu: 20
+        slurm_partition: ''
+        """
+    found = audit_file(tmp_path, "cfgs/other.yaml", src)
+    assert not codes_of_line(found, 1)

@@ -507,8 +507,9 @@ def _queue_gpu_counts(node) -> set[int]:
     found: set[int] = set()
     for entries in _mappings(node):
         near = [entries] + [yaml_entries(v) for v in entries.values() if isinstance(v, yaml.MappingNode)]
-        if not any(_PARTITION_KEY_RE.fullmatch(str(k)) for e in near for k in e):
-            continue
+        if not any(_PARTITION_KEY_RE.fullmatch(str(k)) and isinstance(v, yaml.ScalarNode) and str(v.value).strip()
+                   for e in near for k, v in e.items()):
+            continue            # (a named partition: submitit's empty `slurm_partition: ''` names none)
         found.update(id(v) for k, v in entries.items() if _QUEUE_GPU_COUNT_RE.fullmatch(str(k))
                      and isinstance(v, yaml.ScalarNode) and re.fullmatch(r"[1-9]\d*", str(v.value).strip()))
     return found
