@@ -493,6 +493,28 @@ def _lone_per_gpu_amounts(node) -> set[int]:
     return found
 
 
+# a GPU count per node of a queue definition (`n_gpus_per_node`, `ngpus`, `num_gpus`) and a Slurm partition key
+_QUEUE_GPU_COUNT_RE = re.compile(r"(?:n_|num_)?gpus?(?:_per_node)?|ngpus", re.I)
+_PARTITION_KEY_RE = re.compile(r"(?:slurm_)?partition", re.I)
+
+
+def _queue_gpu_counts(node) -> set[int]:
+    """The GPU count of a job runner's queue definition: a mapping that names a Slurm partition, itself or in one of
+    its mappings (cosypose's job-runner config: `gpu_p1: {n_cpus_per_node: 40, n_gpus_per_node: 4, flags: {partition:
+    'gpu_p1', ...}}`), and a positive GPU count per node; the runner asks Slurm for that many GPUs on each node, a
+    `gpus_per_node` request (tp60a). A count with no partition beside it (verl's `trainer.n_gpus_per_node: 8`, a
+    worker count; a local queue's `'auto'`) is not one. Value nodes, by id."""
+    found: set[int] = set()
+    for entries in _mappings(node):
+        near = [entries] + [yaml_entries(v) for v in entries.values() if isinstance(v, yaml.MappingNode)]
+        if not any(_PARTITION_KEY_RE.fullmatch(str(k)) and isinstance(v, yaml.ScalarNode) and str(v.value).strip()
+                   for e in near for k, v in e.items()):
+            continue            # (a named partition: submitit's empty `slurm_partition: ''` names none)
+        found.update(id(v) for k, v in entries.items() if _QUEUE_GPU_COUNT_RE.fullmatch(str(k))
+                     and isinstance(v, yaml.ScalarNode) and re.fullmatch(r"[1-9]\d*", str(v.value).strip()))
+    return found
+
+
 def _local_dispatch_requests(node) -> set[int]:
     """A dpdispatcher job run on the machine itself (`machine: {batch_type: shell}`, or the same in its `resources`:
     dpdispatcher's Shell batch starts the tasks directly, with no scheduler to ask, docs "Batch job systems"): its
@@ -940,6 +962,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         other_vendor_counts = _other_vendor_gpu_counts(root)
         llama_cpp_switches = _llama_cpp_switches(root)
         lone_per_gpu_amounts = _lone_per_gpu_amounts(root)
+        queue_gpu_counts = _queue_gpu_counts(root)
         zero_quotas = _zero_quota_names(root) | _excluded_node_values(root) | _local_dispatch_requests(root)
         switched_indices = _switched_device_indices(root)
         image_repositories = _image_repositories(root)
@@ -1160,6 +1183,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 # (deepspeed/runtime/constants.py), so the key is read by nothing (test29's TencentPretrain)
             if rule is None and id(value) in lone_per_gpu_amounts:
                 rule = m.match_setting("gpus_per_node", "1")    # the job's GPU request (_lone_per_gpu_amounts)
+            if rule is None and id(value) in queue_gpu_counts:
+                rule = m.match_setting("gpus_per_node", raw)    # a queue definition's GPUs per node (_queue_gpu_counts)
             if rule is not None and id(value) in llama_cpp_switches:
                 rule = None     # llama.cpp's own flash attention (_llama_cpp_switches)
             if rule is not None and id(value) in other_vendor_counts:
@@ -2253,6 +2278,10 @@ def _copy_lines(lines: list[str], shell_lines: list[str], key, value) -> None:
     if value.style not in ("|", ">") and first < len(lines):
         c = value.start_mark.column + (1 if value.style in ("'", '"') else 0)
         text = lines[first][c:].rstrip()
+        if value.style in ("'", '"') and value.end_mark.line == first:
+            # a quoted one-line item ends at its closing quote: a YAML comment after it (Cog's `- "pip install
+            # pytorch-fast-transformers==0.4.0"  # needs to be installed after ...`) is no part of the command
+            text = lines[first][c:value.end_mark.column].rstrip()
         # only a quoted scalar's own closing quote goes: a plain `run: echo "... -DGGML_CUDA=on ..."` keeps the
         # quote that closes its message, so the shell reader sees an echoed string (t33b)
         shell_lines[first] = " " * c + (text[:-1] if value.style in ("'", '"') and text.endswith(value.style) else text)

@@ -233,6 +233,7 @@ class Collector:
         # the container folders a Dockerfile copies its build context into (`COPY . /workspace/app/`; tp46a)
         self.context_copies: set[str] = set()
         self.cpu_builds_only = False              # a requirements file pinning only `+cpu` torch builds
+        self.cuda_find_links = False              # a requirements list has named a find-links page of CUDA builds
         self._scheduler: frozenset[str] | None = None
         self._counts: frozenset[str] | None = None
         self._locals: frozenset[str] | None = None

@@ -12,7 +12,7 @@ from auditor.project.configs import analyze_config
 from auditor.project.hits import Collector, decode_text
 from auditor.project.shell import scan_shell
 from auditor.findings import FileError, FileResult
-from auditor.astnodes import walk_list
+from auditor.astnodes import ast_dotted, walk_list
 
 if TYPE_CHECKING:
     from auditor.static.engine import StaticEngine
@@ -270,6 +270,66 @@ def _drop_fp16_load_dtypes(findings: list, python_code: list[str]) -> list:
     return out
 
 
+# the shell commands that fetch or unpack files into the notebook's folder (`!gdown --id ... --output exp/x.zip`,
+# `!unzip exp/x.zip -d exp/`, `!wget -O ckpt.pth URL`) and the archive suffixes an unpacked folder is named without
+_FETCH_COMMANDS = frozenset({"gdown", "wget", "curl", "unzip", "tar", "7z", "aria2c", "huggingface-cli", "gsutil"})
+_ARCHIVE_SUFFIX_RE = re.compile(r"\.(?:zip|tar\.gz|tgz|tar\.bz2|tar\.xz|tar|7z)$")
+
+
+def _fetched_paths(shell_lines: list[str]) -> set[str]:
+    """The paths a notebook's fetch / unpack commands name (an archive also without its suffix: the folder it
+    unpacks to), `./` and a trailing `/` dropped."""
+    found: set[str] = set()
+    for text in shell_lines:
+        words = text.split()
+        if not words or words[0].rsplit("/", 1)[-1] not in _FETCH_COMMANDS:
+            continue
+        for word in words[1:]:
+            word = word.strip("\"'").removeprefix("./").rstrip("/")
+            if word and not word.startswith("-") and "://" not in word and ("/" in word or "." in word):
+                found |= {word, _ARCHIVE_SUFFIX_RE.sub("", word)}
+    return found
+
+
+def _fetched_checkpoint_loads(col: Collector, python_code: list[str], shell_lines: list[str]) -> None:
+    """`torch.load(path_saved_ckpt)` with no `map_location`, where the path (a literal, or a name the notebook binds
+    to one) is in what its shell lines fetched or unpacked (`!gdown ... --output exp/pretrained.zip`, `!unzip
+    exp/pretrained.zip -d exp/`): a checkpoint trained elsewhere, on GPUs, whose CUDA tensors torch puts back on
+    CUDA (NPU938, tp60a). A checkpoint the notebook saves itself is not one (`torch.save(..., path)`)."""
+    fetched = _fetched_paths(shell_lines)
+    if not fetched or "torch.load" not in "\n".join(python_code):
+        return
+    try:
+        tree = ast.parse("\n".join(python_code))
+    except (SyntaxError, ValueError, RecursionError):
+        return
+    bound: dict[str, str] = {}
+    saved: set[str] = set()
+    loads = []
+    for node in walk_list(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            bound[node.targets[0].id] = node.value.value
+        elif isinstance(node, ast.Call) and ast_dotted(node.func) == "torch.save" and len(node.args) > 1:
+            saved.add(ast.unparse(node.args[1]))
+        elif isinstance(node, ast.Call) and ast_dotted(node.func) == "torch.load" and len(node.args) == 1 \
+                and not node.keywords:
+            loads.append(node)
+    rule = None
+    for call in loads:
+        arg = call.args[0]
+        path = arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else \
+            bound.get(arg.id) if isinstance(arg, ast.Name) else None
+        if path is None or ast.unparse(arg) in saved:
+            continue
+        path = path.removeprefix("./")
+        if any(path == f or path.startswith(f + "/") for f in fetched):
+            from auditor.project.hits import matchers
+
+            rule = rule or matchers(col.engine).match_setting("notebook:fetched_checkpoint_load", "torch.load")
+            col.add(rule, "torch.load", call.lineno, call.col_offset + 1, call.col_offset + 1 + len("torch.load"))
+
+
 def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     text, error = decode_text(data, rel)
     if text is None:
@@ -391,6 +451,7 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
             result.summary = _unshifted(shell.result.summary, shifted)
         shell.result.findings = [_unshift(f, shifted) for f in shell.result.findings]
     _switch_findings(shell, [s for s in switches if s[2] not in handed_on], read)
+    _fetched_checkpoint_loads(shell, python_code, shell_lines)
     if shell.result.findings:
         starts = []
         total = 0

@@ -534,6 +534,8 @@ def analyze_requirement_item(col: Collector, line: int, logical: str) -> None:
     opt = _OPTION_RE.match(logical)
     if opt:
         _index(col, line, line_text, opt.group(2))
+        if opt.group(1) in ("-f", "--find-links") and _CUDA_INDEX_RE.search(opt.group(2)):
+            col.cuda_find_links = True
     elif re.match(r"(https?://|\.{0,2}/)\S+\.whl\b", logical):
         # a wheel by URL or path; its environment marker may follow the `.whl` with no space (`...whl; sys_platform...`)
         _wheel(col, line, line_text, logical.split()[0].rstrip(";"))
@@ -549,7 +551,10 @@ def analyze_requirement_item(col: Collector, line: int, logical: str) -> None:
         _conda_export_item(col, line, line_text, logical)
     elif not logical.startswith("-"):
         # per-requirement options (`--hash=...`, `--config-settings ...`) follow the specifier
-        _report(col, line, line_text, re.split(r"\s+--?[a-z]", logical, maxsplit=1)[0])
+        requirement = re.split(r"\s+--?[a-z]", logical, maxsplit=1)[0]
+        _report(col, line, line_text, requirement)
+        if col.cuda_find_links:
+            _find_links_build(col, line, line_text, requirement)
         # an index option after the requirement (a Cog `python_packages` item `torch==1.11.0
         # --extra-index-url=https://download.pytorch.org/whl/cu113`, t15r): the build comes from that index
         for opt in _INLINE_INDEX_RE.finditer(logical):
@@ -574,6 +579,25 @@ def analyze_requirement_item(col: Collector, line: int, logical: str) -> None:
             named = _FREEZE_EDITABLE_RE.match(col.lines[line - 2])
             if named:
                 _report(col, line, line_text, named.group(1), max(line_text.find(target), 0))
+
+
+# PyG's compiled extensions: PyG's find-links pages (`https://data.pyg.org/whl/torch-1.10.0+cu113.html`) serve their
+# wheels built for one torch and CUDA pair (PyG's installation docs: `pip install torch-scatter -f
+# https://data.pyg.org/whl/torch-${TORCH}+${CUDA}.html`)
+_PYG_EXTENSIONS = frozenset({"torch-scatter", "torch-sparse", "torch-cluster", "torch-spline-conv", "pyg-lib"})
+
+
+def _find_links_build(col: Collector, line: int, line_text: str, requirement: str) -> None:
+    """A PyG extension listed after a find-links page of CUDA builds (`-f .../torch-1.10.0+cu113.html` then
+    `torch-scatter`, FS-Mol's conda pip list): pip takes its wheel from that page, the CUDA build (tp60a). A
+    requirement that names its build itself (`+cpu`, `+cu113`) is read by its own tag."""
+    req = read_requirement(requirement)
+    if req is None or req.url or "+" in str(req.specifier) or normalize_dist(req.name) not in _PYG_EXTENSIONS:
+        return
+    symbol = f"cuda-build:{normalize_dist(req.name)}"
+    start = max(line_text.find(req.name), 0)
+    col.add(matchers(col.engine).match_requirement(symbol), symbol, line, start + 1, start + 1 + len(req.name),
+            note=" (from the find-links page of CUDA builds above)")
 
 
 # a line of `conda list --export` (`conda create --file`): name=version=build; a `pypi_N` build is a package pip

@@ -132,7 +132,14 @@ NVIDIA_LIB_PATH_RE = re.compile(r"site-packages/nvidia/(\w+)(?![\w.-])(?:/lib\b)
                                 # the CUDA toolkit's runtime and libraries (t20b: `ln -s .../libcudart.so`)
                                 r"cudart|cuda|cublas(?:Lt)?|cudnn|nvrtc|cufft|curand|cusparse|cusolver|nccl|nvToolsExt|"
                                 # the driver's video decoder / encoder (tp46a: `ln -sf libnvcuvid.so.1 libnvcuvid.so`)
-                                r"nvidia-ml|nvidia-opencl|nvcuvid|nvidia-encode)\.so(?:\.[\d.]*\d)?(?![\w-])")
+                                r"nvidia-ml|nvidia-opencl|nvcuvid|nvidia-encode|"
+                                # tp60a: the driver's OptiX library (`cp /usr/lib/x86_64-linux-gnu/libnvoptix.so.1 .`)
+                                r"nvoptix)\.so(?:\.[\d.]*\d)?(?![\w-])"
+                                # tp60a (project test170, Deep_Object_Pose's get_nvidia_libs.sh: `cp
+                                # /usr/lib/x86_64-linux-gnu/*nvidia* .`): a glob over the system library folder that
+                                # names NVIDIA, the host driver's libraries (libnvidia-*.so, libGLX_nvidia.so)
+                                r"|(?<![\w.-])/(?:usr/)?lib(?:64)?/(?:[\w-]+-linux-gnu/)?"
+                                r"([\w.-]*\*[\w.*-]*nvidia[\w.*-]*|[\w.-]*nvidia[\w.-]*\*[\w.*-]*)(?![\w.*-])")
 # a repository's signing key (`.../x86_64/3bf863cc.pub`, `cuda-archive-keyring.gpg`): fetching it installs nothing
 _SIGNING_KEY_RE = re.compile(r"\.(?:pub|gpg|asc)$", re.I)
 # a repository's definition (`dnf config-manager --add-repo .../cuda-rhel9.repo`): adding it installs nothing either
@@ -364,11 +371,12 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
             ln, c = where(plugin.start())
             symbol = "path:" + plugin.group(0).lower()
             col.add(m.match_requirement(symbol), symbol, ln, c, c + len(plugin.group(0)))
-    if "site-packages/nvidia/" in text or "libnv" in text or "libcu" in text or "libnccl" in text:
+    if "site-packages/nvidia/" in text or "libnv" in text or "libcu" in text or "libnccl" in text \
+            or "nvidia" in text and "*" in text:
         for lib_path in NVIDIA_LIB_PATH_RE.finditer(text):
             ln, c = where(lib_path.start())
             symbol = "path:" + (f"site-packages/nvidia/{lib_path.group(1)}" if lib_path.group(1)
-                                else f"lib{lib_path.group(2)}.so")
+                                else f"lib{lib_path.group(2)}.so" if lib_path.group(2) else lib_path.group(3))
             # a CUDA finding on the line says it already; `ln -s libnvinfer.so libnvinfer.so.7`: one finding
             if not any(f.line == ln and (f.category == "device" or f.symbol == symbol) for f in col.result.findings):
                 col.add(m.match_requirement(symbol.lower()), symbol, ln, c, c + len(lib_path.group(0)))
@@ -2835,6 +2843,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
                     wl, wc = pos.at(nodes[i].start_point)
                     col.add(m.match_command(f"helm chart {w}"), f"helm chart {w}", wl, wc, wc + len(w))
     _scheduler_short_options(col, m, pos, node)
+    if _COMPILER_RE.fullmatch(name):
+        _compiler_links(col, m, pos, words, nodes)
     for i, w in enumerate(words[1:-1], 1):
         if w == "--build-arg" and "=" in words[i + 1]:    # `docker build --build-arg CUDA_VERSION=$CUDA_VERSION`
             arg_name, _, arg_value = words[i + 1].partition("=")
@@ -3164,6 +3174,23 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree,
 
 _CONDA_TOOLS = frozenset({"conda", "mamba", "micromamba"})
 _CUDA_PACKAGE_CODE = "NPU440"       # a package built for NVIDIA GPUs (rules/project.yaml)
+
+
+# C / C++ compilers and linkers (`g++`, `gcc-9`, `x86_64-linux-gnu-g++`, `clang++`, `ld`, MPI's wrappers): their `-l`
+# flags are read as `cc -l<name>` (rules/project_shell_cuda_links.yaml); nvcc is NPU017's (tp60a)
+_COMPILER_RE = re.compile(r"(?:[\w.-]+-)?(?:g\+\+|gcc|c\+\+|cc|clang\+\+|clang|ld|mpicxx|mpicc|mpic\+\+)(?:-[\d.]+)?")
+
+
+def _compiler_links(col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
+    """`g++ -shared -o op.so op.cpp \\ op_g.cu.o -fPIC -lcudart`: each `-l` flag that links a CUDA library, on the
+    line of the flag (a `\\`-continued build's link line, not the command's first line)."""
+    for word, node in zip(words[1:], nodes[1:]):
+        if word.startswith("-l") and len(word) > 2:
+            symbol = f"cc {word}"
+            rule = m.match_command(symbol)
+            if rule is not None:
+                line, c = pos.at(node.start_point)
+                col.add(rule, symbol, line, c, c + len(word))
 
 
 def _builds_without_cuda(node) -> bool:
