@@ -186,8 +186,9 @@ def _names_read(code: str) -> set[str]:
 
 
 def _switch_tests(code: str, offset: int) -> dict[str, list[tuple[int, int] | None]]:
-    """Each read of a name in a cell: the (first, last) notebook lines of the arm it opens when the name is the whole
-    test of an `if` / conditional expression (`if use_cuda:`, `x.cuda() if use_cuda else x`), else None."""
+    """Each read of a name in a cell: the (first, last) notebook lines of the block it opens when the name is the whole
+    test of an `if` statement (`if use_cuda:`), else None. A conditional expression is not read so: yolov7's `cuda =
+    True` picking onnxruntime's providers on one line is labelled `device` (project test7, t15c's NPU053)."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError):
@@ -196,8 +197,6 @@ def _switch_tests(code: str, offset: int) -> dict[str, list[tuple[int, int] | No
     for node in walk_list(tree):
         if isinstance(node, ast.If) and isinstance(node.test, ast.Name):
             arms[id(node.test)] = (offset + node.body[0].lineno, offset + (node.body[-1].end_lineno or node.lineno))
-        elif isinstance(node, ast.IfExp) and isinstance(node.test, ast.Name):
-            arms[id(node.test)] = (offset + node.body.lineno, offset + (node.body.end_lineno or node.body.lineno))
     out: dict[str, list[tuple[int, int] | None]] = {}
     for n in walk_list(tree):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
@@ -207,18 +206,17 @@ def _switch_tests(code: str, offset: int) -> dict[str, list[tuple[int, int] | No
 
 def _gated_switches(switches: list[tuple[int, int, str, str]], tests: dict[str, list[tuple[int, int] | None]],
                     findings: list) -> set[str]:
-    """`use_cuda = True`, read only as `if use_cuda:` whose arms each hold a finding of their own (`.cuda()`): a
+    """`use_cuda = True`, read only as `if use_cuda:` whose blocks each hold a finding of their own (`.cuda()`): a
     boolean device option, `none` by lead decisions 25 and 47 (the device calls it turns on are the pairs; tp60b,
     project test169's EfficientDet tutorials). A switch also read another way (passed on, compared), bound more than
-    once, or gating an arm with nothing reported keeps its findings."""
+    once, or gating a block with nothing reported keeps its findings."""
     names = [s[2] for s in switches]
     out = set()
     for line, _c, name, value in switches:
-        reads = tests.get(name)
-        if value != "True" or names.count(name) != 1 or not reads or None in reads:
+        arms = [arm for arm in tests.get(name, []) if arm is not None]
+        if value != "True" or names.count(name) != 1 or not arms or len(arms) != len(tests[name]):
             continue
-        if all(any(first <= f.line <= last and f.line != line for f in findings)
-               for first, last in reads if first is not None):
+        if all(any(first <= f.line <= last and f.line != line for f in findings) for first, last in arms):
             out.add(name)
     return out
 
