@@ -185,6 +185,42 @@ def _names_read(code: str) -> set[str]:
     return {n.id for n in walk_list(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
+def _switch_tests(code: str, offset: int) -> dict[str, list[tuple[int, int] | None]]:
+    """Each read of a name in a cell: the (first, last) notebook lines of the block it opens when the name is the whole
+    test of an `if` statement (`if use_cuda:`), else None. A conditional expression is not read so: yolov7's `cuda =
+    True` picking onnxruntime's providers on one line is labelled `device` (project test7, t15c's NPU053)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    arms: dict[int, tuple[int, int]] = {}
+    for node in walk_list(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name):
+            arms[id(node.test)] = (offset + node.body[0].lineno, offset + (node.body[-1].end_lineno or node.lineno))
+    out: dict[str, list[tuple[int, int] | None]] = {}
+    for n in walk_list(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            out.setdefault(n.id, []).append(arms.get(id(n)))
+    return out
+
+
+def _gated_switches(switches: list[tuple[int, int, str, str]], tests: dict[str, list[tuple[int, int] | None]],
+                    findings: list) -> set[str]:
+    """`use_cuda = True`, read only as `if use_cuda:` whose blocks each hold a finding of their own (`.cuda()`): a
+    boolean device option, `none` by lead decisions 25 and 47 (the device calls it turns on are the pairs; tp60b,
+    project test169's EfficientDet tutorials). A switch also read another way (passed on, compared), bound more than
+    once, or gating a block with nothing reported keeps its findings."""
+    names = [s[2] for s in switches]
+    out = set()
+    for line, _c, name, value in switches:
+        arms = [arm for arm in tests.get(name, []) if arm is not None]
+        if value != "True" or names.count(name) != 1 or not arms or len(arms) != len(tests[name]):
+            continue
+        if all(any(first <= f.line <= last and f.line != line for f in findings) for first, last in arms):
+            out.add(name)
+    return out
+
+
 def _switch_findings(col: Collector, switches: list[tuple[int, int, str, str]], read: set[str]) -> None:
     """`cuda = True` in a cell, read by the notebook's code (`... if cuda else ...`): the switch that turns on the
     CUDA path below (NPU053, information). A switch nothing reads is a leftover: not reported."""
@@ -346,6 +382,7 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
     switches: list[tuple[int, int, str, str]] = []     # `cuda = True` at a cell's top level: (line, col, name, value)
     read: set[str] = set()        # names the notebook's code reads
     handed_on: set[str] = set()   # switches passed as a keyword whose call has its own finding there
+    tests: dict[str, list[tuple[int, int] | None]] = {}   # each read of a name: the arm it gates, or None
     python_code: list[str] = []   # the Python of every code cell, a line per notebook line (blank elsewhere)
     shifted: dict[int, tuple[int, int]] = {}   # line -> (column of a magic read as shell, columns it grew)
     for number, source in cells:
@@ -423,6 +460,8 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
                 shell_lines[len(shell_lines) - len(lines) + n - 1] = _PY_INTERPOLATION_RE.sub(_placeholder, text)
         switches.extend((offset + ln, c, name, value) for ln, c, name, value in _switches(code))
         read |= _names_read(code)
+        for name, arms in _switch_tests(code, offset).items():
+            tests.setdefault(name, []).extend(arms)
         prefix = 1 if imported else 0
         code, passed = _switches_passed(code, switches, offset)
         cell = engine.analyze_bytes(((("; ".join(imported) + "\n") if prefix else "") + code).encode("utf-8"),
@@ -450,7 +489,11 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
         if shell.result.summary:
             result.summary = _unshifted(shell.result.summary, shifted)
         shell.result.findings = [_unshift(f, shifted) for f in shell.result.findings]
-    _switch_findings(shell, [s for s in switches if s[2] not in handed_on], read)
+    gated = _gated_switches(switches, tests, result.findings + shell.result.findings)
+    if gated:
+        at = {(line, name) for line, _c, name, _v in switches if name in gated}
+        result.findings = [f for f in result.findings if not (f.name == "cuda-switch-value" and (f.line, f.symbol) in at)]
+    _switch_findings(shell, [s for s in switches if s[2] not in handed_on | gated], read)
     _fetched_checkpoint_loads(shell, python_code, shell_lines)
     if shell.result.findings:
         starts = []

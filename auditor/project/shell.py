@@ -1132,6 +1132,26 @@ def scan_shell(col: Collector, text: str, script: bool = False, multi_process: b
             value = directive.group(2).strip("\"'")
             symbol = f"bsub {directive.group(1)}={value}"
             col.add(m.match_command(symbol), symbol, row + 1, start + directive.start(1), start + directive.end(2))
+    if "nvcc" in text and "-D" in text:
+        _drop_continued_nvcc_defines(col, pos, tree.root_node)
+
+
+def _drop_continued_nvcc_defines(col: Collector, pos: _Positions, root) -> None:
+    """`nvcc -c -o op_g.cu.o op_g.cu \\` then `  -D GOOGLE_CUDA=1 -x cu -Xcompiler -fPIC`: a CUDA macro on a continued
+    line of an nvcc command whose own line is reported is one flag of that build, not a second change (tp60b, project
+    test170's pointnet2 op builds; lead decisions 18 and 66: an nvcc flag list is one finding). The nvcc line keeps
+    the build's finding; a define on the nvcc line itself, or of any other program, is untouched."""
+    spans: list[tuple[int, int]] = []
+    for node in _walk(root):
+        name = node.child_by_field_name("name") if node.type == "command" else None
+        if name is not None and node.end_point[0] > name.start_point[0] \
+                and _word(name).rsplit("/", 1)[-1] == "nvcc":
+            first = pos.at(name.start_point)[0]
+            if any(f.line == first and f.symbol == "nvcc" for f in col.result.findings):
+                spans.append((first, pos.at(node.end_point)[0]))
+    if spans:
+        col.result.findings = [f for f in col.result.findings if not (
+            (f.symbol or "").startswith("-D") and any(first < f.line <= last for first, last in spans))]
 
 
 def _release_asset_url(col: Collector, m, pos: _Positions, node) -> None:
