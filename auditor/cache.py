@@ -88,8 +88,9 @@ FACTS: dict[str, int] = {
                           # 2: its vLLM platform-plugin entry point, `plugin` (tq59b)
     "cuda_defs": 2,       # cuda_helpers.cuda_defs_fact: helpers named for CUDA a file defines (t11r); 2: nccl_aware (tq45b)
     "comfy_nodes": 1,     # tree facts of a root __init__.py naming NODE_CLASS_MAPPINGS (unreached_defs, t17e)
-    "reach": 2,           # unreached_defs._Sources: a Python file's reach_facts and word tests, kept in its summary
+    "reach": 3,           # unreached_defs._Sources: a Python file's reach_facts and word tests, kept in its summary
                           #    by the reach pass (h45); 2: strings of value lists name nothing (tq47b)
+                          # 3: a top-level definition's registry key, `top` (tq59b)
     "local_builds": 2,    # local_builds.record_local_build: builds of the project's own setup.py folders (t15u);
                           # 2: builds of a Dockerfile's copied build context (tp46a)
     "source_installs": 1,  # requirements.SOURCE_INSTALLS: CUDA extensions a VCS requirement installs (NPU954, tk45)

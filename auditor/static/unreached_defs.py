@@ -104,6 +104,7 @@ _CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini")
 _TRAINING_FOLDER = re.compile(r"^(?:train|training|finetune)$|_train(?:ing)?$", re.IGNORECASE)
 _CONFIG_BYTES = 1 << 20         # a config larger than this (a tokenizer's vocabulary) names no class to build
 _WORD = re.compile(rb"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")     # a word or a dotted path (`sam2.modeling.X`)
+_KEY_WORD = re.compile(rb"[A-Za-z_]\w*(?:-\w+)+")     # a hyphenated registry key (`nerf-volume-renderer`; tq59b)
 _MODULE_RUN = re.compile(r"-m\s+(?:[\w]+\.)*(\w+)")                   # "python -m pack.tools.train --cfg x"
 # "python ./src/tools/run_handmesh.py --ckpt x" -> src/tools/run_handmesh: the folders a script string spells say which
 # of the pack's same-named scripts it runs (pd21: PartCrafter's "datasets/preprocess/render.py" is not Unique3D's render.py)
@@ -184,6 +185,19 @@ def _name_keyed(node: ast.expr) -> bool:
 def _registered(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
     return any(_decorator_name(d) not in _WRAPPERS | _COMPILED and not _click_decorator(d) and not _name_keyed(d)
                for d in node.decorator_list)
+
+
+def _registry_key(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str | None:
+    """`@threestudio.register("nerf-volume-renderer")`, `@MODELS.register_module(name="x")`: the string key a
+    registry builds the definition by (tq59b); None for any other decorator list. Such a definition is built where
+    something spells the key (a config's `renderer_type: "nerf-volume-renderer"`), as a name-keyed one by its name."""
+    for d in node.decorator_list:
+        if isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr in ("register", "register_module"):
+            given = [*d.args[:1], *(k.value for k in d.keywords if k.arg in ("name", "module_name", "key"))]
+            if len(given) == 1 and isinstance(given[0], ast.Constant) and isinstance(given[0].value, str) \
+                    and given[0].value:
+                return given[0].value
+    return None
 
 
 def _imported_roots(tree: ast.Module) -> dict[str, str]:
@@ -491,7 +505,7 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            top.append([node.name, first, node.end_lineno or node.lineno, _registered(node)])
+            top.append([node.name, first, node.end_lineno or node.lineno, _registry_key(node) or _registered(node)])
             own = set()
             for part in (*node.decorator_list, *getattr(node, "bases", ()), *getattr(node, "keywords", ())):
                 own |= _names_read(part, roots, unused, bound)
@@ -1198,11 +1212,15 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
     unloaded = _unnamed_files(facts, {part for word in config_words if "." in word for part in word.split(".")}) \
         | set(unimported)
     defined: dict[str, set[str]] = {}       # top-level name -> the files defining it
+    keyed: dict[tuple[str, str], set[tuple[str, str]]] = {}     # (file, registry key) -> the definition it builds
     for rel, f in facts.items():
         if rel in unloaded:     # a module nothing loads defines nothing that runs (pd18: VEnhancer's CLI script
             continue            # `class VEnhancer`, named only by the string CATEGORY = "VEnhancer")
-        for name, *_ in f.get("top", ()):
+        for name, _, _, registered, *_ in f.get("top", ()):
             defined.setdefault(name, set()).add(rel)
+            if isinstance(registered, str):      # reached by its key, read like a name (tq59b)
+                defined.setdefault(registered, set()).add(rel)
+                keyed.setdefault((rel, registered), set()).add((rel, name))
     # a bare name a file gets from a pack file it star-imports, which imports it from a package by name
     # (`from ..modules.attention import *` bringing attention.py's `from torch.utils.checkpoint import checkpoint`)
     star_bound: dict[str, dict[str, str]] = {}
@@ -1243,7 +1261,7 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
             out.update((f, name) for f in files)
         return out
 
-    regions: dict[tuple[str, str], set[tuple[str, str]]] = {}   # (file, definition) -> what its bodies reach
+    regions: dict[tuple[str, str], set[tuple[str, str]]] = dict(keyed)   # (file, definition) -> what its bodies reach
     # (file, definition) -> [(X, what only its `if self.X:` bodies reach)]
     flagged: dict[tuple[str, str], list[tuple[str, set[tuple[str, str]]]]] = {}
     for rel, f in facts.items():
@@ -1285,7 +1303,7 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
         # @require_torch_gpu` test classes; tq48a)
         runs = rel not in unloaded or f.get("entry") or f.get("script")
         reached.update((rel, name) for name, _, _, registered in f.get("top", ())
-                       if (registered or name.startswith("__")) and runs
+                       if (registered is True or name.startswith("__")) and runs
                        or f.get("entry") and name in f.get("loadable", (name,)))
     reached |= _listed_members(facts, unloaded)
 
@@ -1843,6 +1861,7 @@ def _config_words(project: Any, results: list, dotted_only: tuple[str, ...] = ()
             if programs is not None and (program := _sweep_program(rel, data, paths)) is not None:
                 programs.add(program)       # (the programs sweep configurations run, for the caller)
             words.update(w.decode() for w in _WORD.findall(data) if not dotted or b"." in w)
+            words.update(w.decode() for w in _KEY_WORD.findall(data) if not dotted)
     return words
 
 
