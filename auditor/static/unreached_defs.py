@@ -1198,6 +1198,21 @@ def _named_by_nothing(facts: dict[str, dict[str, Any]], config_words: Collection
         out |= more
 
 
+def _config_families(keyed: dict[tuple[str, str], set[tuple[str, str]]],
+                     config_words: Collection[str]) -> set[tuple[str, str]]:
+    """The definitions registered under a hyphenated key of a family a config picks from: where a config spells one
+    key of a family (threestudio's `guidance_type: "deep-floyd-guidance"`, the family the key's last part names,
+    `guidance`), every member of that family is a value the user may put there instead, an opt-in path judged as
+    written (policy (k); heldout76's DreamCraft3D `stable-diffusion-guidance`). A family no config spells a key of
+    (GaussianDreamer's renderers: its config builds none) stays reached only where its own key is spelled."""
+    def family(key: str) -> str | None:
+        return key.rsplit("-", 1)[1] if "-" in key else None
+
+    words = set(config_words)
+    picked = {family(key) for _, key in keyed if key in words} - {None}
+    return {d for (_, key), built in keyed.items() if family(key) in picked for d in built}
+
+
 def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] = (),
                unimported: Collection[str] = ()) -> dict[str, list[tuple[int, int]]]:
     """Per file, the line spans of top-level definitions no reached region reads (to a fixed point). `config_words`:
@@ -1276,6 +1291,7 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
         named = [f for f in defined.get(name, ()) if module and _is_module(f, module)] or \
             [f for f in defined.get(name, ()) if not _bench_file(f)]
         reached.update((f, name) for f in named)
+    reached |= _config_families(keyed, config_words)
     launchers: dict[str, set[str]] = {}    # launch string -> the files that name it
     for rel, f in facts.items():
         for launch in () if rel in unloaded else f.get("launches", ()):
