@@ -226,3 +226,31 @@ def test_a_registered_renderer_no_config_names_is_info(tmp_path, renderer, sever
     found = dedented_tree(tmp_path, _studio_tree(config))
     assert severity_at(found, "studio/models/renderers/nerf_volume_renderer.py", NERF,
                        'device="cuda"').get("NPU003") == severity
+
+
+EXPORTER = '''
+    import torch
+
+    import studio
+
+
+    @studio.register("mesh-exporter")
+    class MeshExporter:
+        def __init__(self, cfg):
+            self.scale = torch.ones(3).cuda()
+'''
+
+
+@pytest.mark.parametrize("default, severity", [
+    ('"mesh-exporter"', "error"),       # the system's own default spells the key
+    ('""', "info"),
+])
+def test_a_key_a_reached_definition_spells_reaches_its_class(tmp_path, default, severity):
+    dreamer = DREAMER.replace("        def fit(self):", f"""        exporter_type: str = {default}
+
+        def fit(self):""")
+    files = {**_studio_tree(DREAM_CONFIG), "studio/systems/dreamer.py": dreamer,
+             "studio/models/exporters.py": EXPORTER}
+    files["studio/models/__init__.py"] = MODELS_INIT.replace("guidance,", "exporters,\n        guidance,")
+    found = dedented_tree(tmp_path, files)
+    assert severity_at(found, "studio/models/exporters.py", EXPORTER, ".cuda()").get("NPU001") == severity

@@ -182,22 +182,34 @@ def _name_keyed(node: ast.expr) -> bool:
             and not node.args and all(k.arg not in (None, "name", "module_name", "key") for k in node.keywords))
 
 
+def _registers(node: ast.expr) -> bool:
+    return _decorator_name(node) not in _WRAPPERS | _COMPILED and not _click_decorator(node) and not _name_keyed(node)
+
+
 def _registered(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
-    return any(_decorator_name(d) not in _WRAPPERS | _COMPILED and not _click_decorator(d) and not _name_keyed(d)
-               for d in node.decorator_list)
+    return any(_registers(d) for d in node.decorator_list)
 
 
-def _registry_key(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str | None:
+def _key_of(node: ast.expr) -> str | None:
     """`@threestudio.register("nerf-volume-renderer")`, `@MODELS.register_module(name="x")`: the string key a
-    registry builds the definition by (tq59b); None for any other decorator list. Such a definition is built where
-    something spells the key (a config's `renderer_type: "nerf-volume-renderer"`), as a name-keyed one by its name."""
-    for d in node.decorator_list:
-        if isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr in ("register", "register_module"):
-            given = [*d.args[:1], *(k.value for k in d.keywords if k.arg in ("name", "module_name", "key"))]
-            if len(given) == 1 and isinstance(given[0], ast.Constant) and isinstance(given[0].value, str) \
-                    and given[0].value:
-                return given[0].value
+    registry builds the definition by (tq59b); None for any other decorator."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("register",
+                                                                                              "register_module"):
+        given = [*node.args[:1], *(k.value for k in node.keywords if k.arg in ("name", "module_name", "key"))]
+        if len(given) == 1 and isinstance(given[0], ast.Constant) and isinstance(given[0].value, str) \
+                and given[0].value:
+            return given[0].value
     return None
+
+
+def _registration(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool | str:
+    """True for a definition a decorator registers for a host to call (`_registered`); its key for one registered only
+    under a string key (`_key_of`): such a one is built where something spells the key (a config's `renderer_type:
+    "nerf-volume-renderer"`), as a name-keyed one by its name (tq59b, tq60b)."""
+    keys = [key for d in node.decorator_list if (key := _key_of(d)) is not None]
+    if not keys:
+        return _registered(node)
+    return True if any(_registers(d) for d in node.decorator_list if _key_of(d) is None) else keys[0]
 
 
 def _imported_roots(tree: ast.Module) -> dict[str, str]:
@@ -335,6 +347,9 @@ def _names_read(node: ast.AST, roots: dict[str, str], unused: Collection[ast.ali
         elif isinstance(n, ast.Constant) and isinstance(n.value, str) and (_DOTTED.match(n.value)
                                                                          or _FOLDER_PATH.match(n.value)):
             out.add("." + n.value.rsplit(".", 1)[-1])     # "loadmodel", "taming.modules.vqvae.GumbelQuantize"
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.isascii() \
+                and _KEY_WORD.fullmatch(n.value.encode()):
+            out.add("." + n.value)      # a registry key (`exporter_type: str = "mesh-exporter"`; tq60b)
         todo.extend((c, local) for c in ast.iter_child_nodes(n))
     return out
 
@@ -505,7 +520,7 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            top.append([node.name, first, node.end_lineno or node.lineno, _registry_key(node) or _registered(node)])
+            top.append([node.name, first, node.end_lineno or node.lineno, _registration(node)])
             own = set()
             for part in (*node.decorator_list, *getattr(node, "bases", ()), *getattr(node, "keywords", ())):
                 own |= _names_read(part, roots, unused, bound)
