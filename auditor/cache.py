@@ -90,7 +90,7 @@ FACTS: dict[str, int] = {
     "comfy_nodes": 1,     # tree facts of a root __init__.py naming NODE_CLASS_MAPPINGS (unreached_defs, t17e)
     "reach": 3,           # unreached_defs._Sources: a Python file's reach_facts and word tests, kept in its summary
                           #    by the reach pass (h45); 2: strings of value lists name nothing (tq47b)
-                          # 3: a top-level definition's registry key, `top` (tq59b); a hyphenated string read as a
+                          # 3: a top-level definition's registry and key, `top` (tq59b); a hyphenated string read as a
                           #    key (tq60b)
     "local_builds": 2,    # local_builds.record_local_build: builds of the project's own setup.py folders (t15u);
                           # 2: builds of a Dockerfile's copied build context (tp46a)

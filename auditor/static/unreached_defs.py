@@ -190,22 +190,23 @@ def _registered(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> 
     return any(_registers(d) for d in node.decorator_list)
 
 
-def _key_of(node: ast.expr) -> str | None:
-    """`@threestudio.register("nerf-volume-renderer")`, `@MODELS.register_module(name="x")`: the string key a
-    registry builds the definition by (tq59b); None for any other decorator."""
+def _key_of(node: ast.expr) -> list[str] | None:
+    """`@threestudio.register("nerf-volume-renderer")`, `@MODELS.register_module(name="x")`: [the registry's call as
+    written, the string key it builds the definition by] (tq59b); None for any other decorator."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("register",
                                                                                               "register_module"):
         given = [*node.args[:1], *(k.value for k in node.keywords if k.arg in ("name", "module_name", "key"))]
         if len(given) == 1 and isinstance(given[0], ast.Constant) and isinstance(given[0].value, str) \
                 and given[0].value:
-            return given[0].value
+            return [ast.unparse(node.func), given[0].value]
     return None
 
 
-def _registration(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool | str:
-    """True for a definition a decorator registers for a host to call (`_registered`); its key for one registered only
-    under a string key (`_key_of`): such a one is built where something spells the key (a config's `renderer_type:
-    "nerf-volume-renderer"`), as a name-keyed one by its name (tq59b, tq60b)."""
+def _registration(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool | list[str]:
+    """True for a definition a decorator registers for a host to call (`_registered`); [registry, key] for one
+    registered only under a string key (`_key_of`): where the tree's configs pick that registry's members by key, it is
+    built where something spells its key (a config's `renderer_type: "nerf-volume-renderer"`), as a name-keyed one by
+    its name (tq59b, tq60b)."""
     keys = [key for d in node.decorator_list if (key := _key_of(d)) is not None]
     if not keys:
         return _registered(node)
@@ -1243,14 +1244,20 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
         | set(unimported)
     defined: dict[str, set[str]] = {}       # top-level name -> the files defining it
     keyed: dict[tuple[str, str], set[tuple[str, str]]] = {}     # (file, registry key) -> the definition it builds
+    registries: dict[str, set[str]] = {}                        # registry -> its keys
     for rel, f in facts.items():
         if rel in unloaded:     # a module nothing loads defines nothing that runs (pd18: VEnhancer's CLI script
             continue            # `class VEnhancer`, named only by the string CATEGORY = "VEnhancer")
         for name, _, _, registered, *_ in f.get("top", ()):
             defined.setdefault(name, set()).add(rel)
-            if isinstance(registered, str):      # reached by its key, read like a name (tq59b)
-                defined.setdefault(registered, set()).add(rel)
-                keyed.setdefault((rel, registered), set()).add((rel, name))
+            if isinstance(registered, list):      # reached by its key, read like a name (tq59b)
+                defined.setdefault(registered[1], set()).add(rel)
+                keyed.setdefault((rel, registered[1]), set()).add((rel, name))
+                registries.setdefault(registered[0], set()).add(registered[1])
+    # the registries whose members the tree's configs pick by key; another one holds its members for code the pack
+    # cannot see to build, and they stay registered (pd21: basicsr's `@ARCH_REGISTRY.register("vsr")`, a key nothing
+    # spells)
+    picked = {registry for registry, keys in registries.items() if not keys.isdisjoint(config_words)}
     # a bare name a file gets from a pack file it star-imports, which imports it from a package by name
     # (`from ..modules.attention import *` bringing attention.py's `from torch.utils.checkpoint import checkpoint`)
     star_bound: dict[str, dict[str, str]] = {}
@@ -1334,7 +1341,8 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
         # @require_torch_gpu` test classes; tq48a)
         runs = rel not in unloaded or f.get("entry") or f.get("script")
         reached.update((rel, name) for name, _, _, registered in f.get("top", ())
-                       if (registered is True or name.startswith("__")) and runs
+                       if (registered is True or isinstance(registered, list) and registered[0] not in picked
+                           or name.startswith("__")) and runs
                        or f.get("entry") and name in f.get("loadable", (name,)))
     reached |= _listed_members(facts, unloaded)
 
