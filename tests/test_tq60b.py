@@ -254,3 +254,39 @@ def test_a_key_a_reached_definition_spells_reaches_its_class(tmp_path, default, 
     files["studio/models/__init__.py"] = MODELS_INIT.replace("guidance,", "exporters,\n        guidance,")
     found = dedented_tree(tmp_path, files)
     assert severity_at(found, "studio/models/exporters.py", EXPORTER, ".cuda()").get("NPU001") == severity
+
+
+RASTER_SETUP = '''
+    from setuptools import setup
+    from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+    setup(
+        name="diff_raster",
+        packages=["diff_raster"],
+        ext_modules=[
+            CUDAExtension(
+                name="diff_raster._C",
+                sources=["rasterize_points.cu", "ext.cpp"],
+            )
+        ],
+        cmdclass={"build_ext": BuildExtension},
+    )
+'''
+
+
+@pytest.mark.parametrize("install, severity", [
+    ("pip install ./studio/submodules/diff-raster", "error"),    # the README's install step builds it
+    ("pip install -r requirements.txt", "info"),
+])
+def test_an_extension_setup_inside_a_copy_the_readme_installs_runs(tmp_path, install, severity):
+    files = {**_studio_tree(DREAM_CONFIG), "studio/submodules/diff-raster/setup.py": RASTER_SETUP}
+    files["README.md"] = README + f"""
+    ## Install
+
+    ```bash
+    {install}
+    ```
+"""
+    found = dedented_tree(tmp_path, files)
+    assert severity_at(found, "studio/submodules/diff-raster/setup.py", RASTER_SETUP,
+                       "CUDAExtension(").get("NPU370") == severity

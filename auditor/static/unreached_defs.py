@@ -2806,6 +2806,9 @@ def _copy_entries(project: Any, copies: Collection[str], credited: Collection[st
     documented = _readme_facts(project)["launches"] if credited else set()
     # (a program the README of a folder the root README links runs is the tree's documented program too, in any copy)
     linked = _readme_facts(project)["linked"]
+    # (a setup.py deeper in a copy runs where the root README installs its folder, `pip install
+    # ./gaussiansplatting/submodules/diff-gaussian-rasterization`: the user builds that extension; tq60b)
+    installed = {word.removeprefix("./").rstrip("/") for word in _readme_facts(project)["paths"]}
     # a checkout's top-level programs (timm's `train.py` beside `timm/` in VisRAG's `timm_modified/`) run when the
     # tree's own scripts launch them; the checkout's own launchers (timm's `distributed_train.sh`) are upstream's too
     # (policy (j), tq44b)
@@ -2822,7 +2825,8 @@ def _copy_entries(project: Any, copies: Collection[str], credited: Collection[st
         inner = rel[len(copy):].split("/") if copy else []
         if copy is None or inner[0] in _COPY_RUN_FOLDERS or rel in forks \
                 or _launched(rel, launched if copy in packages else own_launched) \
-                or copy in credited and _launched(rel, documented) or rel.removesuffix(".py") in linked:
+                or copy in credited and _launched(rel, documented) or rel.removesuffix(".py") in linked \
+                or inner[-1] == "setup.py" and rel.rpartition("/")[0] in installed:
             out.add(rel)
         # (a copied package's `__main__.py` runs only as `python -m pkg`, which no launch above names: policy (s))
         # (nor does a program among a copied package's modules, one with a `__main__` block: CLAP's `training/main.py`
