@@ -40,11 +40,12 @@ FACTS: dict[str, int] = {
                           # 7: `len(ids)` of the CUDA device ids is a count among the gates; imports under a user option
                           #    from a package imported at the top are not guarded (tq53b)
                           # 8: a package `__init__.py`'s `__version__`, `release_version` (review55 item 4)
-    "facts": 6,           # project_imports.import_facts: load, main, mark; a shell script's launch, ascend (FORMAT 4); 2: configs (t18b)
+    "facts": 7,           # project_imports.import_facts: load, main, mark; a shell script's launch, ascend (FORMAT 4); 2: configs (t18b)
                           # 3: a shell script's modules, trains, scripts (unreached_defs reads no script again; h44)
                           # 4: a launch's script on a continuation line (lead, session 51)
                           # 5: a launch's name-like option values, `values` (tp54b)
                           # 6: how many GPU ids a launch shows its script, `visible_devices` (tp55a)
+                          # 7: `from . import (` names on the lines below, in `load` (tq59b)
     "triton": 1,          # backends.triton_facts (FORMAT 5)
     "make": 1,            # makefile.note_suppressions: each `make` call's suppression comments (FORMAT 5)
     "tree": 10,           # project_imports.tree_facts: ops, getattr, hydra, shim; framework (FORMAT 6); 2: choices (t18b); 3: members (pd31)
@@ -87,8 +88,10 @@ FACTS: dict[str, int] = {
                           # 2: its vLLM platform-plugin entry point, `plugin` (tq59b)
     "cuda_defs": 2,       # cuda_helpers.cuda_defs_fact: helpers named for CUDA a file defines (t11r); 2: nccl_aware (tq45b)
     "comfy_nodes": 1,     # tree facts of a root __init__.py naming NODE_CLASS_MAPPINGS (unreached_defs, t17e)
-    "reach": 2,           # unreached_defs._Sources: a Python file's reach_facts and word tests, kept in its summary
+    "reach": 3,           # unreached_defs._Sources: a Python file's reach_facts and word tests, kept in its summary
                           #    by the reach pass (h45); 2: strings of value lists name nothing (tq47b)
+                          # 3: a top-level definition's registry and key, `top` (tq59b); a hyphenated string read as a
+                          #    key (tq60b)
     "local_builds": 2,    # local_builds.record_local_build: builds of the project's own setup.py folders (t15u);
                           # 2: builds of a Dockerfile's copied build context (tp46a)
     "source_installs": 1,  # requirements.SOURCE_INSTALLS: CUDA extensions a VCS requirement installs (NPU954, tk45)

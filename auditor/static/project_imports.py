@@ -75,7 +75,11 @@ def _indent(line: str, stripped: str) -> int:
     return len(lead) if "\t" not in lead else len(lead.expandtabs())
 
 
-def _import_entries(line: str, load_time: bool, out: list) -> None:
+_NAMES_LINES = 256          # a parenthesised name list read on at most this many lines
+
+
+def _import_entries(lines: list[str], number: int, load_time: bool, out: list) -> None:
+    line = lines[number]
     m = _IMPORT_LINE.match(line)
     if m is None:
         return
@@ -85,7 +89,17 @@ def _import_entries(line: str, load_time: bool, out: list) -> None:
             if name:
                 out.append((name, [], load_time))
     else:
-        names = [n.strip().split()[0] for n in m.group(4).split(",") if n.strip()]
+        listed = m.group(4)
+        if "(" in line[m.end(3):m.start(4)]:
+            # `from . import (` with the names on the next lines, up to `)` (threestudio's `systems/__init__.py`:
+            # `from . import (\n    GaussianDreamer,\n)` loads the submodule; tq59b)
+            tail = line[m.end(4):].split("#", 1)[0]
+            for more in lines[number + 1:number + 1 + _NAMES_LINES]:
+                if ")" in tail:
+                    break
+                tail = more.split("#", 1)[0]
+                listed += "," + tail.split(")", 1)[0]
+        names = [n.strip().split()[0] for n in listed.split(",") if n.strip()]
         out.append((m.group(3), names, load_time))
 
 
@@ -133,14 +147,15 @@ def _one_import(lines: list[str], number: int, out: list) -> None:
             low = i
             if low == 0:
                 break
-    _import_entries(line, load_time, out)
+    _import_entries(lines, number, load_time, out)
 
 
 def _load_time_imports_stack(text: str) -> list[tuple[str, list[str], bool]]:
     """The reference reading (one pass, a stack of open blocks): what `load_time_imports` must equal."""
     out: list[tuple[str, list[str], bool]] = []
     stack: list[tuple[int, bool]] = []         # (indent, is a def/class body)
-    for line in text.splitlines():
+    lines = text.splitlines()
+    for number, line in enumerate(lines):
         stripped = line.lstrip()
         if not stripped or stripped[0] == "#":
             continue
@@ -148,7 +163,7 @@ def _load_time_imports_stack(text: str) -> list[tuple[str, list[str], bool]]:
         while stack and stack[-1][0] >= indent:
             stack.pop()
         if stripped.startswith(("import", "from")):
-            _import_entries(line, not any(is_def for _, is_def in stack), out)
+            _import_entries(lines, number, not any(is_def for _, is_def in stack), out)
             continue
         b = _BLOCK.match(line)
         if b is not None:

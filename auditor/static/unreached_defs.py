@@ -104,6 +104,7 @@ _CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini")
 _TRAINING_FOLDER = re.compile(r"^(?:train|training|finetune)$|_train(?:ing)?$", re.IGNORECASE)
 _CONFIG_BYTES = 1 << 20         # a config larger than this (a tokenizer's vocabulary) names no class to build
 _WORD = re.compile(rb"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")     # a word or a dotted path (`sam2.modeling.X`)
+_KEY_WORD = re.compile(rb"[A-Za-z_]\w*(?:-\w+)+")     # a hyphenated registry key (`nerf-volume-renderer`; tq59b)
 _MODULE_RUN = re.compile(r"-m\s+(?:[\w]+\.)*(\w+)")                   # "python -m pack.tools.train --cfg x"
 # "python ./src/tools/run_handmesh.py --ckpt x" -> src/tools/run_handmesh: the folders a script string spells say which
 # of the pack's same-named scripts it runs (pd21: PartCrafter's "datasets/preprocess/render.py" is not Unique3D's render.py)
@@ -181,9 +182,35 @@ def _name_keyed(node: ast.expr) -> bool:
             and not node.args and all(k.arg not in (None, "name", "module_name", "key") for k in node.keywords))
 
 
+def _registers(node: ast.expr) -> bool:
+    return _decorator_name(node) not in _WRAPPERS | _COMPILED and not _click_decorator(node) and not _name_keyed(node)
+
+
 def _registered(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
-    return any(_decorator_name(d) not in _WRAPPERS | _COMPILED and not _click_decorator(d) and not _name_keyed(d)
-               for d in node.decorator_list)
+    return any(_registers(d) for d in node.decorator_list)
+
+
+def _key_of(node: ast.expr) -> list[str] | None:
+    """`@threestudio.register("nerf-volume-renderer")`, `@MODELS.register_module(name="x")`: [the registry's call as
+    written, the string key it builds the definition by] (tq59b); None for any other decorator."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("register",
+                                                                                              "register_module"):
+        given = [*node.args[:1], *(k.value for k in node.keywords if k.arg in ("name", "module_name", "key"))]
+        if len(given) == 1 and isinstance(given[0], ast.Constant) and isinstance(given[0].value, str) \
+                and given[0].value:
+            return [ast.unparse(node.func), given[0].value]
+    return None
+
+
+def _registration(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool | list[str]:
+    """True for a definition a decorator registers for a host to call (`_registered`); [registry, key] for one
+    registered only under a string key (`_key_of`): where the tree's configs pick that registry's members by key, it is
+    built where something spells its key (a config's `renderer_type: "nerf-volume-renderer"`), as a name-keyed one by
+    its name (tq59b, tq60b)."""
+    keys = [key for d in node.decorator_list if (key := _key_of(d)) is not None]
+    if not keys:
+        return _registered(node)
+    return True if any(_registers(d) for d in node.decorator_list if _key_of(d) is None) else keys[0]
 
 
 def _imported_roots(tree: ast.Module) -> dict[str, str]:
@@ -321,6 +348,9 @@ def _names_read(node: ast.AST, roots: dict[str, str], unused: Collection[ast.ali
         elif isinstance(n, ast.Constant) and isinstance(n.value, str) and (_DOTTED.match(n.value)
                                                                          or _FOLDER_PATH.match(n.value)):
             out.add("." + n.value.rsplit(".", 1)[-1])     # "loadmodel", "taming.modules.vqvae.GumbelQuantize"
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.isascii() \
+                and _KEY_WORD.fullmatch(n.value.encode()):
+            out.add("." + n.value)      # a registry key (`exporter_type: str = "mesh-exporter"`; tq60b)
         todo.extend((c, local) for c in ast.iter_child_nodes(n))
     return out
 
@@ -491,7 +521,7 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            top.append([node.name, first, node.end_lineno or node.lineno, _registered(node)])
+            top.append([node.name, first, node.end_lineno or node.lineno, _registration(node)])
             own = set()
             for part in (*node.decorator_list, *getattr(node, "bases", ()), *getattr(node, "keywords", ())):
                 own |= _names_read(part, roots, unused, bound)
@@ -1184,6 +1214,21 @@ def _named_by_nothing(facts: dict[str, dict[str, Any]], config_words: Collection
         out |= more
 
 
+def _config_families(keyed: dict[tuple[str, str], set[tuple[str, str]]],
+                     config_words: Collection[str]) -> set[tuple[str, str]]:
+    """The definitions registered under a hyphenated key of a family a config picks from: where a config spells one
+    key of a family (threestudio's `guidance_type: "deep-floyd-guidance"`, the family the key's last part names,
+    `guidance`), every member of that family is a value the user may put there instead, an opt-in path judged as
+    written (policy (k); heldout76's DreamCraft3D `stable-diffusion-guidance`). A family no config spells a key of
+    (GaussianDreamer's renderers: its config builds none) stays reached only where its own key is spelled."""
+    def family(key: str) -> str | None:
+        return key.rsplit("-", 1)[1] if "-" in key else None
+
+    words = set(config_words)
+    picked = {family(key) for _, key in keyed if key in words} - {None}
+    return {d for (_, key), built in keyed.items() if family(key) in picked for d in built}
+
+
 def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] = (),
                unimported: Collection[str] = ()) -> dict[str, list[tuple[int, int]]]:
     """Per file, the line spans of top-level definitions no reached region reads (to a fixed point). `config_words`:
@@ -1198,11 +1243,21 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
     unloaded = _unnamed_files(facts, {part for word in config_words if "." in word for part in word.split(".")}) \
         | set(unimported)
     defined: dict[str, set[str]] = {}       # top-level name -> the files defining it
+    keyed: dict[tuple[str, str], set[tuple[str, str]]] = {}     # (file, registry key) -> the definition it builds
+    registries: dict[str, set[str]] = {}                        # registry -> its keys
     for rel, f in facts.items():
         if rel in unloaded:     # a module nothing loads defines nothing that runs (pd18: VEnhancer's CLI script
             continue            # `class VEnhancer`, named only by the string CATEGORY = "VEnhancer")
-        for name, *_ in f.get("top", ()):
+        for name, _, _, registered, *_ in f.get("top", ()):
             defined.setdefault(name, set()).add(rel)
+            if isinstance(registered, list):      # reached by its key, read like a name (tq59b)
+                defined.setdefault(registered[1], set()).add(rel)
+                keyed.setdefault((rel, registered[1]), set()).add((rel, name))
+                registries.setdefault(registered[0], set()).add(registered[1])
+    # the registries whose members the tree's configs pick by key; another one holds its members for code the pack
+    # cannot see to build, and they stay registered (pd21: basicsr's `@ARCH_REGISTRY.register("vsr")`, a key nothing
+    # spells)
+    picked = {registry for registry, keys in registries.items() if not keys.isdisjoint(config_words)}
     # a bare name a file gets from a pack file it star-imports, which imports it from a package by name
     # (`from ..modules.attention import *` bringing attention.py's `from torch.utils.checkpoint import checkpoint`)
     star_bound: dict[str, dict[str, str]] = {}
@@ -1243,7 +1298,7 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
             out.update((f, name) for f in files)
         return out
 
-    regions: dict[tuple[str, str], set[tuple[str, str]]] = {}   # (file, definition) -> what its bodies reach
+    regions: dict[tuple[str, str], set[tuple[str, str]]] = dict(keyed)   # (file, definition) -> what its bodies reach
     # (file, definition) -> [(X, what only its `if self.X:` bodies reach)]
     flagged: dict[tuple[str, str], list[tuple[str, set[tuple[str, str]]]]] = {}
     for rel, f in facts.items():
@@ -1258,6 +1313,7 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
         named = [f for f in defined.get(name, ()) if module and _is_module(f, module)] or \
             [f for f in defined.get(name, ()) if not _bench_file(f)]
         reached.update((f, name) for f in named)
+    reached |= _config_families(keyed, config_words)
     launchers: dict[str, set[str]] = {}    # launch string -> the files that name it
     for rel, f in facts.items():
         for launch in () if rel in unloaded else f.get("launches", ()):
@@ -1285,7 +1341,8 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
         # @require_torch_gpu` test classes; tq48a)
         runs = rel not in unloaded or f.get("entry") or f.get("script")
         reached.update((rel, name) for name, _, _, registered in f.get("top", ())
-                       if (registered or name.startswith("__")) and runs
+                       if (registered is True or isinstance(registered, list) and registered[0] not in picked
+                           or name.startswith("__")) and runs
                        or f.get("entry") and name in f.get("loadable", (name,)))
     reached |= _listed_members(facts, unloaded)
 
@@ -1843,6 +1900,7 @@ def _config_words(project: Any, results: list, dotted_only: tuple[str, ...] = ()
             if programs is not None and (program := _sweep_program(rel, data, paths)) is not None:
                 programs.add(program)       # (the programs sweep configurations run, for the caller)
             words.update(w.decode() for w in _WORD.findall(data) if not dotted or b"." in w)
+            words.update(w.decode() for w in _KEY_WORD.findall(data) if not dotted)
     return words
 
 
@@ -2764,6 +2822,9 @@ def _copy_entries(project: Any, copies: Collection[str], credited: Collection[st
     documented = _readme_facts(project)["launches"] if credited else set()
     # (a program the README of a folder the root README links runs is the tree's documented program too, in any copy)
     linked = _readme_facts(project)["linked"]
+    # (a setup.py deeper in a copy runs where the root README installs its folder, `pip install
+    # ./gaussiansplatting/submodules/diff-gaussian-rasterization`: the user builds that extension; tq60b)
+    installed = {word.removeprefix("./").rstrip("/") for word in _readme_facts(project)["paths"]}
     # a checkout's top-level programs (timm's `train.py` beside `timm/` in VisRAG's `timm_modified/`) run when the
     # tree's own scripts launch them; the checkout's own launchers (timm's `distributed_train.sh`) are upstream's too
     # (policy (j), tq44b)
@@ -2780,7 +2841,8 @@ def _copy_entries(project: Any, copies: Collection[str], credited: Collection[st
         inner = rel[len(copy):].split("/") if copy else []
         if copy is None or inner[0] in _COPY_RUN_FOLDERS or rel in forks \
                 or _launched(rel, launched if copy in packages else own_launched) \
-                or copy in credited and _launched(rel, documented) or rel.removesuffix(".py") in linked:
+                or copy in credited and _launched(rel, documented) or rel.removesuffix(".py") in linked \
+                or inner[-1] == "setup.py" and rel.rpartition("/")[0] in installed:
             out.add(rel)
         # (a copied package's `__main__.py` runs only as `python -m pkg`, which no launch above names: policy (s))
         # (nor does a program among a copied package's modules, one with a `__main__` block: CLAP's `training/main.py`
