@@ -167,6 +167,96 @@ CONTEXT = '''
 
 
 def test_torch_submodule_function_is_no_call_of_own_method(tmp_path) -> None:
-    found = dedented_tree(tmp_path, {"pg/context.py": CONTEXT})
+    found = dedented_tree(tmp_path, {"pg/__init__.py": "", "pg/context.py": CONTEXT,
+                                     "train.py": "from pg.context import ParallelContext\n\nctx = ParallelContext(0)\n"})
     # nothing in the tree calls the method: its device count runs ungated wherever a user calls it
     assert severity_at(found, "pg/context.py", CONTEXT, "torch.cuda.device_count()").get("NPU002") == "error"
+
+
+LIB_INIT = '''
+    import torch
+
+    torch.set_num_threads(1)
+
+    from .deep import *  # noqa
+    from .util import *  # noqa
+'''
+
+LIB_DEEP = '''
+    import torch
+
+
+    def get_loss_fn(task_type):
+        return torch.nn.functional.mse_loss if task_type == "regression" else torch.nn.functional.cross_entropy
+
+
+    def is_oom_exception(err):
+        return any(x in str(err) for x in ["CUDA out of memory", "CUDA error: out of memory"])
+
+
+    def train_with_auto_virtual_batch(step_fn, batch, chunk_size):
+        while chunk_size != 0:
+            try:
+                torch.cuda.empty_cache()
+                return step_fn(batch, chunk_size)
+            except RuntimeError as err:
+                if not is_oom_exception(err):
+                    raise
+                chunk_size //= 2
+'''
+
+LIB_UTIL = '''
+    import os
+
+    import torch
+
+
+    def start(config):
+        report = {"config": config}
+        if torch.cuda.is_available():
+            report["environment"] = {"CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES"),
+                                     "nccl": torch.cuda.nccl.version()}
+        return report
+
+
+    def load_config(path):
+        return {"path": path}
+'''
+
+TRAIN = '''
+    import torch
+
+    import lib
+
+
+    def main(path):
+        config = lib.load_config(path)
+        loss_fn = lib.get_loss_fn(config["task"])
+        device = torch.device("cuda:0")
+        return loss_fn, device
+
+
+    if __name__ == "__main__":
+        main("exp/config.toml")
+'''
+
+
+def _lib_tree(packaged: bool) -> dict[str, str]:
+    files = {"lib/__init__.py": LIB_INIT, "lib/deep.py": LIB_DEEP, "lib/util.py": LIB_UTIL, "scripts/train.py": TRAIN}
+    if packaged:
+        files["setup.py"] = "from setuptools import find_packages, setup\n\nsetup(name='tabgen', packages=find_packages())\n"
+    return files
+
+
+def test_uninstalled_package_functions_nothing_calls_are_info(tmp_path) -> None:
+    found = dedented_tree(tmp_path, _lib_tree(packaged=False))
+    assert set(severity_at(found, "lib/deep.py", LIB_DEEP, "torch.cuda.empty_cache()").values()) == {"info"}
+    assert set(severity_at(found, "lib/deep.py", LIB_DEEP, "CUDA error: out of memory").values()) == {"info"}
+    assert set(severity_at(found, "lib/util.py", LIB_UTIL, "torch.cuda.nccl.version()").values()) <= {"info"}
+    # what the script runs keeps its severity
+    assert "error" in severity_at(found, "scripts/train.py", TRAIN, 'torch.device("cuda:0")').values()
+
+
+def test_installed_package_functions_are_its_api(tmp_path) -> None:
+    found = dedented_tree(tmp_path, _lib_tree(packaged=True))
+    assert "info" not in set(severity_at(found, "lib/deep.py", LIB_DEEP, "torch.cuda.empty_cache()").values())
