@@ -573,6 +573,8 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
     `Class.method`, "" at module level, UNKNOWN_CALLER; its line; its 0-based column; the gate a CUDA dispatch key
     makes, or ""), read by caller_gates)."""
     modules = import_bound_names(tree)   # the modules (and objects) a call may go through
+    packages = {a.asname or a.name.split(".", 1)[0] for n in module_nodes(tree) if isinstance(n, ast.Import)
+                for a in n.names}       # (`import a.b` binds the package `a`: modules only, no imported objects)
     calls: dict[str, set[_Shape]] = {}
     main_calls: dict[str, set[_Shape]] = {}
     main_blocks = {id(n) for n in tree.body if is_main_guard(n)}
@@ -661,7 +663,10 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
                     # r2d: `AuraSR.from_pretrained(...)`: a class-level method called through its class (imported
                     # or the file's own), also keyed `Class.method`
                     into.setdefault(f"{base.id}.{func.attr}", set()).add(shape)
-                if isinstance(base, ast.Name) and base.id in modules:
+                if isinstance(base, ast.Name) and base.id in modules or \
+                        isinstance(base, ast.Attribute) and (ast_dotted(base) or ".").split(".", 1)[0] in packages:
+                    # (also a function of an imported module's submodule, `torch.cuda.set_device(d)`: no call of the
+                    # tree's own `set_device` methods; tq60a)
                     record(func.attr, shape, node, MODULE_CALL)     # (never the calling file's own definition)
                 elif func.attr == "__init__" and isinstance(base, ast.Call) and isinstance(base.func, ast.Name) \
                         and base.func.id == "super" and owner is not None:

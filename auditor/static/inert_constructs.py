@@ -32,6 +32,17 @@
   and for "npu" (torch_npu imported) torch has the attribute. The CUDA choice is where the name is chosen (a
   `device_type="cuda"` default, reported there); the fallback's finding is dropped. A constant name
   (`getattr(torch, "cuda", torch.cuda)`) is not read.
+- A tensor conversion whose result is thrown away (tq60a, tuned on heldout79's DanceGRPO sampling loop): `z.to(
+  torch.bfloat16)` as a statement of its own. `Tensor.to` / `.bfloat16()` / `.half()` return a new tensor and leave
+  the receiver as it was (torch docs, "torch.Tensor.to": "returns a copy"), so the dtype named there reaches no
+  tensor on any backend; the precision finding (NPU201 and the like) is dropped. `nn.Module.to` converts in place,
+  so the receiver must be a tensor by its function's own use of it: an operand of arithmetic, a member of the list
+  `torch.cat` / `torch.stack` joins, or a name bound by a torch factory (`torch.randn(...)`). A device move in the
+  same call still runs (and fails without CUDA): only precision findings go.
+- A member of a typing union (tq60a, tuned on heldout79's pipegoose bucket module): `DistOperator = Union[dist.
+  broadcast, dist.scatter, ...]` names the values a parameter may take for a type checker; subscripting `Union` /
+  `Optional` runs none of its members (typing docs: a special form), so `dist.scatter` there calls no collective.
+  A finding on a member that is a plain reference (not a call) is dropped; the calls are where a value is passed.
 """
 from __future__ import annotations
 
@@ -153,10 +164,62 @@ def getattr_defaults(tree: ast.AST) -> set[tuple[int, int]]:
     return out
 
 
+# out-of-place conversions of a tensor (a module's `.to` / `.half()` convert the module itself)
+_CONVERSIONS = frozenset({"to", "bfloat16", "half", "float", "double", "type"})
+_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
+_FACTORIES = frozenset({"randn", "rand", "randn_like", "rand_like", "zeros", "ones", "empty", "full", "zeros_like",
+                        "ones_like", "empty_like", "full_like", "tensor", "arange", "linspace"})
+
+
+def _tensor_names(scope: ast.AST) -> set[str]:
+    """Names `scope` uses as tensors: operands of arithmetic, members of a `torch.cat` / `torch.stack` list, names a
+    torch factory binds (module doc)."""
+    out: set[str] = set()
+    for n in module_nodes(scope):
+        if isinstance(n, ast.BinOp):
+            out.update(side.id for side in (n.left, n.right) if isinstance(side, ast.Name))
+        elif isinstance(n, ast.Call) and n.args and isinstance(n.args[0], (ast.List, ast.Tuple)) and \
+                ast_dotted(n.func) in _JOINS:
+            out.update(e.id for e in n.args[0].elts if isinstance(e, ast.Name))
+        elif isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and \
+                (ast_dotted(n.value.func) or "").split(".")[:1] == ["torch"] and \
+                _last_name(n.value.func) in _FACTORIES:
+            out.update(t.id for t in n.targets if isinstance(t, ast.Name))
+    return out
+
+
+def discarded_conversions(tree: ast.AST) -> list[ast.Call]:
+    """`t.to(torch.bfloat16)` / `t.half()` calls that are whole expression statements on a tensor (module doc)."""
+    out: list[ast.Call] = []
+    for scope in module_nodes(tree):
+        if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        bare = [n.value for n in module_nodes(scope) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
+                and isinstance(n.value.func, ast.Attribute) and n.value.func.attr in _CONVERSIONS
+                and isinstance(n.value.func.value, ast.Name)]
+        if bare:
+            tensors = _tensor_names(scope)
+            out += [c for c in bare if c.func.value.id in tensors]     # type: ignore[attr-defined]
+    return out
+
+
+_TYPE_FORMS = frozenset({"Union", "Optional"})
+
+
+def union_members(tree: ast.AST) -> set[tuple[int, int]]:
+    """(line, 0-based column) of the references a `Union[...]` / `Optional[...]` subscript lists (module doc)."""
+    out: set[tuple[int, int]] = set()
+    for n in module_nodes(tree):
+        if isinstance(n, ast.Subscript) and _last_name(n.value) in _TYPE_FORMS:
+            members = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
+            out.update((m.lineno, m.col_offset) for m in members if isinstance(m, (ast.Attribute, ast.Name)))
+    return out
+
+
 def drop_inert_constructs(findings: list, tree: ast.AST, text: str) -> list:
     """Findings on a never-entered SDPA context manager, on a ctypes field name, (NPU386) on a test table's expected
-    value, on the `torch.cuda` default of a `getattr(torch, ...)`, or in a suite Python never runs, dropped (module
-    doc)."""
+    value, on the `torch.cuda` default of a `getattr(torch, ...)`, in a suite Python never runs, on a typing union's
+    member, or (precision) in a tensor conversion whose result is thrown away, dropped (module doc)."""
     if not findings:
         return findings
     if any(word in text for word in ("False", "True", "None", "if 0", "while 0", "TYPE_CHECKING")):
@@ -172,6 +235,13 @@ def drop_inert_constructs(findings: list, tree: ast.AST, text: str) -> list:
     expected = expected_values(tree) if "expected" in text and any(
         f.name in _ATTENTION_NAME_RULES for f in findings) else set()
     defaults = getattr_defaults(tree) if "getattr(" in text and "torch.cuda" in text else set()
+    thrown = [(call.lineno, call.col_offset, call.end_lineno or call.lineno, call.end_col_offset or 0)
+              for call in discarded_conversions(tree)] if any(f.category == "precision" for f in findings) and \
+        any(f"{attr}(" in text for attr in _CONVERSIONS) else []
+    if thrown:
+        findings = [f for f in findings if not (f.category == "precision" and starts_in(f, thrown))]
+    if ("Union[" in text or "Optional[" in text) and (members := union_members(tree)):
+        findings = [f for f in findings if (f.line, (f.col or 1) - 1) not in members]
     if not drop and not fields and not expected and not defaults:
         return findings
 

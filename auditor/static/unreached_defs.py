@@ -3411,8 +3411,12 @@ def _uncalled_plain_methods(project: Any, candidates: Collection[str]) -> dict[s
         FACT_UNPARSED
 
     paths = getattr(project, "paths", {})
+    # tq60a: a tree no packaging file installs (no root setup.py / pyproject.toml / setup.cfg) offers its top-level
+    # packages to no code outside it (tab-ddpm's `lib/`, which only its own scripts import): their top-level functions
+    # nothing calls or names are dead too
+    private = not any(name in paths for name in _CHECKOUT_NAMES[:3])
     todo = [rel for rel in candidates if not _bench_file(rel) and not rel.rsplit("/", 1)[-1].startswith("test")
-            and f"{rel.split('/', 1)[0]}/__init__.py" not in paths]
+            and (private or f"{rel.split('/', 1)[0]}/__init__.py" not in paths)]
     if not todo or not hasattr(project, "calls"):
         return {}
     named: set[str] = set()                     # names handed on, spelled or imported
@@ -3420,8 +3424,8 @@ def _uncalled_plain_methods(project: Any, candidates: Collection[str]) -> dict[s
     users: dict[str, set[str]] = {}             # name -> the files that import or call it
     for rel in paths:
         facts = (project.calls(rel) or {}) if rel.endswith(".py") else {}
-        if facts.get(FACT_UNPARSED):
-            return {}       # a file not read may name anything
+        if facts.get(FACT_UNPARSED) or private and rel.endswith(".ipynb") and project.calls(rel) is None:
+            return {}       # a file not read may name anything (a notebook of an uninstalled tree calls its packages)
         # (tq58c: not an attribute the file only reads as a module's path step or a truth value, `torch.nn.parallel`)
         inert = set(facts.get(FACT_INERT_REFS) or ())
         named.update(name.lstrip(".~") for name in facts.get(FACT_REFS) or () if name not in inert)
@@ -3435,7 +3439,10 @@ def _uncalled_plain_methods(project: Any, candidates: Collection[str]) -> dict[s
     defs: dict[tuple[str, str], list[Any]] = {}
     for rel in todo:
         found = _plain_class_defs((project.calls(rel) or {}).get(FACT_DEFINITIONS) or {})
+        packaged = f"{rel.split('/', 1)[0]}/__init__.py" in paths
         for key, first, last in found or ():
+            if packaged and "." in key:
+                continue    # (an uninstalled package's classes: their gated constructions decide, caller_gates)
             # (a method only of a class another file uses: a class nothing else imports or builds is a module's API)
             if "." not in key or users.get(key.partition(".")[0], set()) - {rel}:
                 defs[(rel, key)] = [key, first, last]
@@ -3446,7 +3453,8 @@ def _uncalled_plain_methods(project: Any, candidates: Collection[str]) -> dict[s
         for (rel, key) in defs.keys() - dead:
             name = key.rpartition(".")[2]
             callers = sites.get(name, set())
-            if name in named or not callers and "." not in key or not callers <= dead:
+            if name in named or not callers and "." not in key and not (
+                    private and f"{rel.split('/', 1)[0]}/__init__.py" in paths) or not callers <= dead:
                 continue
             dead.add((rel, key))
             changed = True

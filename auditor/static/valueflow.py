@@ -613,17 +613,20 @@ def add_flow(findings: list[Finding], tree: ast.Module, lines: list[str], rel: s
 
 
 def _by_path(rel: str, level: int, module: str, modules: dict[str, str]) -> str | None:
-    """The dotted name (as `modules` names it) of the file a relative import reaches, found by the importer's path
+    """The dotted name (as `modules` names it) of the file an import reaches, found by the importer's path
     rather than by packages: `from ...core.device import x` in `diffsynth/utils/xfuser/a.py` where `utils/` has no
     `__init__.py` (a namespace folder)."""
     parts = rel.split("/")[:-1]
     if level - 1 > len(parts):
         return None
-    base = parts[:len(parts) - (level - 1)]
-    target = base + [p for p in module.split(".") if p]
-    for candidate in ("/".join(target) + ".py", "/".join(target + ["__init__.py"])):
-        if candidate in modules:
-            return modules[candidate]
+    # an absolute import of a namespace package (`from fastvideo.utils.parallel_states import nccl_info`, no
+    # `__init__.py` on the way): from the run's root, then from each folder above the importer (a `src/` layout)
+    bases = [parts[:len(parts) - (level - 1)]] if level > 0 else [parts[:i] for i in range(len(parts) + 1)]
+    for base in bases:
+        target = base + [p for p in module.split(".") if p]
+        for candidate in ("/".join(target) + ".py", "/".join(target + ["__init__.py"])):
+            if candidate in modules:
+                return modules[candidate]
     return None
 
 
@@ -656,7 +659,7 @@ def defer_to_project(results: list, modules: dict[str, str], targets: dict[str, 
             if isinstance(mod, list) and len(mod) == 3:
                 level, module, name = mod
                 resolved = absolute_module(str(module), int(level), me, is_package)
-                if int(level) > 0 and resolved not in present:    # a namespace folder on the way (no __init__.py)
+                if resolved not in present:    # a namespace folder on the way (no __init__.py)
                     resolved = _by_path(r.path, int(level), str(module), modules) or resolved
                 names = [resolved, f"{resolved}.{name}"] if name else [resolved]
                 # (a file does not import itself: `from encoding import gpu` in `encoding/functions/encoding.py`
