@@ -3439,10 +3439,7 @@ def _uncalled_plain_methods(project: Any, candidates: Collection[str]) -> dict[s
     defs: dict[tuple[str, str], list[Any]] = {}
     for rel in todo:
         found = _plain_class_defs((project.calls(rel) or {}).get(FACT_DEFINITIONS) or {})
-        packaged = f"{rel.split('/', 1)[0]}/__init__.py" in paths
         for key, first, last in found or ():
-            if packaged and "." in key:
-                continue    # (an uninstalled package's classes: their gated constructions decide, caller_gates)
             # (a method only of a class another file uses: a class nothing else imports or builds is a module's API)
             if "." not in key or users.get(key.partition(".")[0], set()) - {rel}:
                 defs[(rel, key)] = [key, first, last]
