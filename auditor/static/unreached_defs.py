@@ -3411,12 +3411,8 @@ def _uncalled_plain_methods(project: Any, candidates: Collection[str]) -> dict[s
         FACT_UNPARSED
 
     paths = getattr(project, "paths", {})
-    # tq60a: a tree no packaging file installs (no root setup.py / pyproject.toml / setup.cfg) offers its top-level
-    # packages to no code outside it (tab-ddpm's `lib/`, which only its own scripts import): their top-level functions
-    # nothing calls or names are dead too
-    private = not any(name in paths for name in _CHECKOUT_NAMES[:3])
     todo = [rel for rel in candidates if not _bench_file(rel) and not rel.rsplit("/", 1)[-1].startswith("test")
-            and (private or f"{rel.split('/', 1)[0]}/__init__.py" not in paths)]
+            and f"{rel.split('/', 1)[0]}/__init__.py" not in paths]
     if not todo or not hasattr(project, "calls"):
         return {}
     named: set[str] = set()                     # names handed on, spelled or imported
@@ -3424,8 +3420,8 @@ def _uncalled_plain_methods(project: Any, candidates: Collection[str]) -> dict[s
     users: dict[str, set[str]] = {}             # name -> the files that import or call it
     for rel in paths:
         facts = (project.calls(rel) or {}) if rel.endswith(".py") else {}
-        if facts.get(FACT_UNPARSED) or private and rel.endswith(".ipynb") and project.calls(rel) is None:
-            return {}       # a file not read may name anything (a notebook of an uninstalled tree calls its packages)
+        if facts.get(FACT_UNPARSED):
+            return {}       # a file not read may name anything
         # (tq58c: not an attribute the file only reads as a module's path step or a truth value, `torch.nn.parallel`)
         inert = set(facts.get(FACT_INERT_REFS) or ())
         named.update(name.lstrip(".~") for name in facts.get(FACT_REFS) or () if name not in inert)
@@ -3450,8 +3446,7 @@ def _uncalled_plain_methods(project: Any, candidates: Collection[str]) -> dict[s
         for (rel, key) in defs.keys() - dead:
             name = key.rpartition(".")[2]
             callers = sites.get(name, set())
-            if name in named or not callers and "." not in key and not (
-                    private and f"{rel.split('/', 1)[0]}/__init__.py" in paths) or not callers <= dead:
+            if name in named or not callers and "." not in key or not callers <= dead:
                 continue
             dead.add((rel, key))
             changed = True
