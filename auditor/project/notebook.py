@@ -177,14 +177,6 @@ def _switches_passed(code: str, switches: list[tuple[int, int, str, str]], offse
     return "\n".join(lines), passed
 
 
-def _names_read(code: str) -> set[str]:
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError):
-        return set()
-    return {n.id for n in walk_list(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-
 def _switch_tests(code: str, offset: int) -> dict[str, list[tuple[int, int] | None]]:
     """Each read of a name in a cell: the (first, last) notebook lines of the block it opens when the name is the whole
     test of an `if` statement (`if use_cuda:`), else None. A conditional expression is not read so: yolov7's `cuda =
@@ -459,8 +451,9 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
             if not shell_lines[len(shell_lines) - len(lines) + n - 1].strip():
                 shell_lines[len(shell_lines) - len(lines) + n - 1] = _PY_INTERPOLATION_RE.sub(_placeholder, text)
         switches.extend((offset + ln, c, name, value) for ln, c, name, value in _switches(code))
-        read |= _names_read(code)
-        for name, arms in _switch_tests(code, offset).items():
+        reads = _switch_tests(code, offset)     # (its keys: every name the cell reads)
+        read |= reads.keys()
+        for name, arms in reads.items():
             tests.setdefault(name, []).extend(arms)
         prefix = 1 if imported else 0
         code, passed = _switches_passed(code, switches, offset)
